@@ -1,0 +1,104 @@
+/**
+ * Row bitmaps: bit r of word r >>> 5 is set when row r is in the set. A bitmap over n rows
+ * has ceil(n / 32) words; bits past n are always zero.
+ */
+
+/** A row bitmap (see the module doc); length ceil(rowCount / 32) words. */
+export type Bitmap = Uint32Array;
+
+/** An empty bitmap over `rowCount` rows. */
+export function emptyBitmap(rowCount: number): Bitmap {
+  return new Uint32Array((rowCount + 31) >>> 5);
+}
+
+/** A bitmap with every one of `rowCount` rows set. */
+export function fullBitmap(rowCount: number): Bitmap {
+  const bits = emptyBitmap(rowCount);
+  setRange(bits, 0, rowCount);
+  return bits;
+}
+
+/** Sets rows [lo, hi) in `bits`. */
+export function setRange(bits: Bitmap, lo: number, hi: number): void {
+  if (hi <= lo) return;
+  let w = lo >>> 5;
+  const last = (hi - 1) >>> 5;
+  const head = 0xffffffff << (lo & 31);
+  // mask of bits 0..(hi-1)&31 inclusive
+  const tail = 0xffffffff >>> (31 - ((hi - 1) & 31));
+  if (w === last) {
+    bits[w] |= head & tail;
+    return;
+  }
+  bits[w++] |= head;
+  while (w < last) bits[w++] = 0xffffffff;
+  bits[last] |= tail;
+}
+
+/** A bitmap of the given rows (any order) over `rowCount` rows. */
+export function bitmapOfRows(rows: Uint32Array, rowCount: number): Bitmap {
+  const bits = emptyBitmap(rowCount);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    bits[row >>> 5] |= 1 << (row & 31);
+  }
+  return bits;
+}
+
+/** True when `row` is set. */
+export function hasRow(bits: Bitmap, row: number): boolean {
+  return (bits[row >>> 5] & (1 << (row & 31))) !== 0;
+}
+
+/** `a &= b`, in place; returns a. */
+export function andInPlace(a: Bitmap, b: Bitmap): Bitmap {
+  for (let i = 0; i < a.length; i++) a[i] &= b[i];
+  return a;
+}
+
+/** `a |= b`, in place; returns a. */
+export function orInPlace(a: Bitmap, b: Bitmap): Bitmap {
+  for (let i = 0; i < a.length; i++) a[i] |= b[i];
+  return a;
+}
+
+/** Complements `a` over `rowCount` rows, in place (bits past rowCount stay zero); returns a. */
+export function notInPlace(a: Bitmap, rowCount: number): Bitmap {
+  for (let i = 0; i < a.length; i++) a[i] = ~a[i];
+  const spare = rowCount & 31;
+  if (spare !== 0 && a.length > 0) a[a.length - 1] &= 0xffffffff >>> (32 - spare);
+  return a;
+}
+
+/** Number of set bits in one 32-bit word (SWAR popcount). */
+export function popcount32(x: number): number {
+  x = x - ((x >>> 1) & 0x55555555);
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24);
+}
+
+/** Number of rows set. */
+export function countRows(bits: Bitmap): number {
+  let count = 0;
+  for (let i = 0; i < bits.length; i++) {
+    const w = bits[i];
+    if (w !== 0) count += popcount32(w);
+  }
+  return count;
+}
+
+/** The set rows, ascending; length = countRows(bits) (pass it as `count` when known). */
+export function rowsOfBitmap(bits: Bitmap, count = countRows(bits)): Uint32Array {
+  const rows = new Uint32Array(count);
+  let k = 0;
+  for (let i = 0; i < bits.length; i++) {
+    let w = bits[i];
+    while (w !== 0) {
+      // lowest set bit: its index is 31 - clz32(w & -w)
+      const low = w & -w;
+      rows[k++] = (i << 5) | (31 - Math.clz32(low));
+      w ^= low;
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,62 @@
+/**
+ * A least-recently-used cache bounded by bytes: keeps filter match sets, ordered match lists
+ * and walk checkpoints so that AG Grid's following blocks of one query cost O(block).
+ */
+
+/** One cached value and its size. */
+interface Entry<V> {
+  value: V;
+  /** Approximate retained size, in bytes. */
+  bytes: number;
+}
+
+/** An LRU map from string keys to values, evicting the least recently used past `maxBytes`. */
+export class ByteLru<V> {
+  private readonly entries = new Map<string, Entry<V>>();
+  private used = 0;
+
+  /** @param maxBytes the budget, in bytes; a value larger than it is not kept. */
+  constructor(readonly maxBytes: number) {}
+
+  /** The value for `key`, marking it most recently used; undefined when absent. */
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  /** Stores `value` under `key` with its size in bytes, evicting old entries as needed. */
+  set(key: string, value: V, bytes: number): void {
+    const old = this.entries.get(key);
+    if (old !== undefined) {
+      this.used -= old.bytes;
+      this.entries.delete(key);
+    }
+    if (bytes > this.maxBytes) return;
+    this.entries.set(key, { value, bytes });
+    this.used += bytes;
+    for (const [k, e] of this.entries) {
+      if (this.used <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.used -= e.bytes;
+    }
+  }
+
+  /** Bytes held now. */
+  get bytes(): number {
+    return this.used;
+  }
+
+  /** Entries held now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Drops every entry. */
+  clear(): void {
+    this.entries.clear();
+    this.used = 0;
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * The query executor: plans a normalized query by kind and answers it from the store's
+ * prebuilt permutations, with a byte-bounded cache of filter results per engine.
+ *
+ * Plans (cost for a window of `limit` rows at offset `offset`, N rows, m matches):
+ * - no filter, or a status-only filter: a slice of a (per-status) permutation, O(limit);
+ *   multi-key sorts add the runs of equal first keys that the window touches;
+ * - a filter whose match set is known: rows in id order sliced directly; otherwise a walk of
+ *   the first key's permutation testing the match bitmap, O((offset + limit) * N / m), resumed
+ *   from a checkpoint on the next block; or, when that walk would cost more than sorting the
+ *   matches, a gather-sort of the m matches, O(m log m), cached.
+ */
+import type { Query, SortKey } from "../query/types.ts";
+import { STATUS_VALUES } from "../schema.ts";
+import type { Store } from "../store/types.ts";
+import { rowsOfBitmap } from "./bitmap.ts";
+import { ByteLru } from "./cache.ts";
+import { type FilterResult, type MatchSet, evaluateFilter } from "./filter.ts";
+import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
+
+/** All status codes as a mask. */
+const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
+
+/** A query's answer: the window's row numbers and the total number of matching rows. */
+export interface Page {
+  /** Row numbers in sort order; length <= the query's limit. */
+  rows: Uint32Array;
+  /** Rows matching the filter, in rows. */
+  total: number;
+}
+
+/** What the cache keeps per filter and sort. */
+interface OrderState {
+  /** Every match in sort order, once a gather-sort was chosen. */
+  ordered: Uint32Array | null;
+  /** Where the last walk's window began. */
+  checkpoint: Checkpoint | null;
+}
+
+/** An engine: a store plus its caches. Plain data; one per loaded snapshot. */
+export interface Engine {
+  store: Store;
+  /** Which plan answers filtered, sorted windows: chosen by cost, or forced (for tests). */
+  plan: "auto" | "walk" | "gather";
+  filters: ByteLru<FilterResult>;
+  orders: ByteLru<OrderState>;
+}
+
+/** Engine options. */
+export interface EngineOptions {
+  /** Cache budget for filter match sets and ordered lists, in bytes. Default 256 MiB. */
+  cacheBytes?: number;
+  /** Force the walk or the gather-sort plan for filtered sorted windows (tests); default "auto". */
+  plan?: "auto" | "walk" | "gather";
+}
+
+/** Creates an engine over a store. */
+export function createEngine(store: Store, options: EngineOptions = {}): Engine {
+  const budget = options.cacheBytes ?? 256 * 1024 * 1024;
+  return { store, plan: options.plan ?? "auto", filters: new ByteLru(budget * 0.75), orders: new ByteLru(budget * 0.25) };
+}
+
+/** Size of a filter result, in bytes. */
+function filterBytes(result: FilterResult): number {
+  if (result.kind !== "set") return 64;
+  return result.set.bits.byteLength + (result.set.rows?.byteLength ?? 0) + 64;
+}
+
+/** The (cached) filter result of a query. */
+function filterOf(engine: Engine, query: Query): { result: FilterResult; key: string } {
+  if (query.filter === null) return { result: { kind: "all" }, key: "" };
+  const key = JSON.stringify(query.filter);
+  let result = engine.filters.get(key);
+  if (result === undefined) {
+    result = evaluateFilter(engine.store, query.filter);
+    engine.filters.set(key, result, filterBytes(result));
+  }
+  return { result, key };
+}
+
+/** The matching rows ascending, materialized once per cached match set. */
+function rowsOf(set: MatchSet): Uint32Array {
+  if (set.rows === null) set.rows = rowsOfBitmap(set.bits, set.count);
+  return set.rows;
+}
+
+/** True for the sort that is row order itself (id ascending or descending). */
+function isIdOrder(keys: SortKey[]): boolean {
+  return keys.length === 1 && keys[0].column === "id" && !keys[0].absolute;
+}
+
+/**
+ * Answers a normalized query (INTERFACE.md "Ordering" and "Matching"; types.ts `Query`).
+ * The caller has validated it (offset and limit non-negative safe integers).
+ */
+export function executeQuery(engine: Engine, query: Query): Page {
+  const store = engine.store;
+  const { result: filter, key: filterKey } = filterOf(engine, query);
+  const keys = normalizeSort(query.sort);
+  const total = countOf(store, filter);
+  const { offset, limit } = query;
+  if (offset >= total || limit === 0) return { rows: new Uint32Array(0), total };
+  const end = Math.min(total, offset + limit);
+
+  if (filter.kind !== "set") {
+    const mask = filter.kind === "status" ? filter.mask : ALL_STATUS;
+    const segments = buildSegments(store, keys, mask);
+    return { rows: windowRows(store, segments, filter, offset, limit, null).rows, total };
+  }
+
+  const set = filter.set;
+  const n = store.rowCount;
+  // Rows walked to reach the window's end at this selectivity.
+  const walkCost = (end * n) / set.count;
+  if (isIdOrder(keys) && engine.plan !== "walk" && (set.rows !== null || walkCost > n / 32 + set.count)) {
+    const rows = rowsOf(set);
+    if (keys[0].direction === "asc") return { rows: rows.slice(offset, end), total };
+    const out = new Uint32Array(end - offset);
+    for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
+    return { rows: out, total };
+  }
+
+  const orderKey = `${filterKey}|${JSON.stringify(keys)}`;
+  let state = engine.orders.get(orderKey);
+  if (state?.ordered) return { rows: state.ordered.slice(offset, end), total };
+  // A comparator sort costs about this many row visits per element and comparison.
+  const sortCost = 4 * set.count * Math.log2(set.count + 2);
+  if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
+    const ordered = orderAll(store, rowsOf(set), keys);
+    engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
+    return { rows: ordered.slice(offset, end), total };
+  }
+  const segments = buildSegments(store, keys, ALL_STATUS);
+  const walked = windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null);
+  if (walked.checkpoint !== null) {
+    state = { ordered: null, checkpoint: walked.checkpoint };
+    engine.orders.set(orderKey, state, 128);
+  }
+  return { rows: walked.rows, total };
+}
+
+/** Matching rows of a filter result. */
+function countOf(store: Store, filter: FilterResult): number {
+  if (filter.kind === "all") return store.rowCount;
+  if (filter.kind === "set") return filter.set.count;
+  let count = 0;
+  for (let c = 0; c < STATUS_VALUES.length; c++) if ((filter.mask >>> c) & 1) count += store.statusCounts[c];
+  return count;
+}

@@ -1,0 +1,490 @@
+/**
+ * Filter evaluation: a predicate tree (src/query/types.ts) becomes a status mask, all rows,
+ * no rows, or a match set (a bitmap plus, where it comes for free, the ascending row list).
+ * Substring predicates go through the trigram posting lists; id comparisons through binary
+ * search over the ascending ids; status predicates through the status codes.
+ */
+import { fold } from "../collation/collation.ts";
+import { STATUS_VALUES } from "../schema.ts";
+import type { Predicate, TextOp } from "../query/types.ts";
+import { postingList } from "../store/trigrams.ts";
+import type { Store, StringColumn } from "../store/types.ts";
+import {
+  type Bitmap,
+  andInPlace,
+  bitmapOfRows,
+  countRows,
+  emptyBitmap,
+  notInPlace,
+  orInPlace,
+  setRange,
+} from "./bitmap.ts";
+
+/** The rows a filter selects, with their count per status code. */
+export interface MatchSet {
+  /** Matching rows, in rows. */
+  count: number;
+  /** Matching rows per status code; length STATUS_VALUES.length. */
+  countByStatus: Uint32Array;
+  /** Membership bitmap over the store's rows. */
+  bits: Bitmap;
+  /** The matching rows ascending (id order), when materialized; length count. */
+  rows: Uint32Array | null;
+}
+
+/**
+ * A filter's result: every row, rows whose status code is in a mask (bit c = code c), or an
+ * explicit match set. `none` is a status mask of 0.
+ */
+export type FilterResult = { kind: "all" } | { kind: "status"; mask: number } | { kind: "set"; set: MatchSet };
+
+/** All status codes as a mask. */
+const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
+
+const encoder = new TextEncoder();
+
+/**
+ * Evaluates a predicate over the store. Pure: reads the store, allocates its result.
+ * Cost: O(rowCount / 32) per bitmap combination, O(posting list) for substring needles of 3+
+ * bytes, O(rowCount) scans for shorter needles and for text on `id`.
+ */
+export function evaluateFilter(store: Store, predicate: Predicate | null): FilterResult {
+  if (predicate === null) return { kind: "all" };
+  const node = evalNode(store, predicate);
+  if (node.kind === "status") {
+    if (node.mask === ALL_STATUS) return { kind: "all" };
+    return node;
+  }
+  if (node.kind === "all") return node;
+  return { kind: "set", set: finishMatchSet(store, node.bits, node.rows) };
+}
+
+/** Intermediate result: a bitmap (with exact ascending rows when known). */
+type Node = { kind: "all" } | { kind: "status"; mask: number } | { kind: "bits"; bits: Bitmap; rows: Uint32Array | null };
+
+const NONE: Node = { kind: "status", mask: 0 };
+const ALL: Node = { kind: "all" };
+
+function evalNode(store: Store, p: Predicate): Node {
+  switch (p.kind) {
+    case "status":
+      return maskNode(p.codes.reduce((m, c) => m | (1 << c), 0));
+    case "text":
+      if (p.column === "status") return maskNode(statusTextMask(p.op, p.value));
+      if (p.column === "id") return bitsNode(idText(store, p.op, p.value));
+      return textOnString(store, store.strings[p.column], p.op, p.value);
+    case "number":
+      return idNumber(store, p.op, p.value, p.valueTo);
+    case "set":
+      return setNode(store, p.column, p.values);
+    case "and":
+      return andNodes(store, p.children.map((c) => evalNode(store, c)));
+    case "or":
+      return orNodes(store, p.children.map((c) => evalNode(store, c)));
+  }
+}
+
+function maskNode(mask: number): Node {
+  return mask === ALL_STATUS ? ALL : { kind: "status", mask };
+}
+
+function bitsNode(bits: Bitmap, rows: Uint32Array | null = null): Node {
+  return { kind: "bits", bits, rows };
+}
+
+/** The bitmap of rows whose status code is in `mask`. */
+function statusBitmap(store: Store, mask: number): Bitmap {
+  const bits = emptyBitmap(store.rowCount);
+  const codes = store.statusCodes;
+  for (let row = 0; row < codes.length; row++) {
+    if ((mask >>> codes[row]) & 1) bits[row >>> 5] |= 1 << (row & 31);
+  }
+  return bits;
+}
+
+function andNodes(store: Store, nodes: Node[]): Node {
+  let mask = ALL_STATUS;
+  let bits: Bitmap | null = null;
+  let rows: Uint32Array | null = null;
+  for (const node of nodes) {
+    if (node.kind === "all") continue;
+    if (node.kind === "status") {
+      mask &= node.mask;
+      if (mask === 0) return NONE;
+      continue;
+    }
+    if (bits === null) {
+      bits = node.bits;
+      rows = node.rows;
+    } else {
+      bits = andInPlace(bits === node.bits ? bits.slice() : bits, node.bits);
+      rows = null;
+    }
+  }
+  if (bits === null) return maskNode(mask);
+  if (mask !== ALL_STATUS) {
+    if (rows !== null) {
+      // Filter the exact row list by status: O(rows) instead of O(rowCount).
+      const codes = store.statusCodes;
+      let k = 0;
+      const kept = new Uint32Array(rows.length);
+      for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
+      rows = kept.subarray(0, k);
+      bits = bitmapOfRows(rows, store.rowCount);
+    } else {
+      bits = andInPlace(bits, statusBitmap(store, mask));
+    }
+  }
+  return bitsNode(bits, rows);
+}
+
+function orNodes(store: Store, nodes: Node[]): Node {
+  let mask = 0;
+  let bits: Bitmap | null = null;
+  for (const node of nodes) {
+    if (node.kind === "all") return ALL;
+    if (node.kind === "status") {
+      mask |= node.mask;
+      continue;
+    }
+    bits = bits === null ? node.bits.slice() : orInPlace(bits, node.bits);
+  }
+  if (mask === ALL_STATUS) return ALL;
+  if (bits === null) return maskNode(mask);
+  if (mask !== 0) orInPlace(bits, statusBitmap(store, mask));
+  return bitsNode(bits);
+}
+
+/** Completes a node's bitmap into a match set (count and per-status counts). */
+function finishMatchSet(store: Store, bits: Bitmap, rows: Uint32Array | null): MatchSet {
+  const countByStatus = new Uint32Array(STATUS_VALUES.length);
+  const codes = store.statusCodes;
+  let count: number;
+  if (rows !== null) {
+    count = rows.length;
+    for (let i = 0; i < rows.length; i++) countByStatus[codes[rows[i]]]++;
+  } else {
+    count = countRows(bits);
+    for (let w = 0; w < bits.length; w++) {
+      let word = bits[w];
+      while (word !== 0) {
+        const low = word & -word;
+        countByStatus[codes[(w << 5) | (31 - Math.clz32(low))]]++;
+        word ^= low;
+      }
+    }
+  }
+  return { count, countByStatus, bits, rows };
+}
+
+// ---------------------------------------------------------------- text
+
+/** Does folded `cell` satisfy a positive text op against folded `needle`? */
+function textTest(op: TextOp, cell: string, needle: string): boolean {
+  switch (op) {
+    case "contains":
+      return cell.includes(needle);
+    case "notContains":
+      return !cell.includes(needle);
+    case "equals":
+      return cell === needle;
+    case "notEqual":
+      return cell !== needle;
+    case "startsWith":
+      return cell.startsWith(needle);
+    case "endsWith":
+      return cell.endsWith(needle);
+    case "blank":
+      return cell.trim() === "";
+    case "notBlank":
+      return cell.trim() !== "";
+  }
+}
+
+/** Mask of the status values that satisfy a text op (INTERFACE.md: text filters on status follow the text rules). */
+function statusTextMask(op: TextOp, value: string): number {
+  const needle = fold(value);
+  let mask = 0;
+  for (let code = 0; code < STATUS_VALUES.length; code++) {
+    if (textTest(op, fold(STATUS_VALUES[code]), needle)) mask |= 1 << code;
+  }
+  return mask;
+}
+
+/** Text op on `String(id)`: a scan over all rows (ids have no text index). */
+function idText(store: Store, op: TextOp, value: string): Bitmap {
+  const needle = fold(value);
+  const bits = emptyBitmap(store.rowCount);
+  const ids = store.ids;
+  for (let row = 0; row < ids.length; row++) {
+    // String(id) is ASCII digits, sign, point and exponent; fold only lowers the "e".
+    if (textTest(op, String(ids[row]).toLowerCase(), needle)) bits[row >>> 5] |= 1 << (row & 31);
+  }
+  return bits;
+}
+
+/** Positive form of a text op, and whether the result is complemented. */
+function positive(op: TextOp): { op: "contains" | "equals" | "startsWith" | "endsWith"; negate: boolean; blank: boolean } {
+  switch (op) {
+    case "notContains":
+      return { op: "contains", negate: true, blank: false };
+    case "notEqual":
+      return { op: "equals", negate: true, blank: false };
+    case "blank":
+      return { op: "equals", negate: false, blank: true };
+    case "notBlank":
+      return { op: "equals", negate: true, blank: true };
+    default:
+      return { op, negate: false, blank: false };
+  }
+}
+
+function textOnString(store: Store, column: StringColumn, op: TextOp, value: string): Node {
+  const p = positive(op);
+  const needleText = fold(value);
+  let node: Node;
+  if (p.blank) {
+    node = bitsNode(blankRows(store, column));
+  } else if (!needleText.isWellFormed()) {
+    // Stored values are well-formed Unicode, so no value contains a lone surrogate.
+    node = NONE;
+  } else {
+    node = positiveText(store, column, p.op, encoder.encode(needleText));
+  }
+  if (!p.negate) return node;
+  if (node.kind === "all") return NONE;
+  if (node.kind === "status") return maskNode(ALL_STATUS & ~node.mask);
+  return bitsNode(notInPlace(node.bits, store.rowCount));
+}
+
+/** contains / equals / startsWith / endsWith of folded UTF-8 `needle` over a string column. */
+function positiveText(store: Store, column: StringColumn, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): Node {
+  const n = store.rowCount;
+  if (needle.length === 0 && op !== "equals") return ALL;
+  if (needle.length >= 3) {
+    const candidates = trigramCandidates(column, needle);
+    // A 3-byte needle's posting list is exactly the rows that contain it.
+    const exact = op === "contains" && needle.length === 3;
+    const rows = exact ? candidates : verifyRows(column, candidates, op, needle);
+    return bitsNode(bitmapOfRows(rows, n), rows);
+  }
+  const bits = emptyBitmap(n);
+  scanRows(column, n, op, needle, bits);
+  return bitsNode(bits);
+}
+
+/** Key of the 3 bytes at `i`. */
+function trigramAt(bytes: Uint8Array, i: number): number {
+  return (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
+}
+
+/**
+ * Rows whose folded value contains every trigram of `needle` (length >= 3): the intersection
+ * of its posting lists, shortest first; ascending. A superset of the rows containing `needle`.
+ */
+function trigramCandidates(column: StringColumn, needle: Uint8Array): Uint32Array {
+  const lists: Uint32Array[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; i + 2 < needle.length; i++) {
+    const key = trigramAt(needle, i);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const list = postingList(column.trigrams, key);
+    if (list.length === 0) return list;
+    lists.push(list);
+  }
+  lists.sort((a, b) => a.length - b.length);
+  let result = lists[0];
+  for (let l = 1; l < lists.length && result.length > 0; l++) result = intersectSorted(result, lists[l]);
+  return result;
+}
+
+/** Intersection of two ascending row lists, galloping through the longer `b`: O(|a| log |b|). */
+function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
+  const out = new Uint32Array(a.length);
+  let k = 0;
+  let lo = 0;
+  for (let i = 0; i < a.length && lo < b.length; i++) {
+    const x = a[i];
+    // gallop: find the first index >= lo with b[index] >= x
+    let step = 1;
+    let hi = lo;
+    while (hi < b.length && b[hi] < x) {
+      lo = hi + 1;
+      hi += step;
+      step <<= 1;
+    }
+    if (hi > b.length) hi = b.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (b[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < b.length && b[lo] === x) out[k++] = x;
+  }
+  return out.subarray(0, k);
+}
+
+/** Does row's folded value (bytes[start..end)) satisfy op against needle? Byte compare. */
+function bytesMatch(bytes: Uint8Array, start: number, end: number, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): boolean {
+  const len = end - start;
+  const m = needle.length;
+  if (m > len) return false;
+  switch (op) {
+    case "equals":
+      if (m !== len) return false;
+      return sameBytes(bytes, start, needle);
+    case "startsWith":
+      return sameBytes(bytes, start, needle);
+    case "endsWith":
+      return sameBytes(bytes, end - m, needle);
+    case "contains": {
+      const first = needle[0];
+      const last = end - m;
+      for (let i = start; i <= last; i++) {
+        if (bytes[i] === first && sameBytes(bytes, i, needle)) return true;
+      }
+      return false;
+    }
+  }
+}
+
+function sameBytes(bytes: Uint8Array, at: number, needle: Uint8Array): boolean {
+  for (let j = 0; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
+  return true;
+}
+
+/** The candidates (ascending) whose folded value satisfies op; ascending. */
+function verifyRows(column: StringColumn, candidates: Uint32Array, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): Uint32Array {
+  const out = new Uint32Array(candidates.length);
+  const bytes = column.folded;
+  const offsets = column.foldedOffsets;
+  let k = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    const row = candidates[i];
+    if (bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle)) out[k++] = row;
+  }
+  return out.subarray(0, k);
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * Rows whose value is blank: empty or white space only (AG Grid's `isBlank`: null, or a string
+ * whose trim() is empty). White space folds to white space, so only rows whose folded value
+ * starts with white space or is empty are decoded and checked on the stored value.
+ */
+function blankRows(store: Store, column: StringColumn): Bitmap {
+  const bits = emptyBitmap(store.rowCount);
+  const folded = column.folded;
+  const offsets = column.foldedOffsets;
+  for (let row = 0; row < store.rowCount; row++) {
+    const start = offsets[row];
+    if (start !== offsets[row + 1]) {
+      const b = folded[start];
+      // ASCII printable other than space (0x20) cannot start a blank value.
+      if (b > 0x20 && b < 0x80) continue;
+      const raw = JSON.parse(decoder.decode(column.json.subarray(column.jsonOffsets[row], column.jsonOffsets[row + 1]))) as string;
+      if (raw.trim() !== "") continue;
+    }
+    bits[row >>> 5] |= 1 << (row & 31);
+  }
+  return bits;
+}
+
+/** Sets in `bits` every row whose folded value satisfies op (needle shorter than 3 bytes). */
+function scanRows(column: StringColumn, n: number, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array, bits: Bitmap): void {
+  const bytes = column.folded;
+  const offsets = column.foldedOffsets;
+  for (let row = 0; row < n; row++) {
+    if (bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle)) bits[row >>> 5] |= 1 << (row & 31);
+  }
+}
+
+// ---------------------------------------------------------------- id
+
+/** First row whose id is >= x (or > x when `strict`), by binary search over ascending ids. */
+export function lowerBound(ids: Float64Array, x: number, strict: boolean): number {
+  let lo = 0;
+  let hi = ids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (strict ? ids[mid] <= x : ids[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Number op on id: row ranges, as ids ascend with the row number. */
+function idNumber(store: Store, op: string, value: number, valueTo?: number): Node {
+  const ids = store.ids;
+  const n = store.rowCount;
+  let lo = 0;
+  let hi = n;
+  let negate = false;
+  switch (op) {
+    case "blank":
+      return NONE;
+    case "notBlank":
+      return ALL;
+    case "equals":
+    case "notEqual":
+      lo = lowerBound(ids, value, false);
+      hi = lowerBound(ids, value, true);
+      negate = op === "notEqual";
+      break;
+    case "lessThan":
+      hi = lowerBound(ids, value, false);
+      break;
+    case "lessThanOrEqual":
+      hi = lowerBound(ids, value, true);
+      break;
+    case "greaterThan":
+      lo = lowerBound(ids, value, true);
+      break;
+    case "greaterThanOrEqual":
+      lo = lowerBound(ids, value, false);
+      break;
+    case "inRange":
+      lo = lowerBound(ids, value, true);
+      hi = Math.max(lo, lowerBound(ids, valueTo as number, false));
+      break;
+  }
+  if (!negate && lo === 0 && hi === n) return ALL;
+  const bits = emptyBitmap(n);
+  if (negate) {
+    setRange(bits, 0, lo);
+    setRange(bits, hi, n);
+  } else {
+    setRange(bits, lo, hi);
+  }
+  return bitsNode(bits);
+}
+
+// ---------------------------------------------------------------- set
+
+function setNode(store: Store, column: string, values: string[]): Node {
+  if (values.length === 0) return NONE;
+  if (column === "status") {
+    let mask = 0;
+    for (const v of values) {
+      const code = (STATUS_VALUES as readonly string[]).indexOf(v.toLowerCase());
+      if (code >= 0) mask |= 1 << code;
+    }
+    return maskNode(mask);
+  }
+  if (column === "id") {
+    const bits = emptyBitmap(store.rowCount);
+    for (const v of values) {
+      const x = Number(v);
+      const lo = lowerBound(store.ids, x, false);
+      if (lo < store.rowCount && store.ids[lo] === x) bits[lo >>> 5] |= 1 << (lo & 31);
+    }
+    return bitsNode(bits);
+  }
+  const col = store.strings[column as "name" | "email"];
+  return orNodes(
+    store,
+    [...new Set(values)].map((v) => textOnString(store, col, "equals", v)),
+  );
+}

@@ -1,0 +1,161 @@
+/**
+ * The HTTP layer: an Elysia app serving GET and POST /api/users (INTERFACE.md), /healthz and
+ * the OpenAPI document and UI. The engine and store know nothing of HTTP; this module parses,
+ * executes and writes pre-serialized JSON, and turns every failure into problem+json.
+ */
+import { openapi } from "@elysiajs/openapi";
+import scalarBundle from "@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import { Elysia } from "elysia";
+import type { Logger } from "pino";
+import { type Engine, executeQuery } from "../engine/execute.ts";
+import { ProblemError } from "../query/errors.ts";
+import { parseGetQuery } from "../query/get.ts";
+import { parsePostBody } from "../query/post.ts";
+import { rowsToJson } from "../store/rows-json.ts";
+import { getUsersDoc, healthDoc, postUsersDoc } from "./openapi-doc.ts";
+import { JSON_HEADERS, getBody, postBody, problemResponse } from "./responses.ts";
+
+/** Largest POST body, in bytes (INTERFACE.md "POST /api/users": at most 64 KiB). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** Default largest page size / row window, in rows (INTERFACE.md: default max 1000). */
+export const DEFAULT_MAX_PAGE_SIZE = 1000;
+
+/** Paths the app serves and their methods, for 405 with `Allow` (INTERFACE.md "Errors"). */
+const ROUTES: Record<string, string> = {
+  "/api/users": "GET, POST",
+  "/healthz": "GET",
+  "/openapi": "GET",
+  "/openapi/json": "GET",
+};
+
+/** Options of {@link createApp}. */
+export interface AppOptions {
+  /** The engine serving now; called per request so a reload can swap it. */
+  engine: () => Engine;
+  /** Largest page size / row window, in rows. */
+  maxPageSize: number;
+  logger: Logger;
+  /** Extra routes (the demo page) mounted on the app. */
+  plugins?: Elysia<any>[];
+}
+
+/** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
+function isJsonType(contentType: string): boolean {
+  const media = contentType.split(";")[0].trim().toLowerCase();
+  return media === "application/json" || (media.startsWith("application/") && media.endsWith("+json"));
+}
+
+/** A 500 with a request id, logged with the error (never a stack trace to the client). */
+function internalError(logger: Logger, error: unknown): Response {
+  const requestId = crypto.randomUUID();
+  logger.error({ err: error, requestId }, "unexpected error");
+  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
+}
+
+function fromError(logger: Logger, error: unknown): Response {
+  if (error instanceof ProblemError) return problemResponse(error.code, error.detail, error.errors);
+  return internalError(logger, error);
+}
+
+/**
+ * Builds the app.
+ * Routes: GET/POST /api/users, GET /healthz, GET /openapi (UI, assets served locally),
+ * GET /openapi/json; everything else is a problem+json 404 or 405.
+ */
+export function createApp(options: AppOptions) {
+  const { maxPageSize, logger } = options;
+  const app = new Elysia()
+    .use(
+      openapi({
+        path: "/openapi",
+        specPath: "/openapi/json",
+        documentation: {
+          info: {
+            title: "Users listing service",
+            version: "1.0.0",
+            description: "Server-side paging, sorting and filtering of user records for TanStack Table (GET) and AG Grid (POST).",
+          },
+        },
+        scalar: { cdn: "/openapi/assets/scalar.js", withDefaultFonts: false, hideClientButton: true } as never,
+      }),
+    )
+    .get("/openapi/assets/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), {
+      detail: { hide: true },
+    })
+    .get(
+      "/healthz",
+      () => {
+        const engine = options.engine();
+        return new Response(JSON.stringify({ status: "ok", rows: engine.store.rowCount, snapshotId: engine.store.snapshotId }), { headers: JSON_HEADERS });
+      },
+      { detail: healthDoc as never },
+    )
+    .get(
+      "/api/users",
+      ({ request }) => {
+        try {
+          const url = request.url;
+          const q = url.indexOf("?");
+          const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
+          const engine = options.engine();
+          const page = executeQuery(engine, parsed.query);
+          return new Response(getBody(rowsToJson(engine.store, page.rows), page.total, parsed), { headers: JSON_HEADERS });
+        } catch (error) {
+          return fromError(logger, error);
+        }
+      },
+      { detail: getUsersDoc(maxPageSize) as never },
+    )
+    .post(
+      "/api/users",
+      async ({ request }) => {
+        try {
+          const contentType = request.headers.get("content-type");
+          if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
+            return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`);
+          }
+          const length = request.headers.get("content-length");
+          if (length !== null && Number(length) > MAX_BODY_BYTES) {
+            return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+          }
+          const bytes = new Uint8Array(await request.arrayBuffer());
+          if (bytes.length > MAX_BODY_BYTES) {
+            return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${bytes.length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+          }
+          let body: unknown = {};
+          const text = new TextDecoder().decode(bytes);
+          if (text.trim() !== "") {
+            try {
+              body = JSON.parse(text);
+            } catch (error) {
+              return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [
+                { pointer: "", detail: "not valid JSON" },
+              ]);
+            }
+          }
+          const parsed = parsePostBody(body, maxPageSize);
+          const engine = options.engine();
+          const page = executeQuery(engine, parsed.query);
+          return new Response(postBody(rowsToJson(engine.store, page.rows), page.total), { headers: JSON_HEADERS });
+        } catch (error) {
+          return fromError(logger, error);
+        }
+      },
+      { parse: "none", detail: postUsersDoc(maxPageSize) as never },
+    );
+  for (const plugin of options.plugins ?? []) app.use(plugin);
+  app.onError(({ code, error, request }) => {
+    if (code === "NOT_FOUND") {
+      const path = new URL(request.url).pathname;
+      const allow = ROUTES[path] ?? (path === "/" && (options.plugins?.length ?? 0) > 0 ? "GET" : undefined);
+      if (allow !== undefined && !allow.split(", ").includes(request.method)) {
+        return problemResponse("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { Allow: allow });
+      }
+      return problemResponse("NOT_FOUND", `no resource at ${path}`);
+    }
+    if (code === "PARSE") return problemResponse("MALFORMED_JSON", "the body could not be parsed", []);
+    return internalError(logger, error);
+  });
+  return app;
+}

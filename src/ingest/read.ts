@@ -1,0 +1,970 @@
+/**
+ * Input readers for user-record files (NDJSON, a JSON array, CSV) with validation of every
+ * record. The file is streamed in chunks of {@link READ_CHUNK_BYTES}; the columns grow as
+ * records arrive, and the first bad record stops the read with an {@link IngestError} that
+ * names the file and the line.
+ *
+ * Decisions (the seed and INTERFACE.md leave them open):
+ * - An empty file, or one holding only whitespace (and blank lines), is a valid empty dataset:
+ *   0 rows, in every format.
+ * - A UTF-8 byte-order mark at the start is skipped. Bytes that are not well-formed UTF-8
+ *   (including encoded surrogates) are an error; so is a JSON `\uD800`-style escape that leaves a
+ *   lone surrogate in `name` or `email`.
+ * - Fields beyond `id`, `name`, `email`, `status` are ignored (the seed: "Fields of the user
+ *   record beyond the four listed: not shown"), in JSON objects and as extra CSV columns.
+ * - `id` is a finite number (any: integer or not, negative or not), unique; `-0` and `0` are the
+ *   same id. JSON wants a number (a string "42" is an error); CSV parses the text with `Number`,
+ *   and an empty or all-blank field is an error.
+ * - `name` and `email` are strings, possibly empty; they are stored as given (no trimming).
+ * - `status` is matched case-insensitively against STATUS_VALUES (schema.ts `statusCode`):
+ *   "Active" is accepted and stored as code 0.
+ * - CSV: RFC 4180 with a header row naming `id`, `name`, `email`, `status` in any order
+ *   (compared trimmed and case-insensitively); records end with LF or CRLF; a quoted field may
+ *   hold commas, doubled quotes, CR and LF; an empty or blank line is skipped; a quote inside an
+ *   unquoted field, text after a closing quote, or a bare CR outside quotes is an error.
+ */
+import { isUtf8 } from "node:buffer";
+import { open } from "node:fs/promises";
+import { extname } from "node:path";
+import { statusCode, STATUS_VALUES } from "../schema.ts";
+
+/**
+ * The columns read from a file, in file order; every array has length n (the record count).
+ */
+export interface RawColumns {
+  /** Each record's id: finite, unique (no two equal under `===`); length n. */
+  ids: Float64Array;
+  /** Each record's name, well-formed Unicode; length n. */
+  names: string[];
+  /** Each record's email, well-formed Unicode; length n. */
+  emails: string[];
+  /** Each record's status code (index into STATUS_VALUES: 0 active, 1 inactive); length n. */
+  statusCodes: Uint8Array;
+  /**
+   * The 1-based line of the file where each record starts; length n. NDJSON: its line; JSON
+   * array: the line of its opening `{`; CSV: the physical line where the record starts.
+   */
+  lines: Uint32Array;
+}
+
+/** The input formats {@link readUsers} understands. */
+export type InputFormat = "ndjson" | "json" | "csv";
+
+/**
+ * A bad input file: the first bad record (or byte) stops the read.
+ * `message` is `${file}:${line}: ${reason}`.
+ */
+export class IngestError extends Error {
+  /** The path as given to {@link readUsers}. */
+  readonly file: string;
+  /** The 1-based line of the bad record (for a duplicate id, the later of the two). */
+  readonly line: number;
+  /** What is wrong, e.g. `duplicate id 42 (first seen on line 7)`. */
+  readonly reason: string;
+
+  constructor(file: string, line: number, reason: string) {
+    super(`${file}:${line}: ${reason}`);
+    this.name = "IngestError";
+    this.file = file;
+    this.line = line;
+    this.reason = reason;
+  }
+}
+
+/** Bytes read from the file per read call, by default. */
+export const READ_CHUNK_BYTES = 8 << 20;
+
+/** Options of {@link readUsers}. */
+export interface ReadOptions {
+  /** Bytes per read call: an integer ≥ 4, default {@link READ_CHUNK_BYTES} (tests use tiny ones). */
+  chunkBytes?: number;
+}
+
+/** Longest quoted value shown in an error reason, in UTF-16 code units. */
+const MAX_SHOWN = 60;
+
+/** A short, quoted description of a bad value for an error reason: `"abc"`, `42`, `null`, `an array`. */
+function show(value: unknown): string {
+  if (typeof value === "string") {
+    const text = value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value;
+    return JSON.stringify(text);
+  }
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return String(value);
+}
+
+/** The reason for a string with a lone surrogate (not well-formed Unicode). */
+function loneSurrogateReason(field: string, value: string): string {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+      return `${field} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
+    }
+    if (c >= 0xdc00 && c <= 0xdfff) {
+      return `${field} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
+    }
+  }
+  return `${field} is not well-formed Unicode`;
+}
+
+const STATUS_LIST = STATUS_VALUES.join(", ");
+
+/** Strings per block of {@link ColumnsBuilder}'s string columns. */
+const STRING_BLOCK = 1 << 16;
+
+/**
+ * Growable columns; `finish` trims them to length n. The string columns grow in blocks of
+ * {@link STRING_BLOCK} and are joined once at the end: appending to one 10M-element array makes
+ * every young-generation GC rescan it (it is always "recently written"), which made reads of
+ * 10M rows about 1.5x slower.
+ */
+class ColumnsBuilder {
+  n = 0;
+  ids = new Float64Array(1 << 16);
+  statusCodes = new Uint8Array(1 << 16);
+  lines = new Uint32Array(1 << 16);
+  private nameBlocks: string[][] = [];
+  private emailBlocks: string[][] = [];
+  private names: string[] = [];
+  private emails: string[] = [];
+
+  add(id: number, name: string, email: string, code: number, line: number): void {
+    const n = this.n;
+    if (n === this.ids.length) this.grow();
+    // `+ 0` turns -0 into 0: they are the same id.
+    this.ids[n] = id + 0;
+    this.statusCodes[n] = code;
+    this.lines[n] = line;
+    if (this.names.length === STRING_BLOCK) {
+      this.nameBlocks.push(this.names);
+      this.emailBlocks.push(this.emails);
+      this.names = [];
+      this.emails = [];
+    }
+    this.names.push(name);
+    this.emails.push(email);
+    this.n = n + 1;
+  }
+
+  private grow(): void {
+    const capacity = this.ids.length * 2;
+    const ids = new Float64Array(capacity);
+    ids.set(this.ids);
+    this.ids = ids;
+    const codes = new Uint8Array(capacity);
+    codes.set(this.statusCodes);
+    this.statusCodes = codes;
+    const lines = new Uint32Array(capacity);
+    lines.set(this.lines);
+    this.lines = lines;
+  }
+
+  finish(): RawColumns {
+    const n = this.n;
+    return {
+      ids: this.ids.slice(0, n),
+      names: joinBlocks(this.nameBlocks, this.names, n),
+      emails: joinBlocks(this.emailBlocks, this.emails, n),
+      statusCodes: this.statusCodes.slice(0, n),
+      lines: this.lines.slice(0, n),
+    };
+  }
+}
+
+/** The blocks then `last`, as one array of length n. */
+function joinBlocks(blocks: string[][], last: string[], n: number): string[] {
+  if (blocks.length === 0) return last;
+  const out = new Array<string>(n);
+  let k = 0;
+  for (let b = 0; b < blocks.length; b++) {
+    const block = blocks[b];
+    for (let i = 0; i < block.length; i++) out[k++] = block[i];
+  }
+  for (let i = 0; i < last.length; i++) out[k++] = last[i];
+  return out;
+}
+
+/**
+ * The first duplicate id in file order among `ids[0..n)`: the index of the first record whose id
+ * was already seen, and the index where it was first seen; or null when all ids are distinct.
+ * Sorts a Float64Array copy (native, O(n log n)) and checks neighbours; only when some value
+ * repeats does it scan again, keeping a Map of the repeated values only.
+ */
+export function findFirstDuplicate(ids: Float64Array, n: number): { index: number; firstIndex: number } | null {
+  const sorted = ids.slice(0, n);
+  sorted.sort();
+  let repeated: Set<number> | null = null;
+  for (let i = 1; i < n; i++) {
+    if (sorted[i] === sorted[i - 1]) {
+      if (repeated === null) repeated = new Set();
+      repeated.add(sorted[i]);
+    }
+  }
+  if (repeated === null) return null;
+  const firstSeen = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const id = ids[i];
+    if (!repeated.has(id)) continue;
+    const first = firstSeen.get(id);
+    if (first !== undefined) return { index: i, firstIndex: first };
+    firstSeen.set(id, i);
+  }
+  return null;
+}
+
+/** A streaming parser of one format: it is pushed decoded text and adds records to the columns. */
+interface FormatParser {
+  /** Parses every complete record in `text` (plus what was left over); keeps the rest. */
+  push(text: string): void;
+  /** The input is complete: parses what is left, or throws if it is incomplete. */
+  finish(): void;
+  /** The 1-based line of the position right after all text pushed so far. */
+  nextLine(): number;
+}
+
+/** Counts LF in `text[from..to)`. */
+function countNewlines(text: string, from: number, to: number): number {
+  let count = 0;
+  let at = text.indexOf("\n", from);
+  while (at >= 0 && at < to) {
+    count++;
+    at = text.indexOf("\n", at + 1);
+  }
+  return count;
+}
+
+/** True when `text[from..to)` holds only JSON whitespace (space, tab, CR, LF). */
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    // ' ' '\t' '\r' '\n'
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
+  }
+  return true;
+}
+
+/**
+ * Validates one parsed JSON value as a user record and adds it; throws IngestError at `line`.
+ * Shared by the NDJSON and JSON-array parsers.
+ */
+function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, line: number): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new IngestError(file, line, `record must be a JSON object (got ${show(value)})`);
+  }
+  const record = value as Record<string, unknown>;
+  const id = record.id;
+  const name = record.name;
+  const email = record.email;
+  const status = record.status;
+  if (typeof id !== "number" || !Number.isFinite(id)) {
+    if (id === undefined) throw new IngestError(file, line, `missing field "id"`);
+    throw new IngestError(file, line, `id must be a finite number (got ${show(id)})`);
+  }
+  if (typeof name !== "string") {
+    if (name === undefined) throw new IngestError(file, line, `missing field "name"`);
+    throw new IngestError(file, line, `name must be a string (got ${show(name)})`);
+  }
+  if (typeof email !== "string") {
+    if (email === undefined) throw new IngestError(file, line, `missing field "email"`);
+    throw new IngestError(file, line, `email must be a string (got ${show(email)})`);
+  }
+  if (!name.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason("name", name));
+  if (!email.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason("email", email));
+  // Fast path for the exact enum spellings; statusCode is case-insensitive.
+  let code = status === "active" ? 0 : status === "inactive" ? 1 : -1;
+  if (code < 0) {
+    if (status === undefined) throw new IngestError(file, line, `missing field "status"`);
+    code = typeof status === "string" ? statusCode(status) : -1;
+    if (code < 0) throw new IngestError(file, line, `status must be one of ${STATUS_LIST} (got ${show(status)})`);
+  }
+  columns.add(id, name, email, code, line);
+}
+
+/** The text of a JSON.parse failure, for a "malformed JSON: …" reason. */
+function parseErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^JSON Parse error:\s*/, "");
+}
+
+/**
+ * Consumes the bytes of the file chunk by chunk. `consume` gets `bytes` (exactly the unconsumed
+ * bytes, from the start of the first unconsumed record) and returns how many bytes from the
+ * front it consumed; the rest is offered again, with more bytes, on the next call.
+ */
+interface ByteConsumer {
+  /** `final`: no more bytes follow. `fileOffset`: the file offset of `bytes[0]`. */
+  consume(bytes: Buffer, final: boolean, fileOffset: number): number;
+  /** The input is complete. */
+  finish(): void;
+}
+
+/** The reason for invalid UTF-8 at `bytes[at]` (file offset `offset`). */
+function invalidUtf8Reason(bytes: Uint8Array, at: number, offset: number): string {
+  const shown = at < bytes.length ? bytes[at].toString(16).padStart(2, "0") : "end of file";
+  return at < bytes.length ? `invalid UTF-8 (byte 0x${shown} at byte offset ${offset})` : `invalid UTF-8 (truncated at byte offset ${offset})`;
+}
+
+/** A text format's parser fed with chunks decoded as (strict) UTF-8. */
+function textConsumer(file: string, parser: FormatParser): ByteConsumer {
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  return {
+    consume(bytes, final, fileOffset) {
+      const end = bytes.length;
+      const cut = final ? end : utf8CutPoint(bytes, end);
+      let text: string;
+      let bad = -1;
+      try {
+        text = decoder.decode(bytes.subarray(0, cut));
+      } catch {
+        bad = firstInvalidUtf8(bytes, cut);
+        if (bad < 0) bad = 0;
+        text = decoder.decode(bytes.subarray(0, bad));
+      }
+      // Records before the bad byte come first: they may hold an earlier error.
+      if (text.length > 0) parser.push(text);
+      if (bad >= 0) throw new IngestError(file, parser.nextLine(), invalidUtf8Reason(bytes, bad, fileOffset + bad));
+      return cut;
+    },
+    finish() {
+      parser.finish();
+    },
+  };
+}
+
+// Byte sequences of the canonical NDJSON record `{"id":…,"name":"…","email":"…","status":"…"}`.
+const ID_KEY = new TextEncoder().encode('{"id":');
+const NAME_KEY = new TextEncoder().encode(',"name":"');
+const EMAIL_KEY = new TextEncoder().encode('","email":"');
+const STATUS_KEY = new TextEncoder().encode('","status":"');
+const ACTIVE_END = new TextEncoder().encode('active"}');
+const INACTIVE_END = new TextEncoder().encode('inactive"}');
+
+/** True when `bytes[at..]` starts with `key`. */
+function startsWithBytes(bytes: Uint8Array, at: number, key: Uint8Array): boolean {
+  const length = key.length;
+  for (let k = 0; k < length; k++) if (bytes[at + k] !== key[k]) return false;
+  return true;
+}
+
+/** The end of a JSON string body starting at `at`: the index of its closing '"', or -1 if it holds an escape or control character. */
+function plainStringEnd(bytes: Uint8Array, at: number): number {
+  for (let i = at; ; i++) {
+    const b = bytes[i];
+    // '"' ends it; '\\' and control characters (< 0x20, including LF) leave the fast path; past the end, b is undefined.
+    if (b === 34) return i;
+    if (b === 92 || !(b >= 32)) return -1;
+  }
+}
+
+/**
+ * NDJSON: one JSON object per line; blank (whitespace-only) lines are skipped. Lines in the
+ * canonical shape this project writes (`{"id":<integer>,"name":"…","email":"…","status":"active"}`,
+ * no escapes) are read straight from the bytes; any other line is decoded and JSON.parse'd, so
+ * every valid JSON object is accepted and every error is found.
+ */
+function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let line = 1;
+
+  /** The general path: decode `bytes[from..to)` strictly and JSON.parse it. */
+  const slowLine = (bytes: Buffer, from: number, to: number, fileOffset: number): void => {
+    let text: string;
+    try {
+      text = decoder.decode(bytes.subarray(from, to));
+    } catch {
+      const sub = bytes.subarray(from, to);
+      const bad = Math.max(0, firstInvalidUtf8(sub, sub.length));
+      throw new IngestError(file, line, invalidUtf8Reason(sub, bad, fileOffset + from + bad));
+    }
+    if (isBlank(text, 0, text.length)) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new IngestError(file, line, `malformed JSON: ${parseErrorText(error)}`);
+    }
+    addJsonRecord(file, columns, value, line);
+  };
+
+  /**
+   * The fast path for the canonical shape: adds the record and returns the index of the LF that
+   * ends the line (or `bytes.length` at the end of the data), or -1 to take the general path.
+   */
+  const fastLine = (bytes: Buffer, from: number): number => {
+    if (!startsWithBytes(bytes, from, ID_KEY)) return -1;
+    let p = from + ID_KEY.length;
+    // The id: an optional '-' and 1 to 15 digits without a leading zero (exact in a double).
+    const negative = bytes[p] === 45;
+    if (negative) p++;
+    const digitsFrom = p;
+    let id = 0;
+    let d = bytes[p];
+    while (d >= 48 && d <= 57) {
+      id = id * 10 + (d - 48);
+      d = bytes[++p];
+    }
+    const digits = p - digitsFrom;
+    if (digits === 0 || digits > 15 || (digits > 1 && bytes[digitsFrom] === 48)) return -1;
+    if (!startsWithBytes(bytes, p, NAME_KEY)) return -1;
+    const nameFrom = p + NAME_KEY.length;
+    const nameTo = plainStringEnd(bytes, nameFrom);
+    if (nameTo < 0 || !startsWithBytes(bytes, nameTo, EMAIL_KEY)) return -1;
+    const emailFrom = nameTo + EMAIL_KEY.length;
+    const emailTo = plainStringEnd(bytes, emailFrom);
+    if (emailTo < 0 || !startsWithBytes(bytes, emailTo, STATUS_KEY)) return -1;
+    p = emailTo + STATUS_KEY.length;
+    let code: number;
+    if (startsWithBytes(bytes, p, ACTIVE_END)) {
+      code = 0;
+      p += ACTIVE_END.length;
+    } else if (startsWithBytes(bytes, p, INACTIVE_END)) {
+      code = 1;
+      p += INACTIVE_END.length;
+    } else return -1;
+    // '\r' before the '\n' (CRLF), then the line end or the end of the data.
+    if (bytes[p] === 13) p++;
+    if (p !== bytes.length && bytes[p] !== 10) return -1;
+    columns.add(negative ? -id : id, bytes.toString("utf8", nameFrom, nameTo), bytes.toString("utf8", emailFrom, emailTo), code, line);
+    return p;
+  };
+
+  return {
+    consume(bytes, final, fileOffset) {
+      let stop = bytes.length;
+      if (!final) {
+        // Only whole lines: up to and including the last LF.
+        const lastNewline = bytes.lastIndexOf(10);
+        if (lastNewline < 0) return 0;
+        stop = lastNewline + 1;
+      }
+      const data = stop === bytes.length ? bytes : bytes.subarray(0, stop);
+      // The fast path decodes without checks, so it runs only on valid UTF-8.
+      const valid = isUtf8(data);
+      let from = 0;
+      while (from < stop) {
+        let end = valid ? fastLine(data, from) : -1;
+        if (end < 0) {
+          end = data.indexOf(10, from);
+          if (end < 0) end = stop;
+          // An empty line is skipped without decoding.
+          if (end > from) slowLine(data, from, end, fileOffset);
+        }
+        line++;
+        from = end + 1;
+      }
+      return stop;
+    },
+    finish() {},
+  };
+}
+
+// JSON-array scanner states.
+const BEFORE_ARRAY = 0;
+const BEFORE_FIRST = 1; // after '[': a value or ']'
+const BEFORE_VALUE = 2; // after ',': a value
+const IN_OBJECT = 3;
+const AFTER_VALUE = 4; // ',' or ']'
+const AFTER_ARRAY = 5;
+
+/** The name of the JSON type whose value starts with char code `c`, for an error reason. */
+function jsonTypeAt(c: number): string | null {
+  // '[' '"' 't' 'f' 'n' '-' '0'..'9'
+  if (c === 91) return "an array";
+  if (c === 34) return "a string";
+  if (c === 116 || c === 102) return "a boolean";
+  if (c === 110) return "null";
+  if (c === 45 || (c >= 48 && c <= 57)) return "a number";
+  return null;
+}
+
+/**
+ * A JSON array of objects, streamed: a small scanner finds each top-level object's extent
+ * (tracking strings, escapes and nesting) and JSON.parse parses just that object, so the whole
+ * array is never held as one string. A record's line is the line of its opening `{`.
+ */
+function jsonArrayParser(file: string, columns: ColumnsBuilder): FormatParser {
+  let state = BEFORE_ARRAY;
+  // Unconsumed text: inside an object it starts at the object's '{', else it is empty.
+  let rest = "";
+  // Where scanning resumes in `rest` (inside an object).
+  let scanFrom = 0;
+  // Line of the scan position (newlines outside strings are counted), and of the open object's '{'.
+  let line = 1;
+  let objectLine = 1;
+  // Inside an object: nesting depth and whether the scan position is inside a string.
+  let depth = 0;
+  let inString = false;
+
+  const malformed = (lineNo: number, what: string): never => {
+    throw new IngestError(file, lineNo, `malformed JSON: ${what}`);
+  };
+
+  return {
+    push(text) {
+      const s = rest.length === 0 ? text : rest + text;
+      const n = s.length;
+      let i = state === IN_OBJECT ? scanFrom : 0;
+      // Start of the open object in `s` (0 when it was carried over in `rest`).
+      let objectStart = 0;
+      while (i < n) {
+        if (state === IN_OBJECT) {
+          // Scan the object body; strings are skipped with indexOf.
+          let closed = false;
+          while (i < n) {
+            if (inString) {
+              const q = s.indexOf('"', i);
+              if (q < 0) {
+                i = n;
+                break;
+              }
+              // A quote preceded by an odd number of backslashes is escaped.
+              let backslashes = 0;
+              for (let k = q - 1; k > objectStart && s.charCodeAt(k) === 92; k--) backslashes++;
+              i = q + 1;
+              if ((backslashes & 1) === 0) inString = false;
+              continue;
+            }
+            const c = s.charCodeAt(i++);
+            // '"' '{' '[' '}' ']' '\n'
+            if (c === 34) inString = true;
+            else if (c === 123 || c === 91) depth++;
+            else if (c === 125 || c === 93) {
+              if (--depth === 0) {
+                closed = true;
+                break;
+              }
+            } else if (c === 10) line++;
+          }
+          if (!closed) break;
+          let value: unknown;
+          try {
+            value = JSON.parse(s.slice(objectStart, i));
+          } catch (error) {
+            malformed(objectLine, parseErrorText(error));
+          }
+          addJsonRecord(file, columns, value, objectLine);
+          state = AFTER_VALUE;
+          continue;
+        }
+        const c = s.charCodeAt(i);
+        // Whitespace between tokens: '\n', then ' ' '\t' '\r'.
+        if (c === 10) {
+          line++;
+          i++;
+          continue;
+        }
+        if (c === 32 || c === 9 || c === 13) {
+          i++;
+          continue;
+        }
+        if (state === BEFORE_ARRAY) {
+          // '['
+          if (c !== 91) malformed(line, `expected '[' to open an array of user objects (got ${JSON.stringify(s.charAt(i))})`);
+          state = BEFORE_FIRST;
+          i++;
+        } else if (state === BEFORE_FIRST || state === BEFORE_VALUE) {
+          if (c === 123) {
+            // '{': an object starts.
+            state = IN_OBJECT;
+            objectStart = i;
+            objectLine = line;
+            depth = 1;
+            inString = false;
+            i++;
+            continue;
+          }
+          // ']' closes the array right after '[' (an empty array); a trailing comma is an error.
+          if (c === 93 && state === BEFORE_FIRST) {
+            state = AFTER_ARRAY;
+            i++;
+            continue;
+          }
+          const type = jsonTypeAt(c);
+          if (type !== null) throw new IngestError(file, line, `record must be a JSON object (got ${type})`);
+          malformed(line, `unexpected ${JSON.stringify(s.charAt(i))} where an array element was expected`);
+        } else if (state === AFTER_VALUE) {
+          // ',' or ']'
+          if (c === 44) state = BEFORE_VALUE;
+          else if (c === 93) state = AFTER_ARRAY;
+          else malformed(line, `expected ',' or ']' after an array element (got ${JSON.stringify(s.charAt(i))})`);
+          i++;
+        } else {
+          malformed(line, `unexpected ${JSON.stringify(s.charAt(i))} after the end of the array`);
+        }
+      }
+      // Keep only the open object's text.
+      if (state === IN_OBJECT) {
+        rest = objectStart === 0 ? s : s.slice(objectStart);
+        scanFrom = i - objectStart;
+      } else {
+        rest = "";
+      }
+    },
+    finish() {
+      if (state === IN_OBJECT) malformed(objectLine, "unexpected end of file inside an object");
+      // Only whitespace: an empty dataset.
+      if (state === BEFORE_ARRAY) return;
+      if (state !== AFTER_ARRAY) malformed(line, "unexpected end of file: the array is not closed with ']'");
+    },
+    nextLine() {
+      return line;
+    },
+  };
+}
+
+/** CSV columns the header must name. */
+const CSV_COLUMNS = ["id", "name", "email", "status"] as const;
+
+/**
+ * CSV per RFC 4180 with a header row; see the module comment for the rules. A record's line is
+ * the physical line where it starts (quoted fields may span lines).
+ */
+function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
+  let rest = "";
+  // Line number at the start of `rest`.
+  let line = 1;
+  // Column index of id, name, email, status; -1 until the header is read.
+  let idCol = -1;
+  let nameCol = -1;
+  let emailCol = -1;
+  let statusCol = -1;
+  let headerWidth = 0;
+  const fields: string[] = [];
+
+  const fail = (lineNo: number, reason: string): never => {
+    throw new IngestError(file, lineNo, reason);
+  };
+
+  /** Handles one complete record (its fields are in `fields`). */
+  const record = (lineNo: number): void => {
+    const width = fields.length;
+    // An empty or blank (whitespace-only) line is skipped.
+    if (width === 1 && (fields[0] === "" || fields[0].trim() === "")) return;
+    if (idCol < 0) {
+      const index = [-1, -1, -1, -1];
+      for (let f = 0; f < width; f++) {
+        const key = fields[f].trim().toLowerCase();
+        const c = (CSV_COLUMNS as readonly string[]).indexOf(key);
+        if (c < 0) continue;
+        if (index[c] >= 0) fail(lineNo, `CSV header names column "${key}" twice`);
+        index[c] = f;
+      }
+      for (let c = 0; c < 4; c++) {
+        if (index[c] < 0) fail(lineNo, `CSV header must name the columns id, name, email, status (missing "${CSV_COLUMNS[c]}")`);
+      }
+      idCol = index[0];
+      nameCol = index[1];
+      emailCol = index[2];
+      statusCol = index[3];
+      headerWidth = width;
+      return;
+    }
+    if (width !== headerWidth) fail(lineNo, `CSV row has ${width} fields, header has ${headerWidth}`);
+    const idText = fields[idCol];
+    const id = Number(idText);
+    if (!Number.isFinite(id) || idText.trim() === "") fail(lineNo, `id must be a finite number (got ${show(idText)})`);
+    const statusText = fields[statusCol];
+    let code = statusText === "active" ? 0 : statusText === "inactive" ? 1 : statusCode(statusText);
+    if (code < 0) fail(lineNo, `status must be one of ${STATUS_LIST} (got ${show(statusText)})`);
+    columns.add(id, fields[nameCol], fields[emailCol], code, lineNo);
+  };
+
+  /**
+   * Parses records from `s`; returns the index where the first incomplete record starts
+   * (s.length when all were complete). `final`: no more text follows.
+   */
+  const parse = (s: string, final: boolean): number => {
+    const n = s.length;
+    let pos = 0;
+    // Cached positions of the next ',' and '\n' at or after pos (-1: none left).
+    let nextComma = s.indexOf(",");
+    let nextNewline = s.indexOf("\n");
+    while (pos < n) {
+      const recordStart = pos;
+      const recordLine = line;
+      fields.length = 0;
+      let newlinesInRecord = 0;
+      let complete = false;
+      // One field per iteration.
+      for (;;) {
+        if (s.charCodeAt(pos) === 34) {
+          // '"': a quoted field; "" inside is a literal quote.
+          let from = pos + 1;
+          let hasDoubled = false;
+          let close = -1;
+          for (;;) {
+            const q = s.indexOf('"', from);
+            if (q < 0) break;
+            if (s.charCodeAt(q + 1) === 34) {
+              hasDoubled = true;
+              from = q + 2;
+              continue;
+            }
+            // A quote at the very end may be the first half of "" continued in the next chunk.
+            if (q + 1 === n && !final) break;
+            close = q;
+            break;
+          }
+          if (close < 0) {
+            if (final) fail(recordLine, "unterminated quoted field (missing closing '\"')");
+            return recordStart;
+          }
+          const raw = s.slice(pos + 1, close);
+          newlinesInRecord += countNewlines(s, pos + 1, close);
+          fields.push(hasDoubled ? raw.replaceAll('""', '"') : raw);
+          pos = close + 1;
+          const c = s.charCodeAt(pos);
+          if (c === 44) {
+            // ','
+            pos++;
+            continue;
+          }
+          if (c === 10) {
+            // '\n'
+            pos++;
+            complete = true;
+            break;
+          }
+          if (c === 13 && s.charCodeAt(pos + 1) === 10) {
+            // '\r\n'
+            pos += 2;
+            complete = true;
+            break;
+          }
+          if (pos >= n) {
+            if (!final) return recordStart;
+            complete = true;
+            break;
+          }
+          if (c === 13 && pos + 1 >= n && !final) return recordStart;
+          fail(recordLine + newlinesInRecord, `unexpected ${JSON.stringify(s.charAt(pos))} after a closing quote (expected ',' or end of line)`);
+        }
+        // An unquoted field runs to the next ',' or '\n'.
+        if (nextComma >= 0 && nextComma < pos) nextComma = s.indexOf(",", pos);
+        if (nextNewline >= 0 && nextNewline < pos) nextNewline = s.indexOf("\n", pos);
+        let end: number;
+        let endsRecord: boolean;
+        if (nextComma >= 0 && (nextComma < nextNewline || nextNewline < 0)) {
+          end = nextComma;
+          endsRecord = false;
+        } else if (nextNewline >= 0) {
+          end = nextNewline;
+          endsRecord = true;
+        } else {
+          if (!final) return recordStart;
+          end = n;
+          endsRecord = true;
+        }
+        // Strip the CR of a CRLF.
+        const valueEnd = endsRecord && end > pos && s.charCodeAt(end - 1) === 13 ? end - 1 : end;
+        const value = s.slice(pos, valueEnd);
+        if (value.includes('"')) fail(recordLine + newlinesInRecord, `quote inside an unquoted field (${show(value)}); quote the whole field`);
+        if (value.includes("\r")) fail(recordLine + newlinesInRecord, "bare carriage return outside quotes (line ends must be LF or CRLF)");
+        fields.push(value);
+        pos = end + 1;
+        if (endsRecord) {
+          complete = true;
+          break;
+        }
+        if (pos >= n && !final) return recordStart;
+        if (pos >= n) {
+          // A trailing ',' at end of file: one more, empty field.
+          fields.push("");
+          complete = true;
+          break;
+        }
+      }
+      if (!complete) return recordStart;
+      // The record's own line ends (one per LF that ended it) advance the line count.
+      record(recordLine);
+      line = recordLine + newlinesInRecord + (pos <= n && s.charCodeAt(pos - 1) === 10 ? 1 : 0);
+    }
+    return n;
+  };
+
+  return {
+    push(text) {
+      const s = rest.length === 0 ? text : rest + text;
+      const consumed = parse(s, false);
+      rest = consumed === 0 ? s : s.slice(consumed);
+    },
+    finish() {
+      if (rest.length > 0) parse(rest, true);
+      rest = "";
+    },
+    nextLine() {
+      return line + countNewlines(rest, 0, rest.length);
+    },
+  };
+}
+
+/**
+ * The format of `path`: by extension (`.ndjson`/`.jsonl` → ndjson, `.json` → json, `.csv` →
+ * csv), else by the first non-whitespace character of `head` (`[` → json, `{` → ndjson, anything
+ * else → csv). A `.json` file whose content starts with `{` is read as NDJSON.
+ */
+export function detectFormat(path: string, head: string): InputFormat {
+  const ext = extname(path).toLowerCase();
+  let first = "";
+  for (let i = 0; i < head.length; i++) {
+    const ch = head.charAt(i);
+    if (ch !== " " && ch !== "\t" && ch !== "\r" && ch !== "\n" && ch !== "\ufeff") {
+      first = ch;
+      break;
+    }
+  }
+  if (ext === ".ndjson" || ext === ".jsonl") return "ndjson";
+  if (ext === ".json") return first === "{" ? "ndjson" : "json";
+  if (ext === ".csv") return "csv";
+  if (first === "[") return "json";
+  if (first === "{") return "ndjson";
+  return "csv";
+}
+
+/**
+ * The start of an incomplete UTF-8 sequence at the end of `bytes[0..end)`, or `end` when the
+ * bytes end on a character boundary.
+ */
+function utf8CutPoint(bytes: Uint8Array, end: number): number {
+  // Look back at most 3 bytes for a lead byte.
+  for (let back = 1; back <= 3 && end - back >= 0; back++) {
+    const b = bytes[end - back];
+    // 10xxxxxx: a continuation byte; keep looking.
+    if ((b & 0xc0) === 0x80) continue;
+    // 110xxxxx (2 bytes), 1110xxxx (3), 11110xxx (4).
+    const length = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return back < length ? end - back : end;
+  }
+  return end;
+}
+
+/** The offset of the first byte of the first ill-formed UTF-8 sequence in `bytes[0..end)`, or -1. */
+function firstInvalidUtf8(bytes: Uint8Array, end: number): number {
+  let i = 0;
+  while (i < end) {
+    const b = bytes[i];
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let length: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) {
+      length = 2;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      length = 3;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      length = 4;
+      min = 0x10000;
+    } else return i;
+    if (i + length > end) return i;
+    let cp = b & (0xff >> (length + 1));
+    for (let k = 1; k < length; k++) {
+      const c = bytes[i + k];
+      if ((c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    // Overlong, surrogate (U+D800..U+DFFF), or beyond U+10FFFF.
+    if (cp < min || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return i;
+    i += length;
+  }
+  return -1;
+}
+
+/**
+ * Reads the user records of `path` into columns, validating every record; the first bad one
+ * stops the read. The format comes from the extension with a content sniff as fallback
+ * ({@link detectFormat}); the file is streamed in chunks of `options.chunkBytes` (default
+ * {@link READ_CHUNK_BYTES}) and only the columns plus about one chunk of text are held.
+ *
+ * @param onProgress called after each chunk with the bytes read so far and the file size (bytes).
+ * @param options `chunkBytes`: bytes per read (default 8 MiB).
+ * @returns columns of length n (records in file order); n is 0 for an empty or blank file.
+ * @throws IngestError (`file:line: reason`) for the first bad record in file order: malformed
+ *   JSON, a record that is not an object, a missing field, a wrong type, an id that is not a
+ *   finite number, a status outside STATUS_VALUES (case-insensitive), a lone surrogate, invalid
+ *   UTF-8, a CSV header without the four columns, a CSV row of the wrong width, an unterminated
+ *   quote, or a duplicate id (reported on the later line). Any I/O error as thrown by node:fs.
+ */
+export async function readUsers(
+  path: string,
+  onProgress?: (bytesRead: number, totalBytes: number) => void,
+  options?: ReadOptions,
+): Promise<RawColumns> {
+  const chunkBytes = options?.chunkBytes ?? READ_CHUNK_BYTES;
+  if (!Number.isInteger(chunkBytes) || chunkBytes < 4) throw new RangeError(`chunkBytes must be an integer >= 4 (got ${chunkBytes})`);
+  const columns = new ColumnsBuilder();
+  const handle = await open(path, "r");
+  try {
+    const totalBytes = (await handle.stat()).size;
+    // Unconsumed bytes sit at the front of `buffer`; it grows when one record outgrows it.
+    let buffer = Buffer.allocUnsafe(chunkBytes + 3);
+    let carried = 0;
+    let bytesRead = 0;
+    // File offset of buffer[0].
+    let fileOffset = 0;
+    let consumer: ByteConsumer | null = null;
+    for (;;) {
+      if (buffer.length - carried < chunkBytes) {
+        const grown = Buffer.allocUnsafe(Math.max(buffer.length * 2, carried + chunkBytes + 3));
+        buffer.copy(grown, 0, 0, carried);
+        buffer = grown;
+      }
+      const { bytesRead: got } = await handle.read(buffer, carried, chunkBytes, null);
+      bytesRead += got;
+      let start = 0;
+      const end = carried + got;
+      const final = got === 0;
+      if (consumer === null) {
+        // Skip a UTF-8 byte-order mark (EF BB BF).
+        if (end >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) start = 3;
+        const head = buffer.toString("utf8", start, Math.min(end, start + 4096));
+        if (end > start || final) {
+          const format = detectFormat(path, head);
+          consumer =
+            format === "ndjson"
+              ? ndjsonConsumer(path, columns)
+              : textConsumer(path, format === "json" ? jsonArrayParser(path, columns) : csvParser(path, columns));
+        }
+      }
+      let consumed = start;
+      if (consumer !== null && (end > start || final)) {
+        consumed = start + consumer.consume(buffer.subarray(start, end), final, fileOffset + start);
+      }
+      if (final) break;
+      carried = end - consumed;
+      if (carried > 0 && consumed > 0) buffer.copyWithin(0, consumed, end);
+      fileOffset += consumed;
+      if (onProgress !== undefined) onProgress(bytesRead, totalBytes);
+    }
+    if (consumer !== null) consumer.finish();
+    const duplicate = findFirstDuplicate(columns.ids, columns.n);
+    if (duplicate !== null) throw duplicateError(path, columns, duplicate);
+    if (onProgress !== undefined) onProgress(bytesRead, totalBytes);
+    return columns.finish();
+  } catch (error) {
+    // The first bad record in file order: a duplicate id on an earlier line wins.
+    if (error instanceof IngestError && !error.reason.startsWith("duplicate id")) {
+      const duplicate = findFirstDuplicate(columns.ids, columns.n);
+      if (duplicate !== null) throw duplicateError(path, columns, duplicate);
+    }
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The IngestError for a duplicate id found by {@link findFirstDuplicate}. */
+function duplicateError(path: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
+  const id = columns.ids[duplicate.index];
+  return new IngestError(path, columns.lines[duplicate.index], `duplicate id ${id} (first seen on line ${columns.lines[duplicate.firstIndex]})`);
+}

@@ -1,0 +1,52 @@
+/**
+ * The one table of problem kinds (INTERFACE.md "Errors"; RFC 9457 problem details) and the
+ * error that request parsing throws.
+ */
+
+/** Problem kinds: HTTP status, title and a relative type URI. */
+export const PROBLEMS = {
+  BAD_PARAMETER: { status: 400, title: "Invalid query parameter", type: "/problems/bad-parameter" },
+  BAD_BODY: { status: 400, title: "Invalid request body", type: "/problems/bad-body" },
+  MALFORMED_JSON: { status: 400, title: "Malformed JSON body", type: "/problems/malformed-json" },
+  GROUPING_NOT_SERVED: {
+    status: 400,
+    title: "Row grouping and pivoting are not served",
+    type: "/problems/grouping-not-served",
+  },
+  NOT_FOUND: { status: 404, title: "Not found", type: "/problems/not-found" },
+  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed", type: "/problems/method-not-allowed" },
+  PAYLOAD_TOO_LARGE: { status: 413, title: "Request body too large", type: "/problems/payload-too-large" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type", type: "/problems/unsupported-media-type" },
+  INTERNAL: { status: 500, title: "Internal server error", type: "/problems/internal" },
+} as const;
+
+/** A problem kind. */
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** One bad parameter (GET) or body field (POST, as a JSON pointer), with what is wrong. */
+export type FieldError = { parameter: string; detail: string } | { pointer: string; detail: string };
+
+/** A request that cannot be answered; becomes an application/problem+json response. */
+export class ProblemError extends Error {
+  /**
+   * @param code the problem kind (its status and title come from {@link PROBLEMS})
+   * @param detail a sentence for a person
+   * @param errors each bad parameter or field, when the problem is about the request's content
+   */
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly errors: FieldError[] = [],
+  ) {
+    super(detail);
+    this.name = "ProblemError";
+  }
+}
+
+/** The problem+json body of a problem: `{type, title, status, detail, errors?}`. */
+export function problemBody(code: ProblemCode, detail: string, errors: FieldError[] = [], extra: Record<string, unknown> = {}): string {
+  const p = PROBLEMS[code];
+  const body: Record<string, unknown> = { type: p.type, title: p.title, status: p.status, detail, ...extra };
+  if (errors.length > 0) body.errors = errors;
+  return JSON.stringify(body);
+}

@@ -1,0 +1,183 @@
+/**
+ * Parses GET /api/users query strings (TanStack Table's and the seed's spellings) into the
+ * normalized query. Rules: INTERFACE.md "GET /api/users"; the seed, part 4.1.
+ */
+import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
+import { type FieldError, ProblemError } from "./errors.ts";
+import type { Predicate, Query, SortDirection } from "./types.ts";
+
+/** Longest accepted `filter[<col>]` value, in UTF-16 code units (INTERFACE.md). */
+export const MAX_FILTER_LENGTH = 256;
+
+/** Default page size (the seed, part 8: clients start at 10). */
+export const DEFAULT_PAGE_SIZE = 10;
+
+/** A parsed GET request: the query plus what the response echoes. */
+export interface GetRequest {
+  query: Query;
+  /** 1-based page. */
+  page: number;
+  /** Rows per page. */
+  pageSize: number;
+  /** The sort and filters applied, normalized (the response's `meta`). */
+  meta: { sortBy?: ColumnId; sortOrder?: SortDirection; filters?: Partial<Record<ColumnId, string>> };
+}
+
+const FILTER_KEY = /^filter\[([^\[\]]*)\]$/;
+const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+const INTEGER = /^\d+$/;
+
+/**
+ * Parses a query string (`?` optional; brackets raw or percent-encoded, spaces as `+` or `%20`).
+ * @param maxPageSize the largest accepted page size, in rows
+ * @throws ProblemError BAD_PARAMETER listing every bad parameter (INTERFACE.md "Errors")
+ */
+export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
+  const params = new URLSearchParams(search);
+  const errors: FieldError[] = [];
+  const bad = (parameter: string, detail: string) => errors.push({ parameter, detail });
+
+  // One value per name: repeats must agree (a repeat with another value is ambiguous).
+  const values = new Map<string, string>();
+  for (const [name, value] of params) {
+    const prior = values.get(name);
+    if (prior !== undefined && prior !== value) bad(name, `given more than once with different values ("${prior}", "${value}")`);
+    else values.set(name, value);
+  }
+  const get = (name: string) => {
+    const v = values.get(name);
+    return v === undefined || v === "" ? undefined : v;
+  };
+  const either = (a: string, b: string, normalize: (s: string) => string = (s) => s) => {
+    const va = get(a);
+    const vb = get(b);
+    if (va !== undefined && vb !== undefined && normalize(va) !== normalize(vb)) {
+      bad(b, `"${a}" and "${b}" are two spellings of one parameter and disagree ("${va}", "${vb}")`);
+    }
+    return va !== undefined ? { name: a, value: va } : vb !== undefined ? { name: b, value: vb } : undefined;
+  };
+
+  let page = 1;
+  const pageText = get("page");
+  if (pageText !== undefined) {
+    const p = INTEGER.test(pageText) ? Number(pageText) : Number.NaN;
+    if (!Number.isSafeInteger(p) || p < 1) bad("page", `must be an integer >= 1 (got "${pageText}")`);
+    else page = p;
+  }
+
+  let pageSize = DEFAULT_PAGE_SIZE;
+  const size = either("pageSize", "limit");
+  if (size !== undefined) {
+    const s = INTEGER.test(size.value) ? Number(size.value) : Number.NaN;
+    if (!Number.isSafeInteger(s) || s < 1 || s > maxPageSize) bad(size.name, `must be an integer from 1 to ${maxPageSize} (got "${size.value}")`);
+    else pageSize = s;
+  }
+
+  let sortBy: ColumnId | undefined;
+  const sort = either("sortBy", "sort");
+  if (sort !== undefined) {
+    if (isColumnId(sort.value)) sortBy = sort.value;
+    else bad(sort.name, `unknown column "${sort.value}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+  }
+  let sortOrder: SortDirection = "asc";
+  const order = either("sortOrder", "order", (s) => s.toLowerCase());
+  if (order !== undefined) {
+    const o = order.value.toLowerCase();
+    if (o === "asc" || o === "desc") sortOrder = o;
+    else bad(order.name, `must be "asc" or "desc" (got "${order.value}")`);
+  }
+
+  const filters: Partial<Record<ColumnId, string>> = {};
+  const children: Predicate[] = [];
+  for (const [name, raw] of values) {
+    if (!name.startsWith("filter[")) continue;
+    const m = FILTER_KEY.exec(name);
+    if (m === null) {
+      bad(name, "malformed filter parameter; expected filter[<column>]");
+      continue;
+    }
+    const column = m[1];
+    if (!isColumnId(column)) {
+      bad(name, `unknown column "${column}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+      continue;
+    }
+    if (raw === "") continue;
+    if (raw.length > MAX_FILTER_LENGTH) {
+      bad(name, `longer than ${MAX_FILTER_LENGTH} characters`);
+      continue;
+    }
+    const parsed = filterPredicate(column, raw);
+    if (typeof parsed === "string") bad(name, parsed);
+    else {
+      children.push(parsed.predicate);
+      filters[column] = parsed.echo;
+    }
+  }
+
+  if (errors.length > 0) throw new ProblemError("BAD_PARAMETER", errors.map(describe).join("; "), errors);
+  const filter: Predicate | null = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
+  const meta: GetRequest["meta"] = {};
+  if (sortBy !== undefined) {
+    meta.sortBy = sortBy;
+    meta.sortOrder = sortOrder;
+  }
+  if (children.length > 0) meta.filters = filters;
+  return {
+    query: {
+      filter,
+      sort: sortBy === undefined ? [] : [{ column: sortBy, direction: sortOrder, absolute: false }],
+      offset: (page - 1) * pageSize,
+      limit: pageSize,
+    },
+    page,
+    pageSize,
+    meta,
+  };
+}
+
+function describe(e: FieldError): string {
+  return `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`;
+}
+
+/**
+ * One `filter[<col>]=<value>` (value non-empty) as a predicate and its normalized echo, or a
+ * message saying what is wrong. name/email: substring; status: whole values, comma list = any;
+ * id: "42" equals, "10,50" inclusive range with either side optional (INTERFACE.md).
+ */
+function filterPredicate(column: ColumnId, value: string): { predicate: Predicate; echo: string } | string {
+  if (column === "name" || column === "email") {
+    return { predicate: { kind: "text", column, op: "contains", value }, echo: value };
+  }
+  if (column === "status") {
+    let mask = 0;
+    for (const item of value.split(",")) {
+      const v = item.trim();
+      if (v === "") continue;
+      const code = statusCode(v);
+      if (code < 0) return `"${v}" is not a status; valid values: ${STATUS_VALUES.join(", ")}`;
+      mask |= 1 << code;
+    }
+    if (mask === 0) return `no status value given; valid values: ${STATUS_VALUES.join(", ")}`;
+    const codes = STATUS_VALUES.map((_, c) => c).filter((c) => (mask >>> c) & 1);
+    return { predicate: { kind: "status", codes }, echo: codes.map((c) => STATUS_VALUES[c]).join(",") };
+  }
+  // id
+  const parts = value.split(",");
+  if (parts.length > 2) return `must be a number or a range "min,max" (got "${value}")`;
+  const nums = parts.map((p) => p.trim());
+  for (const p of nums) {
+    if (p !== "" && (!DECIMAL.test(p) || !Number.isFinite(Number(p)))) return `"${p}" is not a finite number`;
+  }
+  if (parts.length === 1) {
+    if (nums[0] === "") return `must be a number (got "${value}")`;
+    const x = Number(nums[0]);
+    return { predicate: { kind: "number", column: "id", op: "equals", value: x }, echo: String(x) };
+  }
+  const [lo, hi] = nums;
+  if (lo === "" && hi === "") return `a range needs at least one bound (got "${value}")`;
+  const children: Predicate[] = [];
+  if (lo !== "") children.push({ kind: "number", column: "id", op: "greaterThanOrEqual", value: Number(lo) });
+  if (hi !== "") children.push({ kind: "number", column: "id", op: "lessThanOrEqual", value: Number(hi) });
+  const echo = `${lo === "" ? "" : Number(lo)},${hi === "" ? "" : Number(hi)}`;
+  return { predicate: children.length === 1 ? children[0] : { kind: "and", children }, echo };
+}

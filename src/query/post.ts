@@ -1,0 +1,260 @@
+/**
+ * Parses AG Grid Infinite Row Model request bodies (POST /api/users) into the normalized
+ * query. Rules: INTERFACE.md "POST /api/users" and "The two real clients"; AG Grid's filter
+ * model (text, number, set, combined) and sort model.
+ */
+import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
+import { type FieldError, ProblemError } from "./errors.ts";
+import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
+
+/** Default row window when `endRow` is absent: AG Grid's block size (INTERFACE.md, cacheBlockSize). */
+export const DEFAULT_BLOCK_SIZE = 100;
+
+const TEXT_OPS: readonly TextOp[] = ["contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "blank", "notBlank"];
+const NUMBER_OPS: readonly NumberOp[] = [
+  "equals",
+  "notEqual",
+  "lessThan",
+  "lessThanOrEqual",
+  "greaterThan",
+  "greaterThanOrEqual",
+  "inRange",
+  "blank",
+  "notBlank",
+];
+/** Server-Side Row Model fields that ask for grouping, pivoting or aggregation. */
+const GROUPING_FIELDS = ["rowGroupCols", "groupKeys", "pivotCols", "valueCols"] as const;
+const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/** A parsed POST body: the query (offset = startRow, limit = endRow - startRow). */
+export interface PostRequest {
+  query: Query;
+}
+
+/** Escapes a JSON pointer token (RFC 6901). */
+function token(s: string): string {
+  return s.replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Parses a decoded JSON body.
+ * @param maxPageSize the largest accepted window (`endRow - startRow`), in rows
+ * @throws ProblemError BAD_BODY listing every bad field by JSON pointer, or
+ *   GROUPING_NOT_SERVED when the body asks for row grouping or pivoting
+ */
+export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
+  if (!isObject(body)) throw new ProblemError("BAD_BODY", "the body must be a JSON object", [{ pointer: "", detail: "must be a JSON object" }]);
+  const grouping = GROUPING_FIELDS.filter((f) => Array.isArray(body[f]) && (body[f] as unknown[]).length > 0);
+  if (body.pivotMode === true) grouping.push("pivotMode" as never);
+  if (grouping.length > 0) {
+    throw new ProblemError(
+      "GROUPING_NOT_SERVED",
+      `this endpoint serves the Infinite Row Model only; row grouping, pivoting and aggregation are not served (${grouping.join(", ")})`,
+      grouping.map((f) => ({ pointer: `/${f}`, detail: "grouping, pivoting and aggregation are not served" })),
+    );
+  }
+  const errors: FieldError[] = [];
+  const bad = (pointer: string, detail: string) => errors.push({ pointer, detail });
+
+  let startRow = 0;
+  if (body.startRow !== undefined && body.startRow !== null) {
+    if (!Number.isSafeInteger(body.startRow) || (body.startRow as number) < 0) bad("/startRow", `must be an integer >= 0 (got ${JSON.stringify(body.startRow)})`);
+    else startRow = body.startRow as number;
+  }
+  let endRow = startRow + Math.min(DEFAULT_BLOCK_SIZE, maxPageSize);
+  if (body.endRow !== undefined && body.endRow !== null) {
+    const e = body.endRow;
+    if (!Number.isSafeInteger(e) || (e as number) < startRow) bad("/endRow", `must be an integer >= startRow (${startRow}) (got ${JSON.stringify(e)})`);
+    else if ((e as number) - startRow > maxPageSize) bad("/endRow", `endRow - startRow must be at most ${maxPageSize} rows (got ${(e as number) - startRow})`);
+    else endRow = e as number;
+  }
+
+  const sort: SortKey[] = [];
+  const sortModel = body.sortModel;
+  if (sortModel !== undefined && sortModel !== null) {
+    if (!Array.isArray(sortModel)) bad("/sortModel", "must be an array of {colId, sort}");
+    else {
+      sortModel.forEach((item, i) => {
+        const at = `/sortModel/${i}`;
+        if (!isObject(item)) return bad(at, "must be an object {colId, sort, type?}");
+        if (!isColumnId(item.colId)) return bad(`${at}/colId`, `unknown column ${JSON.stringify(item.colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
+        if (item.sort !== "asc" && item.sort !== "desc") return bad(`${at}/sort`, `must be "asc" or "desc" (got ${JSON.stringify(item.sort)})`);
+        if (item.type !== undefined && item.type !== null && item.type !== "default" && item.type !== "absolute") {
+          return bad(`${at}/type`, `must be "default" or "absolute" (got ${JSON.stringify(item.type)})`);
+        }
+        sort.push({ column: item.colId, direction: item.sort, absolute: item.type === "absolute" });
+      });
+    }
+  }
+
+  let filter: Predicate | null = null;
+  const filterModel = body.filterModel;
+  if (filterModel !== undefined && filterModel !== null) {
+    if (!isObject(filterModel)) bad("/filterModel", "must be an object mapping column ids to filter models");
+    else {
+      const children: Predicate[] = [];
+      for (const [colId, model] of Object.entries(filterModel)) {
+        const at = `/filterModel/${token(colId)}`;
+        if (!isColumnId(colId)) {
+          bad(at, `unknown column "${colId}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+          continue;
+        }
+        if (model === null || model === undefined) continue;
+        const p = modelPredicate(colId, model, at, bad);
+        if (p !== null) children.push(p);
+      }
+      filter = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
+    }
+  }
+
+  if (errors.length > 0) {
+    throw new ProblemError("BAD_BODY", errors.map((e) => `${"pointer" in e ? e.pointer : e.parameter}: ${e.detail}`).join("; "), errors);
+  }
+  return { query: { filter, sort, offset: startRow, limit: endRow - startRow } };
+}
+
+type Bad = (pointer: string, detail: string) => void;
+
+/** One column's filter model (simple or combined) as a predicate; null after reporting errors. */
+function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad): Predicate | null {
+  if (!isObject(model)) {
+    bad(at, "must be a filter model object");
+    return null;
+  }
+  const conditions = Array.isArray(model.conditions)
+    ? model.conditions
+    : model.condition1 !== undefined || model.condition2 !== undefined
+      ? [model.condition1, model.condition2].filter((c) => c !== undefined && c !== null)
+      : null;
+  if (conditions !== null || model.operator !== undefined) {
+    const operator = model.operator;
+    if (operator !== "AND" && operator !== "OR") {
+      bad(`${at}/operator`, `must be "AND" or "OR" (got ${JSON.stringify(operator)})`);
+      return null;
+    }
+    if (conditions === null || conditions.length === 0) {
+      bad(`${at}/conditions`, "must be a non-empty array of filter conditions");
+      return null;
+    }
+    const key = Array.isArray(model.conditions) ? "conditions" : "condition";
+    const children: Predicate[] = [];
+    conditions.forEach((c, i) => {
+      const where = key === "conditions" ? `${at}/conditions/${i}` : `${at}/condition${i + 1}`;
+      if (isObject(c) && c.filterType === undefined) c = { ...c, filterType: model.filterType };
+      if (isObject(c) && model.filterType !== undefined && c.filterType !== model.filterType) {
+        bad(`${where}/filterType`, `must match the combined model's filterType ${JSON.stringify(model.filterType)}`);
+        return;
+      }
+      const p = simplePredicate(column, c, where, bad);
+      if (p !== null) children.push(p);
+    });
+    if (children.length !== conditions.length) return null;
+    return children.length === 1 ? children[0] : { kind: operator === "AND" ? "and" : "or", children };
+  }
+  return simplePredicate(column, model, at, bad);
+}
+
+/** A simple (non-combined) text, number or set model as a predicate; null after reporting errors. */
+function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad): Predicate | null {
+  if (!isObject(model)) {
+    bad(at, "must be a filter model object");
+    return null;
+  }
+  const describe = JSON.stringify(model).slice(0, 200);
+  switch (model.filterType) {
+    case "text": {
+      const type = model.type ?? "contains";
+      if (!TEXT_OPS.includes(type as TextOp)) {
+        bad(`${at}/type`, `text filter type must be one of ${TEXT_OPS.join(", ")} (got ${JSON.stringify(type)}) in ${describe}`);
+        return null;
+      }
+      const op = type as TextOp;
+      if (op === "blank" || op === "notBlank") return { kind: "text", column, op, value: "" };
+      const f = model.filter;
+      if (typeof f !== "string" && typeof f !== "number") {
+        bad(`${at}/filter`, `text filter "${op}" needs a string "filter" (got ${JSON.stringify(f)}) in ${describe}`);
+        return null;
+      }
+      return { kind: "text", column, op, value: String(f) };
+    }
+    case "number": {
+      if (column !== "id") {
+        bad(at, `a number filter does not fit column "${column}" (only "id" is a number): ${describe}`);
+        return null;
+      }
+      const type = model.type ?? "equals";
+      if (!NUMBER_OPS.includes(type as NumberOp)) {
+        bad(`${at}/type`, `number filter type must be one of ${NUMBER_OPS.join(", ")} (got ${JSON.stringify(type)}) in ${describe}`);
+        return null;
+      }
+      const op = type as NumberOp;
+      if (op === "blank" || op === "notBlank") return { kind: "number", column: "id", op, value: 0 };
+      const value = numberOf(model.filter);
+      if (value === null) {
+        bad(`${at}/filter`, `number filter "${op}" needs a number "filter" (got ${JSON.stringify(model.filter)}) in ${describe}`);
+        return null;
+      }
+      if (op !== "inRange") return { kind: "number", column: "id", op, value };
+      const valueTo = numberOf(model.filterTo);
+      if (valueTo === null) {
+        bad(`${at}/filterTo`, `number filter "inRange" needs a number "filterTo" (got ${JSON.stringify(model.filterTo)}) in ${describe}`);
+        return null;
+      }
+      return { kind: "number", column: "id", op, value, valueTo };
+    }
+    case "set": {
+      const values = model.values;
+      if (!Array.isArray(values)) {
+        bad(`${at}/values`, `set filter needs an array "values" in ${describe}`);
+        return null;
+      }
+      const out: string[] = [];
+      let blanks = false;
+      let ok = true;
+      values.forEach((v, i) => {
+        if (v === null) {
+          blanks = true;
+          return;
+        }
+        if (typeof v !== "string" && typeof v !== "number") {
+          ok = false;
+          return bad(`${at}/values/${i}`, `must be a string, a number or null (got ${JSON.stringify(v)})`);
+        }
+        const s = String(v);
+        if (column === "status" && statusCode(s) < 0) {
+          ok = false;
+          return bad(`${at}/values/${i}`, `"${s}" is not a status; valid values: ${STATUS_VALUES.join(", ")}`);
+        }
+        if (column === "id" && numberOf(v) === null) {
+          ok = false;
+          return bad(`${at}/values/${i}`, `"${s}" is not a number`);
+        }
+        out.push(column === "id" ? String(numberOf(v)) : s);
+      });
+      if (!ok) return null;
+      const set: Predicate = { kind: "set", column, values: out };
+      // (Blanks): null values match blank cells; only name and email can be blank.
+      if (blanks && (column === "name" || column === "email")) {
+        return { kind: "or", children: [set, { kind: "text", column, op: "blank", value: "" }] };
+      }
+      return set;
+    }
+    default:
+      bad(`${at}/filterType`, `unsupported filterType ${JSON.stringify(model.filterType)} for column "${column}"; supported: text, number (id only), set`);
+      return null;
+  }
+}
+
+/** A finite number from a number or a numeric string (INTERFACE.md: coerce "200"); else null. */
+function numberOf(v: unknown): number | null {
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (typeof v === "string" && DECIMAL.test(v)) {
+    const x = Number(v);
+    return Number.isFinite(x) ? x : null;
+  }
+  return null;
+}

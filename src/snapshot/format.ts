@@ -1,0 +1,101 @@
+/**
+ * The snapshot file format, version 1 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
+ * loader views in place out of a memory map.
+ */
+import { Packr } from "msgpackr";
+import { COLUMN_IDS, STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
+
+/** File magic: "USERSNAP" in ASCII. */
+export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
+
+/** The format version this build writes and reads. */
+export const FORMAT_VERSION = 1;
+
+/** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
+export const PREFIX_BYTES = 16;
+
+/** Section alignment, in bytes: every section starts at a multiple of 8 from the file start. */
+export const SECTION_ALIGN = 8;
+
+/** Element types of sections and their sizes in bytes. */
+export const ELEMENT_BYTES = { u8: 1, u32: 4, f64: 8 } as const;
+
+/** A section's element type. */
+export type ElementType = keyof typeof ELEMENT_BYTES;
+
+/** One section's entry in the header. */
+export interface SectionEntry {
+  /** Section name, e.g. `ids` or `name.rowsByValue`. */
+  name: string;
+  type: ElementType;
+  /** Byte offset from the file start; a multiple of {@link SECTION_ALIGN}. */
+  offset: number;
+  /** Number of elements. */
+  length: number;
+  /** xxHash3 of the section's bytes, as 16 hex digits. */
+  hash: string;
+}
+
+/** The msgpackr header, decoded. */
+export interface SnapshotHeader {
+  format: "users-listing-snapshot";
+  formatVersion: number;
+  /** ISO 8601 time of the build. */
+  createdAt: string;
+  rowCount: number;
+  schema: {
+    columns: { id: string; type: "number" | "string" | "enum"; values?: string[] }[];
+  };
+  /** The collation the permutations were built with, and the ICU version that built them. */
+  collation: { locale: string; sensitivity: string; numeric: boolean; icu: string };
+  /** Sections in file order. */
+  sections: SectionEntry[];
+  /** xxHash3 over the sections' hashes, 16 hex digits: the snapshot id. */
+  checksum: string;
+}
+
+/**
+ * The msgpackr instance for headers. `useRecords: false` keeps plain maps (no record
+ * extension), `moreTypes: true` round-trips typed arrays should any reach it.
+ */
+export const headerPackr = new Packr({ useRecords: false, moreTypes: true });
+
+/** The schema block every version-1 header carries. */
+export function currentSchema(): SnapshotHeader["schema"] {
+  return {
+    columns: COLUMN_IDS.map((id) =>
+      id === "id"
+        ? { id, type: "number" as const }
+        : id === "status"
+          ? { id, type: "enum" as const, values: [...STATUS_VALUES] }
+          : { id, type: "string" as const },
+    ),
+  };
+}
+
+/** Names of the sections a string column contributes, in file order. */
+export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): string[] {
+  return [
+    `${column}.json`,
+    `${column}.jsonOffsets`,
+    `${column}.folded`,
+    `${column}.foldedOffsets`,
+    `${column}.rowsByValue`,
+    `${column}.rankByRow`,
+    `${column}.rowsByValueByStatus`,
+    `${column}.trigrams.keys`,
+    `${column}.trigrams.offsets`,
+    `${column}.trigrams.postings`,
+  ];
+}
+
+/** xxHash3 of bytes as 16 lower-case hex digits. */
+export function hashBytes(bytes: Uint8Array): string {
+  return Bun.hash.xxHash3(bytes).toString(16).padStart(16, "0");
+}
+
+/** Rounds a byte count up to the section alignment. */
+export function alignUp(bytes: number): number {
+  return Math.ceil(bytes / SECTION_ALIGN) * SECTION_ALIGN;
+}

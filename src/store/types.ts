@@ -1,0 +1,68 @@
+/**
+ * The columnar in-memory store: typed arrays built once by the snapshot builder and viewed
+ * straight out of the mapped snapshot file at start-up. Rows are numbered 0…rowCount-1 in
+ * ascending `id` order, so row order is id order and the row number is the id's rank.
+ */
+import type { StringColumnId } from "../schema.ts";
+
+/**
+ * A byte-level trigram index over a column's folded UTF-8 strings: for every distinct
+ * 3-byte sequence, the ascending list of rows whose folded string contains it (each row once).
+ */
+export interface TrigramIndex {
+  /** Distinct trigram keys `(b0 << 16) | (b1 << 8) | b2`, ascending; length K. */
+  keys: Uint32Array;
+  /** Posting list bounds: list k is `postings[offsets[k] .. offsets[k+1])`; length K + 1. */
+  offsets: Uint32Array;
+  /** All posting lists back to back: row numbers, ascending within a list. */
+  postings: Uint32Array;
+}
+
+/** A string column (`name` or `email`). */
+export interface StringColumn {
+  /** Each row's value as a JSON string literal (quotes included), UTF-8, back to back. */
+  json: Uint8Array;
+  /** Row r's literal is `json[jsonOffsets[r] .. jsonOffsets[r+1])`; length rowCount + 1, in bytes. */
+  jsonOffsets: Uint32Array;
+  /** Each row's folded value (collation.ts `fold`), UTF-8, back to back. */
+  folded: Uint8Array;
+  /** Row r's folded value is `folded[foldedOffsets[r] .. foldedOffsets[r+1])`; length rowCount + 1, in bytes. */
+  foldedOffsets: Uint32Array;
+  /** Permutation of row numbers in collation order, ties by row (id) ascending; length rowCount. */
+  rowsByValue: Uint32Array;
+  /** Dense collation rank of each row's value (collator-equal values share a rank); length rowCount. */
+  rankByRow: Uint32Array;
+  /**
+   * `rowsByValue` stably partitioned by status code: the rows of status 0 in collation order,
+   * then those of status 1; partition p starts at the sum of `statusCounts[0..p)`. Length rowCount.
+   */
+  rowsByValueByStatus: Uint32Array;
+  /** Trigram posting lists over `folded`. */
+  trigrams: TrigramIndex;
+}
+
+/** The whole store. */
+export interface Store {
+  /** Rows in the store. */
+  rowCount: number;
+  /** Each row's id, strictly ascending; length rowCount. */
+  ids: Float64Array;
+  /** Each row's status code (index into STATUS_VALUES); length rowCount. */
+  statusCodes: Uint8Array;
+  /** Rows per status code; length STATUS_VALUES.length. */
+  statusCounts: Uint32Array;
+  /**
+   * Row numbers grouped by status code, ascending within a group (the `status` sort order,
+   * and the per-status permutation of `id`); length rowCount.
+   */
+  rowsByStatus: Uint32Array;
+  /**
+   * Rows in ascending order of |id|, ties by id ascending; length rowCount. Null when no id is
+   * negative (then it is the identity and row order serves).
+   */
+  rowsByAbsId: Uint32Array | null;
+  /** The string columns. */
+  strings: Record<StringColumnId, StringColumn>;
+  /** Identifies the snapshot the store came from (its checksum, hex). */
+  snapshotId: string;
+}

@@ -1,0 +1,365 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
+import { detectFormat, findFirstDuplicate, IngestError, readUsers, READ_CHUNK_BYTES, type RawColumns } from "../../src/ingest/read.ts";
+import { STATUS_VALUES, type UserRecord } from "../../src/schema.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "users-ingest-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCounter = 0;
+/** Writes `content` to a fresh file named `*.ext` and returns its path. */
+function file(ext: string, content: string | Uint8Array): string {
+  const path = join(dir, `f${++fileCounter}.${ext}`);
+  writeFileSync(path, content);
+  return path;
+}
+
+/** The records of `columns`, as UserRecords. */
+function records(columns: RawColumns): UserRecord[] {
+  const out: UserRecord[] = [];
+  for (let i = 0; i < columns.ids.length; i++) {
+    out.push({ id: columns.ids[i], name: columns.names[i], email: columns.emails[i], status: STATUS_VALUES[columns.statusCodes[i]] });
+  }
+  return out;
+}
+
+/** Reads `path`, expecting an IngestError; returns it. */
+async function failure(path: string): Promise<IngestError> {
+  try {
+    await readUsers(path);
+  } catch (error) {
+    if (error instanceof IngestError) return error;
+    throw error;
+  }
+  throw new Error(`expected ${path} to fail`);
+}
+
+/** Expects `path` to fail on `line` with a reason containing `reason`. */
+async function expectFailure(path: string, line: number, reason: string): Promise<void> {
+  const error = await failure(path);
+  expect(error.file).toBe(path);
+  expect({ line: error.line, reason: error.reason }).toEqual({ line, reason: expect.stringContaining(reason) });
+  expect(error.message).toBe(`${path}:${line}: ${error.reason}`);
+}
+
+const FORMATS = ["ndjson", "json", "csv"] as const;
+
+const TRICKY: UserRecord[] = [
+  { id: 1, name: "Smith, John", email: "john@example.com", status: "active" },
+  { id: 2, name: 'Robert "Bob" Tables', email: "bob@example.com", status: "inactive" },
+  { id: 3, name: "two\nlines", email: "two@example.com", status: "active" },
+  { id: 4, name: "crlf\r\ninside", email: "crlf@example.com", status: "active" },
+  { id: 5, name: "", email: "", status: "inactive" },
+  { id: 6, name: "  padded  ", email: " spaced@example.com ", status: "active" },
+  { id: 7, name: "\uFEFFbom first", email: "bom@example.com", status: "active" },
+  { id: 8, name: "Émile Zoë 🎉 日本 Ωμέγα Жанна", email: "emile@example.com", status: "inactive" },
+  { id: -9.5, name: "back\\slash \t tab", email: "b@example.com", status: "active" },
+  { id: 1e15, name: '"', email: ",", status: "inactive" },
+  { id: 11, name: '""', email: '",\n', status: "active" },
+];
+
+describe("readUsers round trip", () => {
+  for (const format of FORMATS) {
+    test(`${format}: generated rows read back identically, with line numbers`, async () => {
+      const path = join(dir, `gen.${format}`);
+      await writeUsers(path, { count: 5000, seed: 11, format });
+      const columns = await readUsers(path);
+      expect(records(columns)).toEqual([...generateUsers({ count: 5000, seed: 11 })]);
+      expect(columns.ids).toBeInstanceOf(Float64Array);
+      expect(columns.statusCodes).toBeInstanceOf(Uint8Array);
+      expect(columns.lines).toBeInstanceOf(Uint32Array);
+      expect(columns.lines.length).toBe(5000);
+      // ndjson: record i on line i + 1; json and csv: i + 2 (after "[" or the header).
+      const offset = format === "ndjson" ? 1 : 2;
+      expect(Array.from(columns.lines.subarray(0, 3))).toEqual([offset, offset + 1, offset + 2]);
+      expect(columns.lines[4999]).toBe(4999 + offset);
+    });
+
+    test(`${format}: commas, quotes, newlines, BOM-like and astral characters survive`, async () => {
+      const path = join(dir, `tricky.${format}`);
+      await writeRecords(path, TRICKY, format);
+      const columns = await readUsers(path);
+      expect(records(columns)).toEqual(TRICKY);
+      if (format === "csv") {
+        // Record 3 holds one newline, record 4 one more: later records start lower.
+        expect(Array.from(columns.lines)).toEqual([2, 3, 4, 6, 8, 9, 10, 11, 12, 13, 14]);
+      }
+    });
+
+    test(`${format}: records spanning the ${READ_CHUNK_BYTES >> 20} MiB read chunk`, async () => {
+      const big = "ü".repeat(READ_CHUNK_BYTES / 2 + 12345) + "\nend";
+      const rows: UserRecord[] = [
+        { id: 1, name: "before", email: "a@b.c", status: "active" },
+        { id: 2, name: big, email: "big@b.c", status: "inactive" },
+        { id: 3, name: "after, with comma", email: "z@b.c", status: "active" },
+      ];
+      const path = join(dir, `span.${format}`);
+      await writeRecords(path, rows, format);
+      const progress: Array<[number, number]> = [];
+      const columns = await readUsers(path, (read, total) => progress.push([read, total]));
+      expect(records(columns)).toEqual(rows);
+      const [read, total] = progress[progress.length - 1];
+      expect(read).toBe(total);
+      expect(progress.length).toBeGreaterThan(1);
+    });
+  }
+
+  test("a 20 MB ndjson file with multi-byte names across chunk ends", async () => {
+    const path = join(dir, "many.ndjson");
+    await writeUsers(path, { count: 200_000, seed: 3, format: "ndjson" });
+    const columns = await readUsers(path);
+    expect(columns.ids.length).toBe(200_000);
+    const expected = [...generateUsers({ count: 200_000, seed: 3 })];
+    for (let i = 0; i < 200_000; i += 1) {
+      if (columns.names[i] !== expected[i].name) throw new Error(`row ${i}: ${columns.names[i]} !== ${expected[i].name}`);
+    }
+    expect(columns.lines[199_999]).toBe(200_000);
+  });
+});
+
+describe("readUsers formats and edge cases", () => {
+  test("empty and whitespace-only files are 0 rows in every format", async () => {
+    for (const ext of ["ndjson", "json", "csv", "txt"]) {
+      for (const content of ["", "  \n\n", "\uFEFF"]) {
+        const columns = await readUsers(file(ext, content));
+        expect(columns.ids.length).toBe(0);
+        expect(columns.names).toEqual([]);
+      }
+    }
+  });
+
+  test("format sniffing for unknown extensions", async () => {
+    expect(detectFormat("x.txt", '  [{"id":1}]')).toBe("json");
+    expect(detectFormat("x.txt", '{"id":1}')).toBe("ndjson");
+    expect(detectFormat("x", "id,name,email,status")).toBe("csv");
+    expect(detectFormat("x.JSONL", "[")).toBe("ndjson");
+    expect(detectFormat("x.json", '{"id":1}\n{"id":2}')).toBe("ndjson");
+    const ndjson = file("dat", '{"id":1,"name":"a","email":"e","status":"active"}\n');
+    expect((await readUsers(ndjson)).ids[0]).toBe(1);
+    const csv = file("dat", "status,email,name,id\nactive,e,a,5\n");
+    expect(records(await readUsers(csv))).toEqual([{ id: 5, name: "a", email: "e", status: "active" }]);
+    const json = file("dat", '[{"id":1,"name":"a","email":"e","status":"inactive"}]');
+    expect((await readUsers(json)).statusCodes[0]).toBe(1);
+  });
+
+  test("ndjson: blank lines and CRLF are allowed; lines count them", async () => {
+    const path = file("ndjson", '\n{"id":1,"name":"a","email":"e","status":"active"}\r\n\r\n  \n{"id":2,"name":"b","email":"f","status":"inactive"}');
+    const columns = await readUsers(path);
+    expect(Array.from(columns.ids)).toEqual([1, 2]);
+    expect(Array.from(columns.lines)).toEqual([2, 5]);
+  });
+
+  test("json: pretty-printed objects are numbered by the line of their '{'", async () => {
+    const text = `[
+  {
+    "id": 10, "name": "a",
+    "email": "x{}[]\\"", "status": "active", "extra": {"nested": [1, {"x": "}"}]}
+  },
+  {"id": 20, "name": "b", "email": "y", "status": "inactive"}
+]
+`;
+    const columns = await readUsers(file("json", text));
+    expect(Array.from(columns.ids)).toEqual([10, 20]);
+    expect(columns.emails[0]).toBe('x{}[]"');
+    expect(Array.from(columns.lines)).toEqual([2, 6]);
+    expect((await readUsers(file("json", "[]"))).ids.length).toBe(0);
+  });
+
+  test("csv: header in any order, extra columns ignored, case-insensitive header and status", async () => {
+    const path = file("csv", "Email, STATUS ,extra,Name,ID\r\ne1,Active,x,n1,1\r\n\r\ne2,INACTIVE,y,\"n, 2\",2e3\r\n");
+    const columns = await readUsers(path);
+    expect(records(columns)).toEqual([
+      { id: 1, name: "n1", email: "e1", status: "active" },
+      { id: 2000, name: "n, 2", email: "e2", status: "inactive" },
+    ]);
+    expect(Array.from(columns.lines)).toEqual([2, 4]);
+  });
+
+  test("csv: last record without a line end, and a final empty field", async () => {
+    const columns = await readUsers(file("csv", "id,name,email,status\n1,a,b,active\n2,\"q\",,inactive"));
+    expect(records(columns)).toEqual([
+      { id: 1, name: "a", email: "b", status: "active" },
+      { id: 2, name: "q", email: "", status: "inactive" },
+    ]);
+    const trailing = await readUsers(file("csv", "id,status,name,email\n1,active,a,"));
+    expect(trailing.emails).toEqual([""]);
+  });
+
+  test("-0 and 0 are the same id", async () => {
+    await expectFailure(file("csv", "id,name,email,status\n0,a,b,active\n-0,c,d,active\n"), 3, "duplicate id 0 (first seen on line 2)");
+  });
+
+  test("a large id file is checked for duplicates quickly", async () => {
+    const ids = new Float64Array(1_000_000);
+    for (let i = 0; i < ids.length; i++) ids[i] = (i * 7919) % 1_000_003;
+    expect(findFirstDuplicate(ids, ids.length)).toBeNull();
+    ids[900_000] = ids[10];
+    ids[950_000] = ids[5];
+    expect(findFirstDuplicate(ids, ids.length)).toEqual({ index: 900_000, firstIndex: 10 });
+  });
+});
+
+describe("readUsers errors name the file and line", () => {
+  const ok = (id: number): string => `{"id":${id},"name":"n${id}","email":"e${id}@x.org","status":"active"}`;
+
+  describe("ndjson", () => {
+    test("malformed JSON", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n${ok(2)}\n{"id":3,"name":\n`), 3, "malformed JSON");
+    });
+    test("id not a number", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n{"id":"abc","name":"n","email":"e","status":"active"}\n`), 2, 'id must be a finite number (got "abc")');
+      await expectFailure(file("ndjson", `{"id":"42","name":"n","email":"e","status":"active"}\n`), 1, 'id must be a finite number (got "42")');
+      await expectFailure(file("ndjson", `{"id":1e999,"name":"n","email":"e","status":"active"}\n`), 1, "id must be a finite number (got Infinity)");
+    });
+    test("missing fields and wrong types", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n\n{"id":2,"name":"n","status":"active"}\n`), 3, 'missing field "email"');
+      await expectFailure(file("ndjson", `{"name":"n","email":"e","status":"active"}`), 1, 'missing field "id"');
+      await expectFailure(file("ndjson", `{"id":1,"name":42,"email":"e","status":"active"}`), 1, "name must be a string (got 42)");
+      await expectFailure(file("ndjson", `{"id":1,"name":null,"email":"e","status":"active"}`), 1, "name must be a string (got null)");
+      await expectFailure(file("ndjson", `{"id":1,"name":"n","email":["e"],"status":"active"}`), 1, "email must be a string (got an array)");
+      await expectFailure(file("ndjson", `{"id":1,"name":"n","email":"e"}`), 1, 'missing field "status"');
+    });
+    test("status outside the enum", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n{"id":2,"name":"n","email":"e","status":"pending"}`), 2, 'status must be one of active, inactive (got "pending")');
+      await expectFailure(file("ndjson", `{"id":2,"name":"n","email":"e","status":1}`), 1, "status must be one of active, inactive (got 1)");
+    });
+    test("record not an object", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n[1,2]\n`), 2, "record must be a JSON object (got an array)");
+      await expectFailure(file("ndjson", `${ok(1)}\n"text"\n`), 2, 'record must be a JSON object (got "text")');
+    });
+    test("duplicate id, reported on the later line", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n${ok(7)}\n${ok(3)}\n${ok(4)}\n${ok(7)}\n${ok(3)}\n`), 5, "duplicate id 7 (first seen on line 2)");
+    });
+    test("the first bad record wins: a duplicate before a malformed line", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n${ok(1)}\n${ok(3)}\n{oops\n`), 2, "duplicate id 1 (first seen on line 1)");
+    });
+    test("lone surrogate escape", async () => {
+      await expectFailure(file("ndjson", `${ok(1)}\n{"id":2,"name":"bad \\ud800 here","email":"e","status":"active"}\n`), 2, "name is not well-formed Unicode (lone surrogate U+D800)");
+      await expectFailure(file("ndjson", `{"id":2,"name":"ok \\ud83c\\udf89","email":"\\udc00","status":"active"}\n`), 1, "email is not well-formed Unicode (lone surrogate U+DC00)");
+    });
+    test("invalid UTF-8 bytes, including an encoded surrogate", async () => {
+      const head = new TextEncoder().encode(`${ok(1)}\n${ok(2)}\n{"id":3,"name":"`);
+      const tail = new TextEncoder().encode(`","email":"e","status":"active"}\n`);
+      for (const bad of [[0xff], [0xed, 0xa0, 0x80], [0xc3]]) {
+        const bytes = new Uint8Array([...head, ...bad, ...tail]);
+        await expectFailure(file("ndjson", bytes), 3, "invalid UTF-8");
+      }
+      // Truncated sequence at the very end of the file.
+      await expectFailure(file("ndjson", new Uint8Array([...new TextEncoder().encode(`${ok(1)}\n`), 0xe2, 0x82])), 2, "invalid UTF-8");
+    });
+  });
+
+  describe("json array", () => {
+    test("not an array", async () => {
+      await expectFailure(file("json", "\n\n  5"), 3, "malformed JSON: expected '['");
+    });
+    test("bad object on its start line", async () => {
+      await expectFailure(file("json", `[\n${ok(1)},\n{"id": 2,\n "name": oops}\n]`), 3, "malformed JSON");
+      await expectFailure(file("json", `[\n${ok(1)},\n{"id": 2,\n "name": "n", "email": "e", "status": "gone"}\n]`), 3, 'status must be one of active, inactive (got "gone")');
+    });
+    test("elements that are not objects", async () => {
+      await expectFailure(file("json", `[\n${ok(1)},\n 42\n]`), 3, "record must be a JSON object (got a number)");
+      await expectFailure(file("json", `[null]`), 1, "record must be a JSON object (got null)");
+    });
+    test("missing comma, trailing comma, unclosed array, trailing data", async () => {
+      await expectFailure(file("json", `[\n${ok(1)}\n${ok(2)}\n]`), 3, "expected ',' or ']'");
+      await expectFailure(file("json", `[\n${ok(1)},\n]`), 3, "where an array element was expected");
+      await expectFailure(file("json", `[\n${ok(1)},\n${ok(2)}\n`), 4, "not closed");
+      await expectFailure(file("json", `[\n${ok(1)},\n{"id":2,\n`), 3, "end of file inside an object");
+      await expectFailure(file("json", `[${ok(1)}]\n\nx`), 3, "after the end of the array");
+    });
+    test("duplicate id", async () => {
+      await expectFailure(file("json", `[\n${ok(5)},\n${ok(6)},\n${ok(5)}\n]`), 4, "duplicate id 5 (first seen on line 2)");
+    });
+  });
+
+  describe("csv", () => {
+    const header = "id,name,email,status\n";
+    test("header missing a column or naming one twice", async () => {
+      await expectFailure(file("csv", "id,name,status\n1,a,active\n"), 1, 'missing "email"');
+      await expectFailure(file("csv", "id,name,email,status,Name\n"), 1, 'names column "name" twice');
+    });
+    test("wrong field count", async () => {
+      await expectFailure(file("csv", `${header}1,a,b,active\n2,a,active\n`), 3, "CSV row has 3 fields, header has 4");
+      await expectFailure(file("csv", `${header}1,a,b,active,extra\n`), 2, "CSV row has 5 fields, header has 4");
+    });
+    test("unterminated quote, reported on the record's first line", async () => {
+      await expectFailure(file("csv", `${header}1,a,b,active\n2,"open\nstill open\n`), 3, "unterminated quoted field");
+    });
+    test("quote inside an unquoted field, text after a closing quote, bare CR", async () => {
+      await expectFailure(file("csv", `${header}1,ab"c,e,active\n`), 2, "quote inside an unquoted field");
+      await expectFailure(file("csv", `${header}1,"ab"c,e,active\n`), 2, "after a closing quote");
+      await expectFailure(file("csv", `${header}1,a\rb,e,active\n`), 2, "bare carriage return");
+    });
+    test("ids: empty, blank, not a number", async () => {
+      await expectFailure(file("csv", `${header}1,a,b,active\n,a,b,active\n`), 3, 'id must be a finite number (got "")');
+      await expectFailure(file("csv", `${header}  ,a,b,active\n`), 2, 'id must be a finite number (got "  ")');
+      await expectFailure(file("csv", `${header}abc,a,b,active\n`), 2, 'id must be a finite number (got "abc")');
+      await expectFailure(file("csv", `${header}Infinity,a,b,active\n`), 2, 'id must be a finite number (got "Infinity")');
+    });
+    test("status outside the enum", async () => {
+      await expectFailure(file("csv", `${header}1,a,b,pending\n`), 2, 'status must be one of active, inactive (got "pending")');
+      await expectFailure(file("csv", `${header}1,a,b,\n`), 2, 'status must be one of active, inactive (got "")');
+    });
+    test("lines after multi-line quoted fields stay right", async () => {
+      await expectFailure(file("csv", `${header}1,"a\nb\nc",e,active\r\n2,x,y,nope\n`), 5, "status must be one of");
+    });
+    test("duplicate id after a multi-line record", async () => {
+      await expectFailure(file("csv", `${header}1,"a\nb",e,active\n1,x,y,active\n`), 4, "duplicate id 1 (first seen on line 2)");
+    });
+  });
+});
+
+describe("properties (fast-check)", () => {
+  // Any well-formed string (all planes, control characters, quotes, commas, CR, LF).
+  const text = fc.string({ unit: "binary", maxLength: 12 });
+  const statusText = fc.constantFrom<UserRecord["status"]>("active", "inactive");
+  const rowsArb = fc
+    .uniqueArray(fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, noDefaultInfinity: true })), {
+      maxLength: 12,
+      comparator: (a, b) => a === b,
+    })
+    .chain((ids) =>
+      fc.tuple(...ids.map((id) => fc.record({ id: fc.constant(id + 0), name: text, email: text, status: statusText }))),
+    );
+
+  for (const format of FORMATS) {
+    test(`${format}: write then read with any chunk size gives the records back`, async () => {
+      let round = 0;
+      await fc.assert(
+        fc.asyncProperty(rowsArb, fc.integer({ min: 4, max: 40 }), async (rows, chunkBytes) => {
+          const path = join(dir, `prop-${format}-${round++}.${format}`);
+          await writeRecords(path, rows, format);
+          const columns = await readUsers(path, undefined, { chunkBytes });
+          expect(records(columns)).toEqual(rows);
+        }),
+        { numRuns: 150 },
+      );
+    });
+  }
+
+  test("arbitrary bytes either read or fail with an IngestError", async () => {
+    const alphabet = ['{', '}', '[', ']', '"', ",", ":", "\n", "\r", "\\", " ", "1", "a", "id", "name", "email", "status", "active", "é", "\uD800"];
+    const junk = fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((parts) => parts.join(""));
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(junk, fc.constantFrom("ndjson", "json", "csv", "txt"), fc.integer({ min: 4, max: 16 }), async (content, ext, chunkBytes) => {
+        const path = file(ext, content);
+        round++;
+        try {
+          const columns = await readUsers(path, undefined, { chunkBytes });
+          expect(columns.names.length).toBe(columns.ids.length);
+        } catch (error) {
+          if (!(error instanceof IngestError)) throw error;
+          expect(error.line).toBeGreaterThanOrEqual(1);
+          expect(error.line).toBeLessThanOrEqual(content.split("\n").length);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+});

@@ -1,0 +1,192 @@
+/**
+ * The naive test oracle for the query engine: INTERFACE.md ("Ordering", "Matching") and the
+ * documented semantics of `Query` / `Predicate` / `SortKey` (src/query/types.ts), written out
+ * as plainly as possible with `filter`, a comparator `sort` and `slice`.
+ *
+ * It shares nothing with the engine but `collator` / `fold` (the one ordering rule and the one
+ * matching rule), the schema constants and the types. Property tests run the engine and this
+ * oracle on the same random records and queries and expect identical answers.
+ */
+import { collator, fold } from "../../src/collation/collation.ts";
+import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
+import { STATUS_VALUES, type ColumnId, type UserRecord } from "../../src/schema.ts";
+
+/**
+ * Answers `query` over `records` the slow, obvious way.
+ *
+ * 1. Filter: keep the records for which {@link naiveMatches} holds (all when `filter` is null).
+ * 2. Sort: by each sort key in turn ({@link naiveCompare}); rows still tied after the last key
+ *    by `id`, ascending when the last key is ascending and descending when it is descending;
+ *    `id` ascending when there are no keys (INTERFACE.md "Ordering"; types.ts `SortKey`).
+ * 3. Window: `slice(offset, offset + limit)` (types.ts `Query`).
+ *
+ * @returns `rows`: the window, as the input record objects (not copies), in order;
+ *   `total`: the number of matching records (before the window), as INTERFACE.md's `total`.
+ */
+export function naiveQuery(
+  records: readonly UserRecord[],
+  query: Query,
+): { rows: UserRecord[]; total: number } {
+  const filter = query.filter;
+  const matching = records.filter((record) => filter === null || naiveMatches(record, filter));
+  const sorted = [...matching].sort((a, b) => naiveCompare(a, b, query.sort));
+  return { rows: sorted.slice(query.offset, query.offset + query.limit), total: matching.length };
+}
+
+/**
+ * True when `record` satisfies `predicate` (types.ts `Predicate`; INTERFACE.md "Matching").
+ *
+ * - `text`: `fold(cell)` against `fold(value)`, where the cell is the name / email, `String(id)`
+ *   for `id`, the enum value for `status`: contains = includes, notContains = !includes,
+ *   equals ===, notEqual !==, startsWith, endsWith; `blank` = the cell is empty or white space
+ *   only (`cell.trim() === ""` on the stored value, AG Grid's `isBlank`), `notBlank` = it is not
+ *   (`value` ignored).
+ * - `number` (on `id`): the six comparisons; `inRange` is value < id < valueTo (exclusive);
+ *   `blank` matches nothing and `notBlank` everything (ids are never null).
+ * - `set`: name / email fold-equal to one of the values; `id` equal to `Number(v)` for one of
+ *   them; `status` equal to one of them case-insensitively. An empty list matches nothing.
+ * - `status`: the record's status code (index in STATUS_VALUES) is one of `codes`.
+ * - `and` / `or`: every / some child.
+ */
+export function naiveMatches(record: UserRecord, predicate: Predicate): boolean {
+  switch (predicate.kind) {
+    case "text":
+      return matchesText(cellString(record, predicate.column), predicate.op, predicate.value);
+    case "number":
+      return matchesNumber(record.id, predicate.op, predicate.value, predicate.valueTo);
+    case "set":
+      return predicate.values.some((value) => setValueEquals(record, predicate.column, value));
+    case "status":
+      return predicate.codes.includes(STATUS_VALUES.indexOf(record.status));
+    case "and":
+      return predicate.children.every((child) => naiveMatches(record, child));
+    case "or":
+      return predicate.children.some((child) => naiveMatches(record, child));
+  }
+}
+
+/**
+ * Compares two records by `sort` (types.ts `SortKey`; INTERFACE.md "Ordering").
+ *
+ * Per key: `name` / `email` by `collator.compare`; `status` by its enum value string with
+ * `collator.compare` (active < inactive); `id` numerically, or with `absolute` by `Math.abs(id)`
+ * then between `x` and `-x` by signed id, the whole key reversed for `desc` (types.ts `SortKey`). `absolute` is ignored on every
+ * column but `id`. A `desc` key negates its comparison.
+ * After all keys: `id` ascending, or descending when the last key is descending.
+ *
+ * @returns negative when `a` comes first, positive when `b` does; 0 only for the same id.
+ */
+export function naiveCompare(a: UserRecord, b: UserRecord, sort: readonly SortKey[]): number {
+  for (const key of sort) {
+    if (key.column === "id" && key.absolute) {
+      const byMagnitude = compareNumbers(Math.abs(a.id), Math.abs(b.id));
+      if (byMagnitude !== 0) return key.direction === "asc" ? byMagnitude : -byMagnitude;
+      const bySigned = compareNumbers(a.id, b.id);
+      if (bySigned !== 0) return key.direction === "asc" ? bySigned : -bySigned;
+      continue;
+    }
+    const byKey = compareColumn(a, b, key.column);
+    if (byKey !== 0) return key.direction === "asc" ? byKey : -byKey;
+  }
+  const last = sort[sort.length - 1];
+  const byId = compareNumbers(a.id, b.id);
+  return last !== undefined && last.direction === "desc" ? -byId : byId;
+}
+
+/** The cell of `column` as a string, as text filters see it (types.ts `Predicate`, `text`). */
+function cellString(record: UserRecord, column: ColumnId): string {
+  switch (column) {
+    case "id":
+      return String(record.id);
+    case "name":
+      return record.name;
+    case "email":
+      return record.email;
+    case "status":
+      return record.status;
+  }
+}
+
+/** One text filter on one cell (INTERFACE.md "Matching"). */
+function matchesText(cell: string, op: string, value: string): boolean {
+  const folded = fold(cell);
+  const needle = fold(value);
+  switch (op) {
+    case "contains":
+      return folded.includes(needle);
+    case "notContains":
+      return !folded.includes(needle);
+    case "equals":
+      return folded === needle;
+    case "notEqual":
+      return folded !== needle;
+    case "startsWith":
+      return folded.startsWith(needle);
+    case "endsWith":
+      return folded.endsWith(needle);
+    case "blank":
+      return cell.trim() === "";
+    case "notBlank":
+      return cell.trim() !== "";
+  }
+  throw new Error(`oracle: unknown text op ${op}`);
+}
+
+/** One number filter on an id (INTERFACE.md "number"; types.ts `Predicate`, `number`). */
+function matchesNumber(id: number, op: string, value: number, valueTo: number | undefined): boolean {
+  switch (op) {
+    case "equals":
+      return id === value;
+    case "notEqual":
+      return id !== value;
+    case "lessThan":
+      return id < value;
+    case "lessThanOrEqual":
+      return id <= value;
+    case "greaterThan":
+      return id > value;
+    case "greaterThanOrEqual":
+      return id >= value;
+    case "inRange":
+      if (valueTo === undefined) throw new Error("oracle: inRange without valueTo");
+      return value < id && id < valueTo;
+    case "blank":
+      return false;
+    case "notBlank":
+      return true;
+  }
+  throw new Error(`oracle: unknown number op ${op}`);
+}
+
+/** Whether one set-filter value names this record's cell (types.ts `Predicate`, `set`). */
+function setValueEquals(record: UserRecord, column: ColumnId, value: string): boolean {
+  switch (column) {
+    case "id":
+      return Number(value) === record.id;
+    case "name":
+      return fold(value) === fold(record.name);
+    case "email":
+      return fold(value) === fold(record.email);
+    case "status":
+      return value.toLowerCase() === record.status;
+  }
+}
+
+/** One column's ascending order (INTERFACE.md "Ordering"): strings and status by the collator, id by value. */
+function compareColumn(a: UserRecord, b: UserRecord, column: ColumnId): number {
+  switch (column) {
+    case "id":
+      return compareNumbers(a.id, b.id);
+    case "name":
+      return collator.compare(a.name, b.name);
+    case "email":
+      return collator.compare(a.email, b.email);
+    case "status":
+      return collator.compare(a.status, b.status);
+  }
+}
+
+/** Plain numeric comparison: negative, 0 or positive. */
+function compareNumbers(a: number, b: number): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
