@@ -63,16 +63,22 @@ function isFrequent(cp: number): boolean {
 
 /** Lookup tables built at module load; see {@link buildTables}. */
 interface KeyTables {
-  /** Per UTF-16 code unit: key bytes it contributes; 0 = no key, {@link DIGIT_UNIT} = digit. */
-  unitLength: Uint8Array;
-  /** Per UTF-16 code unit: its key bytes at `unit * MAX_KEY_BYTES_PER_UNIT`. */
+  /**
+   * Per UTF-16 code unit: 0 = no key; 1..255 = its one key byte; {@link DIGIT_CODE} = ASCII
+   * digit; {@link MULTI_CODE} + length = several key bytes, found in `unitBytes`.
+   */
+  unitCode: Uint16Array;
+  /** Per UTF-16 code unit: its key bytes at `unit * MAX_KEY_BYTES_PER_UNIT` (all code units). */
   unitBytes: Uint8Array;
   /** The one-byte code that starts every digit run. */
   digitsByte: number;
 }
 
-/** `unitLength` marker of the ASCII digits 0..9. */
-const DIGIT_UNIT = 255;
+/** `unitCode` of the ASCII digits 0..9. */
+const DIGIT_CODE = 256;
+
+/** `unitCode` base of characters with several key bytes (plus their count). */
+const MULTI_CODE = 512;
 
 /** A group of collator-equal characters, sorted; `chars[0]` represents it. */
 interface Group {
@@ -155,14 +161,14 @@ function buildTables(): KeyTables {
   }
   if (byte > 255) throw new Error(`collation: ${byte} key byte values needed, 255 available`);
 
-  const unitLength = new Uint8Array(65536);
+  const unitCode = new Uint16Array(65536);
   const unitBytes = new Uint8Array(65536 * MAX_KEY_BYTES_PER_UNIT);
   const setUnit = (ch: string, codes: readonly number[]): void => {
     const unit = ch.charCodeAt(0);
-    unitLength[unit] = codes.length;
+    unitCode[unit] = codes.length === 1 ? codes[0] : MULTI_CODE + codes.length;
     unitBytes.set(codes, unit * MAX_KEY_BYTES_PER_UNIT);
   };
-  for (let d = 0x30; d <= 0x39; d++) unitLength[d] = DIGIT_UNIT;
+  for (let d = 0x30; d <= 0x39; d++) unitCode[d] = DIGIT_CODE;
   for (let g = 0; g < groups.length; g++) {
     const group = groups[g];
     let codes: number[] | null = null;
@@ -174,7 +180,7 @@ function buildTables(): KeyTables {
     if (codes === null || codes.length > MAX_KEY_BYTES_PER_UNIT) continue; // no key
     for (let c = 0; c < group.chars.length; c++) setUnit(group.chars[c], codes);
   }
-  return { unitLength, unitBytes, digitsByte };
+  return { unitCode, unitBytes, digitsByte };
 }
 
 /**
@@ -205,7 +211,7 @@ function expandIntoAtoms(rep: string, atoms: readonly Group[]): number[] | null 
   return null;
 }
 
-const { unitLength: UNIT_LENGTH, unitBytes: UNIT_BYTES, digitsByte: DIGITS_BYTE } = buildTables();
+const { unitCode: UNIT_CODE, unitBytes: UNIT_BYTES, digitsByte: DIGITS_BYTE } = buildTables();
 
 /**
  * Writes the collation key of `s` into `out` at `offset` (INTERFACE.md "Ordering": keys compare
@@ -221,13 +227,13 @@ export function encodeCollationKey(s: string, out: Uint8Array, offset: number): 
   let pos = offset;
   let i = 0;
   while (i < length) {
-    const unit = s.charCodeAt(i);
-    const bytes = UNIT_LENGTH[unit];
-    if (bytes === 1) {
-      // inlined for speed: the common one-byte atom
-      out[pos++] = UNIT_BYTES[unit * MAX_KEY_BYTES_PER_UNIT];
+    const code = UNIT_CODE[s.charCodeAt(i)];
+    if (code < DIGIT_CODE) {
+      // inlined for speed: the common one-byte atom (0 = character without key)
+      if (code === 0) return -1;
+      out[pos++] = code;
       i++;
-    } else if (bytes === DIGIT_UNIT) {
+    } else if (code === DIGIT_CODE) {
       let start = i;
       let end = i + 1;
       while (end < length) {
@@ -244,11 +250,10 @@ export function encodeCollationKey(s: string, out: Uint8Array, offset: number): 
       if ((significant & 1) === 1) out[pos++] = 1 + s.charCodeAt(d++) - 0x30; // odd count: lone first digit
       for (; d < end; d += 2) out[pos++] = 1 + (s.charCodeAt(d) - 0x30) * 10 + (s.charCodeAt(d + 1) - 0x30);
       i = end;
-    } else if (bytes === 0) {
-      return -1;
     } else {
-      const base = unit * MAX_KEY_BYTES_PER_UNIT;
-      for (let b = 0; b < bytes; b++) out[pos++] = UNIT_BYTES[base + b];
+      const base = s.charCodeAt(i) * MAX_KEY_BYTES_PER_UNIT;
+      const count = code - MULTI_CODE;
+      for (let b = 0; b < count; b++) out[pos++] = UNIT_BYTES[base + b];
       i++;
     }
   }

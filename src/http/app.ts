@@ -4,7 +4,8 @@
  * executes and writes pre-serialized JSON, and turns every failure into problem+json.
  */
 import { openapi } from "@elysiajs/openapi";
-import scalarBundle from "@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+// The package exports map hides its browser bundle, so it is imported by path (embedded by `bun build --compile`).
+import scalarBundle from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, executeQuery } from "../engine/execute.ts";

@@ -227,6 +227,34 @@ describe("readUsers errors name the file and line", () => {
       await expectFailure(file("ndjson", `${ok(1)}\n{"id":2,"name":"n","email":"e","status":"pending"}`), 2, 'status must be one of active, inactive (got "pending")');
       await expectFailure(file("ndjson", `{"id":2,"name":"n","email":"e","status":1}`), 1, "status must be one of active, inactive (got 1)");
     });
+    test("lines off the canonical fast path are still fully checked", async () => {
+      const canonical = (id: string, status = "active"): string => `{"id":${id},"name":"n","email":"e","status":"${status}"}`;
+      await expectFailure(file("ndjson", `${canonical("1")}\n${canonical("01")}\n`), 2, "malformed JSON");
+      await expectFailure(file("ndjson", `${canonical("-")}\n`), 1, "malformed JSON");
+      await expectFailure(file("ndjson", `${canonical("1")} x\n`), 1, "malformed JSON");
+      await expectFailure(file("ndjson", `${canonical("1")}}\n`), 1, "malformed JSON");
+      // Extra CR is JSON whitespace: accepted by the general path.
+      expect((await readUsers(file("ndjson", `${canonical("1")}\r\r\n`))).ids[0]).toBe(1);
+      await expectFailure(file("ndjson", `{"id":1,"name":"a\tb","email":"e","status":"active"}\n`), 1, "malformed JSON");
+      const columns = await readUsers(
+        file(
+          "ndjson",
+          [
+            canonical("-0"),
+            canonical("12345678901234567890"),
+            canonical("2.5", "Active"),
+            canonical("-7e2", "INACTIVE"),
+            `{"status":"inactive","email":"e","name":"x\\"y\\u00e9","id":3}`,
+            `  {"id" : 4, "name":"a", "email":"b", "status":"active", "more": 1}  `,
+            canonical("5") + "\r",
+          ].join("\n"),
+        ),
+      );
+      expect(Array.from(columns.ids)).toEqual([0, 12345678901234567000, 2.5, -700, 3, 4, 5]);
+      expect(Object.is(columns.ids[0], 0)).toBe(true);
+      expect(Array.from(columns.statusCodes)).toEqual([0, 0, 0, 1, 1, 0, 0]);
+      expect(columns.names[4]).toBe('x"yé');
+    });
     test("record not an object", async () => {
       await expectFailure(file("ndjson", `${ok(1)}\n[1,2]\n`), 2, "record must be a JSON object (got an array)");
       await expectFailure(file("ndjson", `${ok(1)}\n"text"\n`), 2, 'record must be a JSON object (got "text")');
@@ -342,8 +370,34 @@ describe("properties (fast-check)", () => {
     });
   }
 
+  test("ndjson: the byte fast path agrees with JSON.parse", async () => {
+    // A leading space on every line forces the general (JSON.parse) path.
+    const piece = fc.constantFrom('{"id":', ',"name":"', '","email":"', '","status":"', 'active"}', 'inactive"}', "0", "1", "9", "-", ".", "e", "a", "é", "\\", '"', "\t", " ", "\r", "}");
+    const lineArb = fc.array(piece, { maxLength: 14 }).map((parts) => parts.join(""));
+    const canonicalish = fc.tuple(fc.integer({ min: -1e6, max: 1e6 }), fc.string({ maxLength: 6 }), fc.string({ maxLength: 6 }), fc.constantFrom("active", "inactive", "Active", "x")).map(
+      ([id, name, email, status]) => `{"id":${id},"name":${JSON.stringify(name)},"email":${JSON.stringify(email)},"status":"${status}"}`,
+    );
+    const outcome = async (path: string): Promise<unknown> => {
+      try {
+        return records(await readUsers(path, undefined, { chunkBytes: 64 }));
+      } catch (error) {
+        if (!(error instanceof IngestError)) throw error;
+        return { line: error.line };
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.oneof(lineArb, canonicalish), { maxLength: 6 }), async (lines) => {
+        const fast = await outcome(file("ndjson", lines.join("\n")));
+        const slow = await outcome(file("ndjson", lines.map((l) => ` ${l}`).join("\n")));
+        expect(fast).toEqual(slow);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test("arbitrary bytes either read or fail with an IngestError", async () => {
-    const alphabet = ['{', '}', '[', ']', '"', ",", ":", "\n", "\r", "\\", " ", "1", "a", "id", "name", "email", "status", "active", "é", "\uD800"];
+    const alphabet = ["{", "}", "[", "]", '"', ",", ":", "\n", "\r", "\\", " ", "0", "1", "-", "a", "id", "name", "email", "status", "active", "é", "\uD800",
+      '{"id":', ',"name":"', '","email":"', '","status":"', 'active"}', 'inactive"}'];
     const junk = fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((parts) => parts.join(""));
     let round = 0;
     await fc.assert(
