@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
+import { demoPlugin } from "./demo/plugin.ts";
 import { type UserFileFormat, writeUsers } from "./generate/users.ts";
 import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
@@ -71,6 +72,7 @@ export function createCli(): Command {
     .option("--max-page-size <rows>", "largest pageSize / row window", integer(1, 1_000_000), DEFAULT_MAX_PAGE_SIZE)
     .option("--no-verify", "skip section checksums at start-up (structure is still checked)")
     .option("--reuse-port", "let several processes share the port (SO_REUSEPORT)")
+    .option("--no-demo", "do not serve the demo page (AG Grid and TanStack Table clients) at /")
     .action((opts) => {
       const logger = createLogger();
       let snapshot: string = opts.snapshot;
@@ -89,6 +91,7 @@ export function createCli(): Command {
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,
         reusePort: opts.reusePort === true,
+        plugins: opts.demo === false ? [] : [demoPlugin()],
         logger,
       });
       const shutdown = () => {

@@ -17,7 +17,7 @@ import type { Status, UserRecord } from "../schema.ts";
 export interface GenerateOptions {
   /** Rows to generate: an integer ≥ 0. */
   count: number;
-  /** Any integer; the same seed (with the same count) gives the same rows. */
+  /** An integer; only its low 32 bits matter (`seed | 0`). The same seed gives the same rows. */
   seed: number;
   /** The first id: an integer ≥ 0, default 1. Row i (0-based) gets id `startId + i`. */
   startId?: number;
@@ -173,7 +173,8 @@ function capitalize(slug: string): string {
 
 /**
  * Generates `count` user records, deterministically for a given `count`, `seed` and `startId`
- * (row i depends only on the seed and i, so a longer run starts with the rows of a shorter one).
+ * (row i's name and status depend only on the seed and i, so a longer run starts with the rows
+ * of a shorter one; `startId` changes only the ids and the digits in the emails).
  *
  * - `id`: `startId + i` (default startId 1), unique, ascending.
  * - `name`: a first and last name from one of 12 faker locales (about 72% Latin script, most with
@@ -383,7 +384,7 @@ export async function writeRecords(
       if (!Number.isFinite(r.id)) throw new TypeError(`record ${rows + 1}: id must be a finite number (got ${r.id})`);
       let line: string;
       if (format === "csv") {
-        line = `${r.id},${csvField(r.name)},${csvField(r.email)},${r.status}\r\n`;
+        line = `${r.id},${csvField(r.name)},${csvField(r.email)},${csvField(r.status)}\r\n`;
       } else {
         // String(id) is the JSON form of a finite number.
         const obj = `{"id":${r.id},"name":${jsonString(r.name)},"email":${jsonString(r.email)},"status":${jsonString(r.status)}}`;

@@ -62,10 +62,11 @@ function bytesOf(data: SectionArray): Uint8Array {
 
 /**
  * Writes `store` to `path` atomically (temporary file + fsync + rename).
+ * @param options `createdAt`: the header's build time (ISO 8601), default now (fixed in the golden test).
  * @returns the snapshot id (the header checksum, 16 hex digits) and the file size in bytes.
  * @throws the file system's error (the target is then untouched and the temporary file removed).
  */
-export function writeSnapshot(path: string, store: Store): { snapshotId: string; bytes: number } {
+export function writeSnapshot(path: string, store: Store, options: { createdAt?: string } = {}): { snapshotId: string; bytes: number } {
   const sections = storeSections(store);
   const entries: SectionEntry[] = sections.map((s) => ({
     name: s.name,
@@ -78,7 +79,7 @@ export function writeSnapshot(path: string, store: Store): { snapshotId: string;
   const header: SnapshotHeader = {
     format: "users-listing-snapshot",
     formatVersion: FORMAT_VERSION,
-    createdAt: new Date().toISOString(),
+    createdAt: options.createdAt ?? new Date().toISOString(),
     rowCount: store.rowCount,
     schema: currentSchema(),
     collation: { locale: "en", sensitivity: "base", numeric: true, icu: process.versions.icu ?? "unknown" },

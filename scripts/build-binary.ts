@@ -1,0 +1,31 @@
+/**
+ * `npm run build`: compiles the CLI, the server and its assets into one executable,
+ * dist/users-listing. Full `--minify` is known to break Elysia apps, so only whitespace and
+ * syntax are minified.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+/** Path of the compiled binary, relative to the project root. */
+export const BINARY = join("dist", "users-listing");
+
+/**
+ * Runs `bun build --compile` and returns the binary's path.
+ * @throws Error with bun's output when the build fails.
+ */
+export async function buildBinary(root = join(import.meta.dir, "..")): Promise<string> {
+  mkdirSync(join(root, "dist"), { recursive: true });
+  const outfile = join(root, BINARY);
+  const proc = Bun.spawn(
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "--outfile", outfile],
+    { cwd: root, stdout: "pipe", stderr: "pipe" },
+  );
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`bun build --compile failed (${code}):\n${out}\n${err}`);
+  return outfile;
+}
+
+if (import.meta.main) {
+  const path = await buildBinary();
+  process.stderr.write(`built ${path}\n`);
+}

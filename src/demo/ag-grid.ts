@@ -1,0 +1,94 @@
+/**
+ * The demo page's AG Grid client (browser code): AG Grid Community with the Infinite Row Model,
+ * reading POST /api/users in blocks of 100 rows (INTERFACE.md "AG Grid, Infinite Row Model").
+ */
+import {
+  type ColDef,
+  type GridApi,
+  type IDatasource,
+  type IGetRowsParams,
+  InfiniteRowModelModule,
+  ModuleRegistry,
+  NumberFilterModule,
+  TextFilterModule,
+  createGrid,
+  themeQuartz,
+} from "ag-grid-community";
+import type { UserRow } from "./api.ts";
+
+ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule]);
+
+/** Rows per block: the size of every POST /api/users window (INTERFACE.md: `cacheBlockSize` 100). */
+export const AG_BLOCK_ROWS = 100;
+
+/** One POST /api/users request the datasource sent, as the page recorded it (for tests and the status line). */
+export interface AgRequestRecord {
+  /** The JSON body exactly as sent: `{startRow, endRow, sortModel, filterModel}`. */
+  body: { startRow: number; endRow: number; sortModel: unknown; filterModel: unknown };
+  /** HTTP status, or 0 when the request failed before a response. */
+  status: number;
+  /** `total` of the response (the `lastRow` passed to successCallback), when it succeeded. */
+  total?: number;
+  /** Milliseconds from send to callback. */
+  ms: number;
+}
+
+/** The grid's columns: all sortable; text filters on name, email, status, a number filter on id. */
+const COLUMNS: ColDef<UserRow>[] = [
+  { field: "id", headerName: "ID", filter: "agNumberColumnFilter", width: 130 },
+  { field: "name", headerName: "Name", filter: "agTextColumnFilter", flex: 1, minWidth: 180 },
+  { field: "email", headerName: "Email", filter: "agTextColumnFilter", flex: 1.3, minWidth: 220 },
+  { field: "status", headerName: "Status", filter: "agTextColumnFilter", width: 150 },
+];
+
+/**
+ * A datasource that POSTs the grid's block request as JSON to `endpoint` and answers the grid
+ * with `successCallback(data, total)` (INTERFACE.md shape C), or `failCallback()` on a network
+ * error, a non-2xx status or a body without `data` / `total`.
+ *
+ * @param endpoint URL of POST /api/users, e.g. "/api/users".
+ * @param log called once per finished request, in completion order.
+ */
+export function createUsersDatasource(endpoint: string, log: (record: AgRequestRecord) => void): IDatasource {
+  return {
+    getRows(params: IGetRowsParams) {
+      const body = { startRow: params.startRow, endRow: params.endRow, sortModel: params.sortModel, filterModel: params.filterModel };
+      const started = performance.now();
+      fetch(endpoint, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+        .then(async (response) => {
+          const json = (await response.json().catch(() => null)) as { data?: UserRow[]; total?: number } | null;
+          if (!response.ok || json === null || !Array.isArray(json.data) || typeof json.total !== "number") {
+            log({ body, status: response.status, ms: performance.now() - started });
+            params.failCallback();
+            return;
+          }
+          log({ body, status: response.status, total: json.total, ms: performance.now() - started });
+          params.successCallback(json.data, json.total);
+        })
+        .catch(() => {
+          log({ body, status: 0, ms: performance.now() - started });
+          params.failCallback();
+        });
+    },
+  };
+}
+
+/**
+ * Mounts the grid in `container` (which must have a height) and returns its api.
+ * Sorting: click a header; shift-click adds a key (AG Grid's default multi-sort key).
+ * Filtering: floating filters under the headers, or `api.setFilterModel`.
+ *
+ * @param endpoint URL of POST /api/users.
+ * @param log receives every finished request ({@link AgRequestRecord}).
+ */
+export function mountAgGrid(container: HTMLElement, endpoint: string, log: (record: AgRequestRecord) => void): GridApi<UserRow> {
+  return createGrid<UserRow>(container, {
+    theme: themeQuartz,
+    columnDefs: COLUMNS,
+    defaultColDef: { sortable: true, floatingFilter: true, resizable: true, filterParams: { maxNumConditions: 2 } },
+    rowModelType: "infinite",
+    cacheBlockSize: AG_BLOCK_ROWS,
+    maxConcurrentDatasourceRequests: 2,
+    datasource: createUsersDatasource(endpoint, log),
+  });
+}

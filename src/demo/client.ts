@@ -1,0 +1,46 @@
+/**
+ * Entry of the demo page's browser bundle (index.html): mounts the AG Grid and TanStack Table
+ * clients and exposes test hooks on `window`:
+ * - `window.gridApi`: the AG Grid api (GridApi<UserRow>);
+ * - `window.agRequests`: every POST /api/users the grid sent ({@link AgRequestRecord}), in completion order;
+ * - `window.tanstackDemo`: the TanStack hook ({@link TanstackHook}).
+ * The page's query string may carry `tsUrl=raw` (or `encoded`, the default) to pick the
+ * TanStack URL spelling.
+ */
+import type { GridApi } from "ag-grid-community";
+import { type AgRequestRecord, mountAgGrid } from "./ag-grid.ts";
+import type { UserRow } from "./api.ts";
+import { type TanstackHook, type UrlMode, mountTanstack } from "./tanstack.ts";
+
+/** The endpoint both clients read (INTERFACE.md). */
+const ENDPOINT = "/api/users";
+
+declare global {
+  interface Window {
+    gridApi: GridApi<UserRow>;
+    agRequests: AgRequestRecord[];
+    tanstackDemo: TanstackHook;
+  }
+}
+
+function start(): void {
+  const agStatus = document.getElementById("ag-status");
+  window.agRequests = [];
+  const gridElement = document.getElementById("ag-grid");
+  if (gridElement === null) throw new Error("demo page: #ag-grid is missing");
+  window.gridApi = mountAgGrid(gridElement, ENDPOINT, (record) => {
+    window.agRequests.push(record);
+    if (agStatus !== null) {
+      const { startRow, endRow } = record.body;
+      agStatus.textContent =
+        record.status === 200
+          ? `rows ${startRow}–${endRow - 1} of ${record.total?.toLocaleString("en")} matching · ${Math.round(record.ms)} ms · ${window.agRequests.length} requests`
+          : `request for rows ${startRow}–${endRow - 1} failed (HTTP ${record.status})`;
+    }
+  });
+  const mode: UrlMode = new URLSearchParams(location.search).get("tsUrl") === "raw" ? "raw" : "encoded";
+  window.tanstackDemo = mountTanstack(ENDPOINT, mode);
+}
+
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+else start();

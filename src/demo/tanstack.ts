@@ -1,0 +1,337 @@
+/**
+ * The demo page's TanStack Table client (browser code): @tanstack/table-core v9 with manual
+ * pagination, sorting and filtering, rendered into plain DOM, reading GET /api/users
+ * (INTERFACE.md "The two real clients", TanStack Table).
+ */
+import {
+  type ColumnFiltersState,
+  type PaginationState,
+  type SortingState,
+  type Updater,
+  columnFilteringFeature,
+  constructTable,
+  createColumnHelper,
+  filterFn_equalsString,
+  filterFn_inNumberRange,
+  filterFn_includesString,
+  functionalUpdate,
+  rowPaginationFeature,
+  rowSortingFeature,
+  tableFeatures,
+} from "@tanstack/table-core";
+import { storeReactivityBindings } from "@tanstack/table-core/store-reactivity-bindings";
+import type { GetUsersBody, UserRow } from "./api.ts";
+
+/** Page sizes offered by the page-size select, in rows; the first is the initial one. */
+export const TANSTACK_PAGE_SIZES = [10, 20, 50, 100] as const;
+
+/**
+ * How the client spells the query string:
+ * - `encoded`: `URLSearchParams` (brackets as `%5B`/`%5D`, spaces as `+`, commas as `%2C`);
+ * - `raw`: hand-built, brackets and commas raw, spaces as `%20`.
+ * INTERFACE.md: the service accepts both.
+ */
+export type UrlMode = "encoded" | "raw";
+
+/** The table state that makes up one request (TanStack's own state slices). */
+export interface TanstackRequestState {
+  pagination: PaginationState;
+  sorting: SortingState;
+  columnFilters: ColumnFiltersState;
+}
+
+/** What the test hook (`window.tanstackDemo.snapshot()`) reports: state, last answer, last URL. */
+export interface TanstackSnapshot extends TanstackRequestState {
+  /** `total` of the last applied response, in rows. */
+  total: number;
+  /** `table.getPageCount()`: ceil(total / pageSize). */
+  pageCount: number;
+  /** Rows of the current page, as rendered. */
+  rows: UserRow[];
+  /** True while a request is in flight. */
+  loading: boolean;
+  /** URL of the last applied response (path and query, as sent). */
+  url: string;
+  /** Requests sent so far. */
+  requests: number;
+  /** Message of the last failed request, or null. */
+  error: string | null;
+  urlMode: UrlMode;
+}
+
+/** The value a column filter sends (INTERFACE.md `filter[<col>]`): strings as is, an id range `[min,max]` flattened to "min,max". */
+function filterParam(value: unknown): string {
+  if (Array.isArray(value)) return value.map((v) => (v === undefined || v === null ? "" : String(v))).join(",");
+  return String(value);
+}
+
+/** `encodeURIComponent`, but leaving `,` raw (the "raw" spelling of an id range). */
+function encodeRawValue(value: string): string {
+  return encodeURIComponent(value).replace(/%2C/gi, ",");
+}
+
+/**
+ * The GET URL for a table state (INTERFACE.md, TanStack Table):
+ * `endpoint?page=<pageIndex+1>&pageSize=<n>[&sortBy=<id>&sortOrder=<asc|desc>][&filter[<col>]=<value>]...`.
+ * Only the first sort key is sent (GET has one sort column).
+ *
+ * @param endpoint path of GET /api/users, e.g. "/api/users".
+ * @param mode how brackets, spaces and commas are spelled ({@link UrlMode}).
+ * @returns a path plus query string.
+ */
+export function buildUsersUrl(endpoint: string, state: TanstackRequestState, mode: UrlMode): string {
+  const pairs: [string, string][] = [
+    ["page", String(state.pagination.pageIndex + 1)],
+    ["pageSize", String(state.pagination.pageSize)],
+  ];
+  const sort = state.sorting[0];
+  if (sort !== undefined) {
+    pairs.push(["sortBy", sort.id], ["sortOrder", sort.desc ? "desc" : "asc"]);
+  }
+  for (const filter of state.columnFilters) pairs.push([`filter[${filter.id}]`, filterParam(filter.value)]);
+  if (mode === "encoded") return `${endpoint}?${new URLSearchParams(pairs).toString()}`;
+  return `${endpoint}?${pairs.map(([key, value]) => `${key}=${encodeRawValue(value)}`).join("&")}`;
+}
+
+/** The elements of the TanStack section, found by id in index.html. */
+interface TanstackElements {
+  thead: HTMLTableSectionElement;
+  tbody: HTMLTableSectionElement;
+  nameInput: HTMLInputElement;
+  statusSelect: HTMLSelectElement;
+  idMinInput: HTMLInputElement;
+  idMaxInput: HTMLInputElement;
+  urlModeSelect: HTMLSelectElement;
+  pageSizeSelect: HTMLSelectElement;
+  firstButton: HTMLButtonElement;
+  prevButton: HTMLButtonElement;
+  nextButton: HTMLButtonElement;
+  lastButton: HTMLButtonElement;
+  pageInfo: HTMLElement;
+  totalInfo: HTMLElement;
+  urlInfo: HTMLElement;
+}
+
+function byId<T extends HTMLElement>(id: string): T {
+  const element = document.getElementById(id);
+  if (element === null) throw new Error(`demo page: #${id} is missing`);
+  return element as T;
+}
+
+/** Milliseconds the name filter waits after the last keystroke before it applies. */
+const NAME_DEBOUNCE_MS = 300;
+
+const features = tableFeatures({
+  coreReactivityFeature: storeReactivityBindings(),
+  columnFilteringFeature,
+  rowSortingFeature,
+  rowPaginationFeature,
+  filterFns: { includesString: filterFn_includesString, equalsString: filterFn_equalsString, inNumberRange: filterFn_inNumberRange },
+});
+const helper = createColumnHelper<typeof features, UserRow>();
+const columns = helper.columns([
+  helper.accessor("id", { header: "ID", filterFn: "inNumberRange" }),
+  helper.accessor("name", { header: "Name", filterFn: "includesString" }),
+  helper.accessor("email", { header: "Email", filterFn: "includesString", enableColumnFilter: false }),
+  helper.accessor("status", { header: "Status", filterFn: "equalsString" }),
+]);
+
+/** The test hook of the TanStack client (`window.tanstackDemo`). */
+export interface TanstackHook {
+  /** The current state and last answer. */
+  snapshot: () => TanstackSnapshot;
+  /** Resolves when no request is in flight. */
+  idle: () => Promise<void>;
+  /** Switches the URL spelling and reloads. */
+  setUrlMode: (mode: UrlMode) => void;
+}
+
+/**
+ * Mounts the TanStack table into the elements of index.html's TanStack section and loads page 1.
+ * Sorting or filtering goes back to page 1; a response that a newer request superseded is dropped.
+ *
+ * @param endpoint path of GET /api/users.
+ * @param initialMode the URL spelling to start with ({@link UrlMode}).
+ * @returns the test hook.
+ */
+export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackHook {
+  const el: TanstackElements = {
+    thead: byId("ts-thead"),
+    tbody: byId("ts-tbody"),
+    nameInput: byId("ts-filter-name"),
+    statusSelect: byId("ts-filter-status"),
+    idMinInput: byId("ts-filter-id-min"),
+    idMaxInput: byId("ts-filter-id-max"),
+    urlModeSelect: byId("ts-url-mode"),
+    pageSizeSelect: byId("ts-page-size"),
+    firstButton: byId("ts-first"),
+    prevButton: byId("ts-prev"),
+    nextButton: byId("ts-next"),
+    lastButton: byId("ts-last"),
+    pageInfo: byId("ts-page-info"),
+    totalInfo: byId("ts-total"),
+    urlInfo: byId("ts-url"),
+  };
+
+  let state: TanstackRequestState = {
+    pagination: { pageIndex: 0, pageSize: TANSTACK_PAGE_SIZES[0] },
+    sorting: [],
+    columnFilters: [],
+  };
+  let urlMode: UrlMode = initialMode;
+  let data: UserRow[] = [];
+  let total = 0;
+  let appliedUrl = "";
+  let lastError: string | null = null;
+  let requests = 0;
+  let sequence = 0;
+  let inFlight = 0;
+  let idleWaiters: (() => void)[] = [];
+
+  const table = constructTable({
+    features,
+    columns,
+    data,
+    rowCount: 0,
+    manualPagination: true,
+    manualSorting: true,
+    manualFiltering: true,
+    enableMultiSort: false,
+    getRowId: (row) => String(row.id),
+    state: { ...state },
+    onPaginationChange: (updater: Updater<PaginationState>) => update({ pagination: functionalUpdate(updater, state.pagination) }),
+    onSortingChange: (updater: Updater<SortingState>) =>
+      update({ sorting: functionalUpdate(updater, state.sorting), pagination: { ...state.pagination, pageIndex: 0 } }),
+    onColumnFiltersChange: (updater: Updater<ColumnFiltersState>) =>
+      update({ columnFilters: functionalUpdate(updater, state.columnFilters), pagination: { ...state.pagination, pageIndex: 0 } }),
+  });
+
+  function update(next: Partial<TanstackRequestState>): void {
+    state = { ...state, ...next };
+    table.setOptions((prev) => ({ ...prev, state: { ...state } }));
+    load();
+  }
+
+  function load(): void {
+    const url = buildUsersUrl(endpoint, state, urlMode);
+    const mine = ++sequence;
+    requests++;
+    inFlight++;
+    render();
+    fetch(url)
+      .then(async (response) => {
+        const body = (await response.json()) as GetUsersBody & { detail?: string };
+        if (!response.ok) throw new Error(body.detail ?? `HTTP ${response.status}`);
+        if (mine !== sequence) return;
+        data = body.data;
+        total = body.total;
+        appliedUrl = url;
+        lastError = null;
+        table.setOptions((prev) => ({ ...prev, data, rowCount: total }));
+      })
+      .catch((error: Error) => {
+        if (mine === sequence) lastError = error.message;
+      })
+      .finally(() => {
+        inFlight--;
+        render();
+        if (inFlight === 0) {
+          const waiters = idleWaiters;
+          idleWaiters = [];
+          for (const resolve of waiters) resolve();
+        }
+      });
+  }
+
+  function render(): void {
+    const headerRow = document.createElement("tr");
+    for (const header of table.getHeaderGroups()[0].headers) {
+      const th = document.createElement("th");
+      const sorted = header.column.getIsSorted();
+      th.textContent = String(header.column.columnDef.header ?? header.column.id);
+      th.dataset.column = header.column.id;
+      th.className = "sortable";
+      th.setAttribute("aria-sort", sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none");
+      const arrow = document.createElement("span");
+      arrow.className = "sort-arrow";
+      arrow.textContent = sorted === "asc" ? " ▲" : sorted === "desc" ? " ▼" : "";
+      th.append(arrow);
+      th.addEventListener("click", (event) => header.column.getToggleSortingHandler()?.(event));
+      headerRow.append(th);
+    }
+    el.thead.replaceChildren(headerRow);
+
+    const body = document.createDocumentFragment();
+    for (const row of table.getRowModel().rows) {
+      const tr = document.createElement("tr");
+      for (const cell of row.getAllCells()) {
+        const td = document.createElement("td");
+        const value = cell.getValue();
+        td.textContent = String(value);
+        if (cell.column.id === "status") td.className = `status status-${String(value)}`;
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    el.tbody.replaceChildren(body);
+
+    const pageCount = table.getPageCount();
+    el.pageInfo.textContent = `Page ${pageCount === 0 ? 0 : state.pagination.pageIndex + 1} of ${pageCount}`;
+    el.totalInfo.textContent = `${total.toLocaleString("en")} total`;
+    el.urlInfo.textContent = lastError !== null ? `error: ${lastError}` : appliedUrl;
+    el.firstButton.disabled = !table.getCanPreviousPage();
+    el.prevButton.disabled = !table.getCanPreviousPage();
+    el.nextButton.disabled = !table.getCanNextPage();
+    el.lastButton.disabled = !table.getCanNextPage();
+    el.pageSizeSelect.value = String(state.pagination.pageSize);
+    document.body.classList.toggle("ts-loading", inFlight > 0);
+  }
+
+  // Controls → TanStack state.
+  for (const size of TANSTACK_PAGE_SIZES) el.pageSizeSelect.add(new Option(String(size), String(size)));
+  el.pageSizeSelect.addEventListener("change", () => table.setPageSize(Number(el.pageSizeSelect.value)));
+  el.firstButton.addEventListener("click", () => table.firstPage());
+  el.prevButton.addEventListener("click", () => table.previousPage());
+  el.nextButton.addEventListener("click", () => table.nextPage());
+  el.lastButton.addEventListener("click", () => table.lastPage());
+  let nameTimer: ReturnType<typeof setTimeout> | undefined;
+  el.nameInput.addEventListener("input", () => {
+    clearTimeout(nameTimer);
+    nameTimer = setTimeout(() => table.getColumn("name")?.setFilterValue(el.nameInput.value || undefined), NAME_DEBOUNCE_MS);
+  });
+  el.statusSelect.addEventListener("change", () => table.getColumn("status")?.setFilterValue(el.statusSelect.value || undefined));
+  const onIdRange = () => {
+    const min = el.idMinInput.value.trim();
+    const max = el.idMaxInput.value.trim();
+    table.getColumn("id")?.setFilterValue(min === "" && max === "" ? undefined : [min, max]);
+  };
+  el.idMinInput.addEventListener("change", onIdRange);
+  el.idMaxInput.addEventListener("change", onIdRange);
+  el.urlModeSelect.value = urlMode;
+  el.urlModeSelect.addEventListener("change", () => {
+    urlMode = el.urlModeSelect.value === "raw" ? "raw" : "encoded";
+    load();
+  });
+
+  load();
+
+  return {
+    snapshot: () => ({
+      ...state,
+      total,
+      pageCount: table.getPageCount(),
+      rows: data.map((row) => ({ ...row })),
+      loading: inFlight > 0,
+      url: appliedUrl,
+      requests,
+      error: lastError,
+      urlMode,
+    }),
+    idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    setUrlMode: (mode: UrlMode) => {
+      urlMode = mode;
+      el.urlModeSelect.value = mode;
+      load();
+    },
+  };
+}

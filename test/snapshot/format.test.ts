@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { IngestError } from "../../src/ingest/read.ts";
+import type { UserRecord } from "../../src/schema.ts";
+import { buildSnapshotFromFile } from "../../src/snapshot/build-file.ts";
+import { MAGIC, PREFIX_BYTES, headerPackr } from "../../src/snapshot/format.ts";
+import { SnapshotError, loadSnapshot } from "../../src/snapshot/load.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { recordAt } from "../../src/store/rows-json.ts";
+
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v1.snap");
+const CREATED_AT = "2026-01-01T00:00:00.000Z";
+const RECORDS: UserRecord[] = [
+  { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
+  { id: 1, name: "bob", email: "bob.111@x.com", status: "inactive" },
+  { id: -2, name: "Alice", email: "alice.21@x.com", status: "active" },
+  { id: 10, name: "alice", email: "alice.111@x.com", status: "inactive" },
+  { id: 7, name: "Иван", email: "ivan@x.ru", status: "active" },
+];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "snap-test-"));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function writeFixture(name = "s.snap"): string {
+  const path = join(dir, name);
+  writeSnapshot(path, buildStoreFromRecords(RECORDS), { createdAt: CREATED_AT });
+  return path;
+}
+
+describe("snapshot format v1", () => {
+  test("is byte-for-byte the golden file", () => {
+    const path = writeFixture();
+    const bytes = readFileSync(path);
+    if (process.env.UPDATE_GOLDEN === "1") writeFileSync(GOLDEN, bytes);
+    expect(Buffer.compare(bytes, readFileSync(GOLDEN))).toBe(0);
+  });
+
+  test("golden file loads to the literal store", () => {
+    const { store, header } = loadSnapshot(GOLDEN);
+    expect(header.formatVersion).toBe(1);
+    expect(header.rowCount).toBe(5);
+    expect(header.createdAt).toBe(CREATED_AT);
+    expect(header.sections.map((s) => s.name).slice(0, 5)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId"]);
+    // Rows are in id order: -2, 1, 3, 7, 10.
+    expect(Array.from(store.ids)).toEqual([-2, 1, 3, 7, 10]);
+    expect(Array.from(store.statusCodes)).toEqual([0, 1, 0, 0, 1]);
+    expect(Array.from(store.statusCounts)).toEqual([3, 2]);
+    expect(Array.from(store.rowsByStatus)).toEqual([0, 2, 3, 1, 4]);
+    // |id| order: 1, -2, 3, 7, 10 → rows 1, 0, 2, 3, 4.
+    expect(Array.from(store.rowsByAbsId ?? [])).toEqual([1, 0, 2, 3, 4]);
+    // Names: Alice(-2) = alice(10) < bob(1) < Émile(3) < Иван(7); ties by id.
+    expect(Array.from(store.strings.name.rowsByValue)).toEqual([0, 4, 1, 2, 3]);
+    expect(Array.from(store.strings.name.rankByRow)).toEqual([0, 1, 2, 3, 0]);
+    expect(Array.from(store.strings.name.rowsByValueByStatus)).toEqual([0, 2, 3, 4, 1]);
+    // Emails: alice.21 < alice.111 (numeric) < bob.111 < emile.21 < ivan.
+    expect(Array.from(store.strings.email.rowsByValue)).toEqual([0, 4, 1, 2, 3]);
+    expect(recordAt(store, 2)).toEqual({ id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" });
+    expect(new TextDecoder().decode(store.strings.name.folded)).toBe("alicebobemileиванalice");
+    expect(store.snapshotId).toBe(header.checksum);
+  });
+});
+
+describe("refused files", () => {
+  const expectRefused = (path: string, message: RegExp) => {
+    expect(() => loadSnapshot(path)).toThrow(SnapshotError);
+    expect(() => loadSnapshot(path)).toThrow(message);
+  };
+
+  test("a flipped byte in a section fails its checksum", () => {
+    const path = writeFixture("flip.snap");
+    const bytes = readFileSync(path);
+    const { header } = loadSnapshot(path);
+    const ids = header.sections.find((s) => s.name === "ids")!;
+    bytes[ids.offset + 3] ^= 0xff;
+    writeFileSync(path, bytes);
+    expectRefused(path, /section ids fails its checksum/);
+  });
+
+  test("a flipped header byte fails the header CRC", () => {
+    const path = writeFixture("header.snap");
+    const bytes = readFileSync(path);
+    bytes[PREFIX_BYTES + 5] ^= 0x01;
+    writeFileSync(path, bytes);
+    expectRefused(path, /header checksum mismatch/);
+  });
+
+  test("a truncated file is refused", () => {
+    const path = writeFixture("trunc.snap");
+    const bytes = readFileSync(path);
+    writeFileSync(path, bytes.subarray(0, bytes.length - 100));
+    expectRefused(path, /truncated: section .* ends at byte/);
+    writeFileSync(path, bytes.subarray(0, 10));
+    expectRefused(path, /shorter than the 16-byte prefix/);
+  });
+
+  test("another format version is refused with a rebuild hint", () => {
+    const path = writeFixture("v2.snap");
+    const bytes = readFileSync(path);
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    const length = view.getUint32(8, true);
+    const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
+    header.formatVersion = 2;
+    const encoded = headerPackr.pack(header);
+    // Same length: only one small integer changed.
+    expect(encoded.length).toBe(length);
+    bytes.set(encoded, PREFIX_BYTES);
+    view.setUint32(12, Bun.hash.crc32(encoded), true);
+    writeFileSync(path, bytes);
+    expectRefused(path, /format version 2 is not supported \(this build reads version 1\); rebuild/);
+  });
+
+  test("not a snapshot, empty, or missing", () => {
+    const path = join(dir, "text.snap");
+    writeFileSync(path, "hello, this is not a snapshot file at all");
+    expectRefused(path, /bad magic/);
+    writeFileSync(path, "");
+    expectRefused(path, /cannot map the file/);
+    expectRefused(join(dir, "missing.snap"), /cannot map the file/);
+    expect(MAGIC.length).toBe(8);
+  });
+});
+
+describe("snapshot build from a data file", () => {
+  test("a bad record names file and line and leaves the previous snapshot intact", async () => {
+    const output = join(dir, "keep.snap");
+    const good = join(dir, "good.ndjson");
+    writeFileSync(good, `${RECORDS.map((r) => JSON.stringify(r)).join("\n")}\n`);
+    await buildSnapshotFromFile(good, output);
+    const before = readFileSync(output);
+    const bad = join(dir, "bad.ndjson");
+    writeFileSync(bad, `${JSON.stringify(RECORDS[0])}\n${JSON.stringify(RECORDS[1])}\n{"id":5,"name":"x","email":"y","status":"pending"}\n`);
+    const error = await buildSnapshotFromFile(bad, output).catch((e) => e);
+    expect(error).toBeInstanceOf(IngestError);
+    expect(error.message).toStartWith(`${bad}:3: `);
+    expect(error.message).toContain("pending");
+    expect(Buffer.compare(readFileSync(output), before)).toBe(0);
+    expect(loadSnapshot(output).store.rowCount).toBe(5);
+  });
+
+  test("a duplicate id in CSV names the later line", async () => {
+    const csv = join(dir, "dup.csv");
+    writeFileSync(csv, "id,name,email,status\n1,a,a@x,active\n2,b,b@x,active\n1,c,c@x,inactive\n");
+    const error = await buildSnapshotFromFile(csv, join(dir, "dup.snap")).catch((e) => e);
+    expect(error).toBeInstanceOf(IngestError);
+    expect(error.message).toStartWith(`${csv}:4: `);
+    expect(error.message).toContain("duplicate id 1");
+  });
+
+  test("builds from CSV and a JSON array to the same rows", async () => {
+    const csv = join(dir, "ok.csv");
+    writeFileSync(csv, `id,name,email,status\n${RECORDS.map((r) => `${r.id},"${r.name}",${r.email},${r.status}`).join("\n")}\n`);
+    const json = join(dir, "ok.json");
+    writeFileSync(json, JSON.stringify(RECORDS));
+    await buildSnapshotFromFile(csv, join(dir, "csv.snap"));
+    await buildSnapshotFromFile(json, join(dir, "json.snap"));
+    const a = loadSnapshot(join(dir, "csv.snap")).store;
+    const b = loadSnapshot(join(dir, "json.snap")).store;
+    const rows = (s: typeof a) => Array.from({ length: s.rowCount }, (_, r) => recordAt(s, r));
+    expect(rows(a)).toEqual(rows(b));
+    expect(rows(a).map((r) => r.id)).toEqual([-2, 1, 3, 7, 10]);
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Test helper: builds a snapshot into a temporary folder and starts the real server on a free
+ * port of 127.0.0.1, so tests talk to it over a socket.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { DEFAULT_DATA } from "../../src/cli.ts";
+import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+import type { UserRecord } from "../../src/schema.ts";
+import { type RunningServer, startServer } from "../../src/server.ts";
+
+/** A started test server and how to clean it up. */
+export interface TestServer {
+  url: string;
+  server: RunningServer;
+  snapshot: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * Starts a server over `records`, or over the default generated dataset when `records` is
+ * "default" (DEFAULT_DATA: 100,000 users, seed 1).
+ */
+export function startTestServer(records: readonly UserRecord[] | "default", maxPageSize = 1000): TestServer {
+  const dir = mkdtempSync(join(tmpdir(), "users-http-"));
+  const snapshot = join(dir, "users.snap");
+  if (records === "default") buildSnapshotFromGenerator(DEFAULT_DATA, snapshot);
+  else writeSnapshot(snapshot, buildStoreFromRecords(records));
+  const server = startServer({ snapshot, port: 0, host: "127.0.0.1", maxPageSize, logger: pino({ level: "silent" }) });
+  return {
+    url: server.url,
+    server,
+    snapshot,
+    close: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
