@@ -19,3 +19,4 @@ const MARKS = /\p{M}/gu;
 export function fold(s: string): string {
   return s.normalize("NFKD").replace(MARKS, "").toLowerCase();
 }
+

@@ -199,15 +199,16 @@ export function windowRows(
       checkpoint = { segment: s, index: walked.runStart, before: offset - walked.skippedInRun };
     }
     k = walked.k;
-    skip = 0;
+    // A walk resumed mid-segment may end the segment with part of the skip left.
+    skip = walked.skipLeft;
   }
   return { rows: out.subarray(0, k), checkpoint };
 }
 
 /**
  * Walks one segment from local index `from`, skipping `skip` members and emitting up to `take`
- * into `out` at `k`. Returns the new `k`, the local index of the run where emitting began and
- * how many members of that run were skipped (for checkpoints).
+ * into `out` at `k`. Returns the new `k`, the local index of the run where emitting began, how
+ * many members of that run were skipped (for checkpoints), and the skip left at the segment's end.
  */
 function walkSegment(
   store: Store,
@@ -218,7 +219,7 @@ function walkSegment(
   take: number,
   out: Uint32Array,
   k: number,
-): { k: number; runStart: number; skippedInRun: number } {
+): { k: number; runStart: number; skippedInRun: number; skipLeft: number } {
   const len = seg.end - seg.start;
   const perm = seg.perm;
   const base = seg.start;
@@ -244,7 +245,7 @@ function walkSegment(
         const at = reverse ? last - i : base + i;
         out[k++] = perm === null ? at : perm[at];
       }
-      return { k, runStart, skippedInRun: 0 };
+      return { k, runStart, skippedInRun: 0, skipLeft: Math.max(0, from + skip - len) };
     }
     for (; i < len && take > 0; i++) {
       const at = reverse ? last - i : base + i;
@@ -259,7 +260,7 @@ function walkSegment(
       out[k++] = row;
       take--;
     }
-    return { k, runStart, skippedInRun: 0 };
+    return { k, runStart, skippedInRun: 0, skipLeft: skip };
   }
 
   const compare = rowComparator(store, seg.rest.length > 0 ? seg.rest : []);
@@ -271,7 +272,7 @@ function walkSegment(
   if (!needTest && skip > 0) {
     // Jump straight to the window, then back to the start of its run.
     i = from + skip;
-    if (i >= len) return { k, runStart, skippedInRun };
+    if (i >= len) return { k, runStart, skippedInRun, skipLeft: i - len };
     const r = rank[rowAt(i)];
     let rs = i;
     while (rs > from && rank[rowAt(rs - 1)] === r) rs--;
@@ -308,7 +309,7 @@ function walkSegment(
     skip = 0;
     i = j;
   }
-  return { k, runStart, skippedInRun };
+  return { k, runStart, skippedInRun, skipLeft: skip };
 }
 
 /** All matching rows of a match set (ascending `rows`) in sort order: a gather-sort. */

@@ -5,7 +5,7 @@
 import { fold } from "../collation/collation.ts";
 import { sortByCollation } from "../collation/sort.ts";
 import { STATUS_VALUES, type StringColumnId, type UserRecord, statusCode } from "../schema.ts";
-import { packStrings } from "./byte-column.ts";
+import { packJsonStrings, packStrings } from "./byte-column.ts";
 import { buildTrigramIndex } from "./trigrams.ts";
 import type { Store, StringColumn } from "./types.ts";
 
@@ -130,7 +130,7 @@ function partitionByStatus(rows: Uint32Array, statusCodes: Uint8Array, statusCou
 /** Builds one string column (values in row order). */
 function buildStringColumn(values: string[], statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
   const n = values.length;
-  const json = packStrings(n, (i) => JSON.stringify(values[i]));
+  const json = packJsonStrings(n, (i) => values[i]);
   const folded = packStrings(n, (i) => fold(values[i]));
   const { order, ranks } = sortByCollation(values);
   const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);

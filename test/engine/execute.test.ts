@@ -36,7 +36,7 @@ describe("engine against the naive oracle", () => {
             }
           },
         ),
-        { numRuns: 150 },
+        { numRuns: 400 },
       );
     }, 120_000);
   }
