@@ -1,0 +1,37 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { andInPlace, bitmapOfRows, countRows, emptyBitmap, fullBitmap, hasRow, notInPlace, orInPlace, popcount32, rowsOfBitmap, setRange } from "../../src/engine/bitmap.ts";
+
+describe("bitmap", () => {
+  test("literal ranges across word boundaries", () => {
+    const bits = emptyBitmap(100);
+    setRange(bits, 30, 70);
+    expect(rowsOfBitmap(bits)).toEqual(Uint32Array.from({ length: 40 }, (_, i) => 30 + i));
+    expect(countRows(bits)).toBe(40);
+    expect(Array.from(notInPlace(fullBitmap(33), 33))).toEqual([0, 0]);
+    expect(popcount32(0xffffffff)).toBe(32);
+    expect(popcount32(0x80000001)).toBe(2);
+  });
+
+  test("set algebra agrees with plain sets", () => {
+    const n = 200;
+    const rowsArb = fc.uniqueArray(fc.nat(n - 1), { maxLength: 120 });
+    fc.assert(
+      fc.property(rowsArb, rowsArb, fc.nat(n), fc.nat(n), (a, b, lo, hi) => {
+        const A = bitmapOfRows(Uint32Array.from(a), n);
+        const B = bitmapOfRows(Uint32Array.from(b), n);
+        const sa = new Set(a);
+        const sb = new Set(b);
+        const all = Array.from({ length: n }, (_, i) => i);
+        expect(Array.from(rowsOfBitmap(andInPlace(A.slice(), B)))).toEqual(all.filter((r) => sa.has(r) && sb.has(r)));
+        expect(Array.from(rowsOfBitmap(orInPlace(A.slice(), B)))).toEqual(all.filter((r) => sa.has(r) || sb.has(r)));
+        expect(Array.from(rowsOfBitmap(notInPlace(A.slice(), n)))).toEqual(all.filter((r) => !sa.has(r)));
+        const R = emptyBitmap(n);
+        setRange(R, lo, hi);
+        expect(Array.from(rowsOfBitmap(R))).toEqual(all.filter((r) => r >= lo && r < hi));
+        expect(all.filter((r) => hasRow(A, r))).toEqual([...sa].sort((x, y) => x - y));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
