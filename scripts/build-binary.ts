@@ -1,7 +1,8 @@
 /**
  * `npm run build`: compiles the CLI, the server and its assets into one executable,
  * dist/users-listing. Full `--minify` is known to break Elysia apps, so only whitespace and
- * syntax are minified.
+ * syntax are minified. The column worker (src/store/column-worker.ts) is a second entry point,
+ * as Bun requires for workers in a compiled executable.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -17,7 +18,7 @@ export async function buildBinary(root = join(import.meta.dir, "..")): Promise<s
   mkdirSync(join(root, "dist"), { recursive: true });
   const outfile = join(root, BINARY);
   const proc = Bun.spawn(
-    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "--outfile", outfile],
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "src/store/column-worker.ts", "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

@@ -12,9 +12,14 @@ let url = "";
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-bin-"));
   const binary = await buildBinary();
-  // Build a snapshot with the binary itself, then serve it from another working directory.
+  // Generate a data file and build its snapshot with the binary itself (the email column is
+  // built by the embedded worker), then serve it from another working directory.
+  const data = join(dir, "u.ndjson");
   const snapshot = join(dir, "u.snap");
-  const build = Bun.spawnSync([binary, "snapshot", "generate", "--count", "5000", "--seed", "7", "-o", snapshot], { cwd: dir });
+  const generate = Bun.spawnSync([binary, "generate", "--count", "5000", "--seed", "7", "--out", data], { cwd: dir });
+  expect(generate.exitCode).toBe(0);
+  const build = Bun.spawnSync([binary, "snapshot", "build", data, "-o", snapshot], { cwd: dir, stderr: "pipe" });
+  expect(build.stderr.toString()).toContain("5000 rows");
   expect(build.exitCode).toBe(0);
   proc = Bun.spawn([binary, "serve", "--snapshot", snapshot, "--port", "0"], { cwd: dir, stderr: "pipe", stdout: "ignore" });
   const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();

@@ -2,11 +2,10 @@
  * Builds the store's typed arrays and every index from validated records: the work the
  * snapshot builder does once so that start-up and queries do none of it.
  */
-import { fold } from "../collation/collation.ts";
-import { sortByCollation } from "../collation/sort.ts";
 import { STATUS_VALUES, type StringColumnId, type UserRecord, statusCode } from "../schema.ts";
-import { packJsonStrings, packStrings } from "./byte-column.ts";
-import { buildTrigramIndex } from "./trigrams.ts";
+import { packStrings } from "./byte-column.ts";
+import type { ColumnJob } from "./column-worker.ts";
+import { buildStringColumn, partitionByStatus } from "./string-column.ts";
 import type { Store, StringColumn } from "./types.ts";
 
 /** Validated columns in input order (what the ingest readers produce); all of length n. */
@@ -22,15 +21,16 @@ export interface InputColumns {
 /** Named steps of a build, reported to a progress callback. */
 export type BuildStep = "order" | "name" | "email" | "status" | "done";
 
-/**
- * Builds a {@link Store} from input columns: rows reordered by ascending id, string columns
- * packed as JSON literals and folded UTF-8, collation permutations, ranks, per-status
- * permutations and trigram indexes. `snapshotId` is left empty (the snapshot writer sets it).
- * @throws RangeError on duplicate ids (the readers reject them first) or a column over 4 GiB.
- */
-export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
+/** The store without its string columns, and those columns' values in row order. */
+interface Prepared {
+  base: Omit<Store, "strings">;
+  names: string[];
+  emails: string[];
+}
+
+/** Reorders rows by id and builds the id and status arrays. */
+function prepare(input: InputColumns): Prepared {
   const n = input.ids.length;
-  onStep?.("order");
   const byId = orderById(input.ids);
   const ids = new Float64Array(n);
   const statusCodes = new Uint8Array(n);
@@ -44,22 +44,71 @@ export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => vo
     emails[row] = input.emails[src];
     if (row > 0 && ids[row] === ids[row - 1]) throw new RangeError(`duplicate id ${ids[row]}`);
   }
-
-  onStep?.("status");
   const statusCounts = new Uint32Array(STATUS_VALUES.length);
   for (let row = 0; row < n; row++) statusCounts[statusCodes[row]]++;
   const rowsByStatus = partitionByStatus(identity(n), statusCodes, statusCounts);
+  const rowsByAbsId = n > 0 && ids[0] < 0 ? orderByAbsId(ids) : null;
+  return { base: { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, snapshotId: "" }, names, emails };
+}
 
-  let rowsByAbsId: Uint32Array | null = null;
-  if (n > 0 && ids[0] < 0) rowsByAbsId = orderByAbsId(ids);
-
+/**
+ * Builds a {@link Store} from input columns on this thread: rows reordered by ascending id,
+ * string columns packed as JSON literals and folded UTF-8, collation permutations, ranks,
+ * per-status permutations and trigram indexes. `snapshotId` is left empty (the snapshot
+ * writer sets it).
+ * @throws RangeError on duplicate ids (the readers reject them first) or a column over 4 GiB.
+ */
+export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
+  onStep?.("order");
+  const { base, names, emails } = prepare(input);
   onStep?.("name");
-  const name = buildStringColumn(names, statusCodes, statusCounts);
+  const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   onStep?.("email");
-  const email = buildStringColumn(emails, statusCodes, statusCounts);
+  const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
   onStep?.("done");
-  const strings: Record<StringColumnId, StringColumn> = { name, email };
-  return { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, strings, snapshotId: "" };
+  return { ...base, strings: { name, email } };
+}
+
+/**
+ * Where the column worker is: beside this module when running from source; inside a compiled
+ * binary (whose modules live under /$bunfs/root, the bundle root being src/), at its path
+ * relative to that root, as scripts/build-binary.ts lists it as an entry point.
+ */
+function columnWorkerSpecifier(): string {
+  if (import.meta.url.startsWith("file:///$bunfs/")) return "./store/column-worker.ts";
+  return new URL("./column-worker.ts", import.meta.url).href;
+}
+
+/**
+ * The same store as {@link buildStore}, with the email column built in a worker while this
+ * thread builds the name column (the two heaviest steps, on two cores).
+ * @throws RangeError as {@link buildStore}; Error when the worker fails.
+ */
+export async function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
+  onStep?.("order");
+  const { base, names, emails } = prepare(input);
+  const packed = packStrings(emails.length, (i) => emails[i]);
+  const worker = new Worker(columnWorkerSpecifier());
+  const emailColumn = new Promise<StringColumn>((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<{ column?: StringColumn; error?: string }>) => {
+      if (event.data.column) resolve(event.data.column);
+      else reject(new Error(`email column worker failed: ${event.data.error}`));
+    };
+    worker.onerror = (event) => reject(new Error(`email column worker failed: ${event.message}`));
+  });
+  const job: ColumnJob = { bytes: packed.bytes, offsets: packed.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
+  worker.postMessage(job, [job.bytes.buffer as ArrayBuffer, job.offsets.buffer as ArrayBuffer, job.statusCodes.buffer as ArrayBuffer]);
+  onStep?.("name");
+  try {
+    const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
+    onStep?.("email");
+    const email = await emailColumn;
+    onStep?.("done");
+    const strings: Record<StringColumnId, StringColumn> = { name, email };
+    return { ...base, strings };
+  } finally {
+    worker.terminate();
+  }
 }
 
 /** Convenience for tests and the default data: builds a store from records. */
@@ -88,7 +137,11 @@ function identity(n: number): Uint32Array {
   return rows;
 }
 
-/** Permutation of input positions by ascending id (ids unique, so no ties). */
+/**
+ * Permutation of input positions by ascending id (ids unique, so no ties). Sorted input (the
+ * generator's) is the identity; otherwise a native numeric sort of a copy, then each input
+ * position is placed by binary search: O(n log n) without a comparator callback.
+ */
 function orderById(ids: Float64Array): Uint32Array {
   const n = ids.length;
   let sorted = true;
@@ -99,12 +152,20 @@ function orderById(ids: Float64Array): Uint32Array {
     }
   }
   if (sorted) return identity(n);
-  // Sort (id, position) pairs through a Float64 copy of ids and an index permutation.
-  const order = identity(n);
-  const keys = ids;
-  const tmp = Array.from(order);
-  tmp.sort((a, b) => keys[a] - keys[b] || a - b);
-  for (let i = 0; i < n; i++) order[i] = tmp[i];
+  const keys = ids.slice().sort();
+  for (let i = 1; i < n; i++) if (keys[i] === keys[i - 1]) throw new RangeError(`duplicate id ${keys[i]}`);
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const x = ids[i];
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (keys[mid] < x) lo = mid + 1;
+      else hi = mid;
+    }
+    order[lo] = i;
+  }
   return order;
 }
 
@@ -113,36 +174,4 @@ function orderByAbsId(ids: Float64Array): Uint32Array {
   const rows = Array.from(identity(ids.length));
   rows.sort((a, b) => Math.abs(ids[a]) - Math.abs(ids[b]) || a - b);
   return Uint32Array.from(rows);
-}
-
-/** Stable partition of a permutation by status code: status 0's rows first, then 1's. */
-function partitionByStatus(rows: Uint32Array, statusCodes: Uint8Array, statusCounts: Uint32Array): Uint32Array {
-  const out = new Uint32Array(rows.length);
-  const cursor = new Uint32Array(statusCounts.length);
-  for (let code = 1; code < cursor.length; code++) cursor[code] = cursor[code - 1] + statusCounts[code - 1];
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    out[cursor[statusCodes[row]]++] = row;
-  }
-  return out;
-}
-
-/** Builds one string column (values in row order). */
-function buildStringColumn(values: string[], statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
-  const n = values.length;
-  const json = packJsonStrings(n, (i) => values[i]);
-  const folded = packStrings(n, (i) => fold(values[i]));
-  const { order, ranks } = sortByCollation(values);
-  const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
-  const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n);
-  return {
-    json: json.bytes,
-    jsonOffsets: json.offsets,
-    folded: folded.bytes,
-    foldedOffsets: folded.offsets,
-    rowsByValue: order,
-    rankByRow: ranks,
-    rowsByValueByStatus,
-    trigrams,
-  };
 }

@@ -166,3 +166,25 @@ describe("snapshot build from a data file", () => {
     expect(rows(a).map((r) => r.id)).toEqual([-2, 1, 3, 7, 10]);
   });
 });
+
+describe("parallel build", () => {
+  test("the worker-built store equals the single-thread one", async () => {
+    const { buildStore, buildStoreParallel } = await import("../../src/store/build.ts");
+    const { generateUsers } = await import("../../src/generate/users.ts");
+    const users = Array.from(generateUsers({ count: 3000, seed: 5 })).reverse();
+    const input = {
+      ids: Float64Array.from(users, (u) => u.id),
+      names: users.map((u) => u.name),
+      emails: users.map((u) => u.email),
+      statusCodes: Uint8Array.from(users, (u) => (u.status === "active" ? 0 : 1)),
+    };
+    const a = buildStore(input);
+    const b = await buildStoreParallel(input);
+    const pa = join(dir, "seq.snap");
+    const pb = join(dir, "par.snap");
+    writeSnapshot(pa, a, { createdAt: CREATED_AT });
+    writeSnapshot(pb, b, { createdAt: CREATED_AT });
+    expect(Buffer.compare(readFileSync(pa), readFileSync(pb))).toBe(0);
+    expect(Array.from(a.ids.subarray(0, 3))).toEqual([1, 2, 3]);
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * Builds one string column's arrays and indexes (the part of a snapshot build that grows
+ * fastest with the row count): JSON literals, folded bytes, collation permutation and ranks,
+ * the per-status permutation and the trigram index. Pure, so it runs on the main thread or in
+ * a worker (column-worker.ts) alike.
+ */
+import { fold } from "../collation/collation.ts";
+import { sortByCollation } from "../collation/sort.ts";
+import { packJsonStrings, packStrings } from "./byte-column.ts";
+import { buildTrigramIndex } from "./trigrams.ts";
+import type { StringColumn } from "./types.ts";
+
+/**
+ * Stable partition of a permutation by status code: status 0's rows first, then 1's.
+ * @param rows a permutation of row numbers; length n
+ * @param statusCodes status code per row; length n
+ * @param statusCounts rows per status code
+ * @returns a new permutation of length n
+ */
+export function partitionByStatus(rows: Uint32Array, statusCodes: Uint8Array, statusCounts: Uint32Array): Uint32Array {
+  const out = new Uint32Array(rows.length);
+  const cursor = new Uint32Array(statusCounts.length);
+  for (let code = 1; code < cursor.length; code++) cursor[code] = cursor[code - 1] + statusCounts[code - 1];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    out[cursor[statusCodes[row]]++] = row;
+  }
+  return out;
+}
+
+/**
+ * Builds a string column from its values in row order.
+ * @param values one string per row; length n
+ * @param statusCodes status code per row; length n
+ * @param statusCounts rows per status code
+ * @throws RangeError when a packed column would exceed 4 GiB
+ */
+export function buildStringColumn(values: readonly string[], statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
+  const n = values.length;
+  const json = packJsonStrings(n, (i) => values[i]);
+  const folded = packStrings(n, (i) => fold(values[i]));
+  const { order, ranks } = sortByCollation(values);
+  const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
+  const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n);
+  return {
+    json: json.bytes,
+    jsonOffsets: json.offsets,
+    folded: folded.bytes,
+    foldedOffsets: folded.offsets,
+    rowsByValue: order,
+    rankByRow: ranks,
+    rowsByValueByStatus,
+    trigrams,
+  };
+}
+
+/** Every typed array of a column, for transfer between threads. */
+export function columnBuffers(c: StringColumn): ArrayBuffer[] {
+  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.offsets, c.trigrams.postings].map(
+    (a) => a.buffer as ArrayBuffer,
+  );
+}
