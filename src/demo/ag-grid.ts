@@ -10,13 +10,16 @@ import {
   InfiniteRowModelModule,
   ModuleRegistry,
   NumberFilterModule,
+  RowApiModule,
+  ScrollApiModule,
   TextFilterModule,
   createGrid,
   themeQuartz,
 } from "ag-grid-community";
 import type { UserRow } from "./api.ts";
 
-ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule]);
+// Only the modules the page uses; RowApi and ScrollApi serve the tests' `getDisplayedRowAtIndex` and `ensureIndexVisible`.
+ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule, RowApiModule, ScrollApiModule]);
 
 /** Rows per block: the size of every POST /api/users window (INTERFACE.md: `cacheBlockSize` 100). */
 export const AG_BLOCK_ROWS = 100;
@@ -80,6 +83,7 @@ export function createUsersDatasource(endpoint: string, log: (record: AgRequestR
  *
  * @param endpoint URL of POST /api/users.
  * @param log receives every finished request ({@link AgRequestRecord}).
+ * @returns AG Grid's api (`GridApi<UserRow>`); row data arrive asynchronously, block by block.
  */
 export function mountAgGrid(container: HTMLElement, endpoint: string, log: (record: AgRequestRecord) => void): GridApi<UserRow> {
   return createGrid<UserRow>(container, {

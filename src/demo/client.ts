@@ -32,9 +32,10 @@ function start(): void {
     window.agRequests.push(record);
     if (agStatus !== null) {
       const { startRow, endRow } = record.body;
+      const requests = window.agRequests.length;
       agStatus.textContent =
         record.status === 200
-          ? `rows ${startRow}–${endRow - 1} of ${record.total?.toLocaleString("en")} matching · ${Math.round(record.ms)} ms · ${window.agRequests.length} requests`
+          ? `rows ${startRow}–${endRow - 1} of ${record.total?.toLocaleString("en")} matching · ${Math.round(record.ms)} ms · ${requests} request${requests === 1 ? "" : "s"} so far`
           : `request for rows ${startRow}–${endRow - 1} failed (HTTP ${record.status})`;
     }
   });

@@ -50,6 +50,8 @@ export interface TanstackSnapshot extends TanstackRequestState {
   rows: UserRow[];
   /** True while a request is in flight. */
   loading: boolean;
+  /** True when nothing is in flight and the rows shown answer the current state (same URL). */
+  settled: boolean;
   /** URL of the last applied response (path and query, as sent). */
   url: string;
   /** Requests sent so far. */
@@ -118,8 +120,8 @@ function byId<T extends HTMLElement>(id: string): T {
   return element as T;
 }
 
-/** Milliseconds the name filter waits after the last keystroke before it applies. */
-const NAME_DEBOUNCE_MS = 300;
+/** Milliseconds the name and id filters wait after the last keystroke before they apply. */
+const FILTER_DEBOUNCE_MS = 300;
 
 const features = tableFeatures({
   coreReactivityFeature: storeReactivityBindings(),
@@ -153,6 +155,7 @@ export interface TanstackHook {
  * @param endpoint path of GET /api/users.
  * @param initialMode the URL spelling to start with ({@link UrlMode}).
  * @returns the test hook.
+ * @throws Error when an element of index.html's TanStack section (`#ts-…`) is missing.
  */
 export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackHook {
   const el: TanstackElements = {
@@ -297,16 +300,20 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
   let nameTimer: ReturnType<typeof setTimeout> | undefined;
   el.nameInput.addEventListener("input", () => {
     clearTimeout(nameTimer);
-    nameTimer = setTimeout(() => table.getColumn("name")?.setFilterValue(el.nameInput.value || undefined), NAME_DEBOUNCE_MS);
+    nameTimer = setTimeout(() => table.getColumn("name")?.setFilterValue(el.nameInput.value || undefined), FILTER_DEBOUNCE_MS);
   });
   el.statusSelect.addEventListener("change", () => table.getColumn("status")?.setFilterValue(el.statusSelect.value || undefined));
+  let idTimer: ReturnType<typeof setTimeout> | undefined;
   const onIdRange = () => {
-    const min = el.idMinInput.value.trim();
-    const max = el.idMaxInput.value.trim();
-    table.getColumn("id")?.setFilterValue(min === "" && max === "" ? undefined : [min, max]);
+    clearTimeout(idTimer);
+    idTimer = setTimeout(() => {
+      const min = el.idMinInput.value.trim();
+      const max = el.idMaxInput.value.trim();
+      table.getColumn("id")?.setFilterValue(min === "" && max === "" ? undefined : [min, max]);
+    }, FILTER_DEBOUNCE_MS);
   };
-  el.idMinInput.addEventListener("change", onIdRange);
-  el.idMaxInput.addEventListener("change", onIdRange);
+  el.idMinInput.addEventListener("input", onIdRange);
+  el.idMaxInput.addEventListener("input", onIdRange);
   el.urlModeSelect.value = urlMode;
   el.urlModeSelect.addEventListener("change", () => {
     urlMode = el.urlModeSelect.value === "raw" ? "raw" : "encoded";
@@ -322,6 +329,7 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
       pageCount: table.getPageCount(),
       rows: data.map((row) => ({ ...row })),
       loading: inFlight > 0,
+      settled: inFlight === 0 && appliedUrl === buildUsersUrl(endpoint, state, urlMode),
       url: appliedUrl,
       requests,
       error: lastError,

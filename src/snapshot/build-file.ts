@@ -58,11 +58,11 @@ export async function buildSnapshotFromFile(input: string, output: string, onPro
  * Builds a snapshot of generated users (src/generate/users.ts), without an intermediate file,
  * on this thread: the embedded default dataset, test and benchmark datasets.
  */
-export async function buildSnapshotFromGenerator(
+export function buildSnapshotFromGenerator(
   options: { count: number; seed: number },
   output: string,
   onProgress?: (p: BuildProgress) => void,
-): Promise<BuildReport> {
+): BuildReport {
   const t0 = performance.now();
   const n = options.count;
   const ids = new Float64Array(n);
