@@ -52,7 +52,8 @@ export function startServer(options: ServeOptions): RunningServer {
   );
   let engine = createEngine(loaded.store);
   const app = createApp({ engine: () => engine, maxPageSize: options.maxPageSize, logger, plugins: options.plugins });
-  app.listen({ port: options.port, hostname: options.host, reusePort: options.reusePort, maxRequestBodySize: 16 * 1024 * 1024 });
+  // development: false: no hot-reload socket or dev bundling for the demo page in a served process.
+  app.listen({ port: options.port, hostname: options.host, reusePort: options.reusePort, maxRequestBodySize: 16 * 1024 * 1024, development: false });
   const server = app.server;
   if (server === null) throw new Error("server did not start");
   const reload = () => {
