@@ -15,7 +15,7 @@ import { STATUS_VALUES } from "../schema.ts";
 import type { Store } from "../store/types.ts";
 import { rowsOfBitmap } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
-import { type FilterResult, type MatchSet, evaluateFilter } from "./filter.ts";
+import { type FilterResult, type MatchSet, evaluateFilter, matchBits } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** All status codes as a mask. */
@@ -63,7 +63,8 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
 /** Size of a filter result, in bytes. */
 function filterBytes(result: FilterResult): number {
   if (result.kind !== "set") return 64;
-  return result.set.bits.byteLength + (result.set.rows?.byteLength ?? 0) + 64;
+  // A bitmap materialized later is not counted; it is at most rowCount / 8 bytes.
+  return (result.set.bits?.byteLength ?? 0) + (result.set.rows?.byteLength ?? 0) + 64;
 }
 
 /** The (cached) filter result of a query. */
@@ -80,7 +81,7 @@ function filterOf(engine: Engine, query: Query): { result: FilterResult; key: st
 
 /** The matching rows ascending, materialized once per cached match set. */
 function rowsOf(set: MatchSet): Uint32Array {
-  if (set.rows === null) set.rows = rowsOfBitmap(set.bits, set.count);
+  if (set.rows === null) set.rows = rowsOfBitmap(set.bits as Uint32Array, set.count);
   return set.rows;
 }
 
@@ -130,6 +131,7 @@ export function executeQuery(engine: Engine, query: Query): Page {
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
     return { rows: ordered.slice(offset, end), total };
   }
+  matchBits(set, n);
   const segments = buildSegments(store, keys, ALL_STATUS);
   const walked = windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null);
   if (walked.checkpoint !== null) {

@@ -7,7 +7,7 @@
 import { fold } from "../collation/collation.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
-import { postingList } from "../store/trigrams.ts";
+import { denseBitmap, findList, isDense, listRows } from "../store/trigrams.ts";
 import type { Store, StringColumn } from "../store/types.ts";
 import {
   type Bitmap,
@@ -26,10 +26,16 @@ export interface MatchSet {
   count: number;
   /** Matching rows per status code; length STATUS_VALUES.length. */
   countByStatus: Uint32Array;
-  /** Membership bitmap over the store's rows. */
-  bits: Bitmap;
+  /** Membership bitmap over the store's rows, when materialized ({@link matchBits}). */
+  bits: Bitmap | null;
   /** The matching rows ascending (id order), when materialized; length count. */
   rows: Uint32Array | null;
+}
+
+/** The match set's bitmap, built from its rows on first use and kept. */
+export function matchBits(set: MatchSet, rowCount: number): Bitmap {
+  if (set.bits === null) set.bits = bitmapOfRows(set.rows as Uint32Array, rowCount);
+  return set.bits;
 }
 
 /**
@@ -59,8 +65,18 @@ export function evaluateFilter(store: Store, predicate: Predicate | null): Filte
   return { kind: "set", set: finishMatchSet(store, node.bits, node.rows) };
 }
 
-/** Intermediate result: a bitmap (with exact ascending rows when known). */
-type Node = { kind: "all" } | { kind: "status"; mask: number } | { kind: "bits"; bits: Bitmap; rows: Uint32Array | null };
+/**
+ * Intermediate result: a row set as a bitmap, as exact ascending rows, or both (at least one
+ * is set). A bitmap here is always the node's own (never a view into the store), so it may be
+ * changed in place.
+ */
+type Node = { kind: "all" } | { kind: "status"; mask: number } | { kind: "bits"; bits: Bitmap | null; rows: Uint32Array | null };
+
+/** A set node's bitmap, built from its rows when it has none. */
+function bitsOf(store: Store, node: { bits: Bitmap | null; rows: Uint32Array | null }): Bitmap {
+  if (node.bits === null) node.bits = bitmapOfRows(node.rows as Uint32Array, store.rowCount);
+  return node.bits;
+}
 
 const NONE: Node = { kind: "status", mask: 0 };
 const ALL: Node = { kind: "all" };
@@ -88,7 +104,7 @@ function maskNode(mask: number): Node {
   return mask === ALL_STATUS ? ALL : { kind: "status", mask };
 }
 
-function bitsNode(bits: Bitmap, rows: Uint32Array | null = null): Node {
+function bitsNode(bits: Bitmap | null, rows: Uint32Array | null = null): Node {
   return { kind: "bits", bits, rows };
 }
 
@@ -104,8 +120,7 @@ function statusBitmap(store: Store, mask: number): Bitmap {
 
 function andNodes(store: Store, nodes: Node[]): Node {
   let mask = ALL_STATUS;
-  let bits: Bitmap | null = null;
-  let rows: Uint32Array | null = null;
+  const sets: { bits: Bitmap | null; rows: Uint32Array | null }[] = [];
   for (const node of nodes) {
     if (node.kind === "all") continue;
     if (node.kind === "status") {
@@ -113,15 +128,18 @@ function andNodes(store: Store, nodes: Node[]): Node {
       if (mask === 0) return NONE;
       continue;
     }
-    if (bits === null) {
-      bits = node.bits;
-      rows = node.rows;
-    } else {
-      bits = andInPlace(bits === node.bits ? bits.slice() : bits, node.bits);
-      rows = null;
-    }
+    sets.push(node);
   }
-  if (bits === null) return maskNode(mask);
+  if (sets.length === 0) return maskNode(mask);
+  let bits: Bitmap | null;
+  let rows: Uint32Array | null;
+  if (sets.length === 1) {
+    ({ bits, rows } = sets[0]);
+  } else {
+    bits = bitsOf(store, sets[0]).slice();
+    for (let i = 1; i < sets.length; i++) andInPlace(bits, bitsOf(store, sets[i]));
+    rows = null;
+  }
   if (mask !== ALL_STATUS) {
     if (rows !== null) {
       // Filter the exact row list by status: O(rows) instead of O(rowCount).
@@ -130,9 +148,9 @@ function andNodes(store: Store, nodes: Node[]): Node {
       const kept = new Uint32Array(rows.length);
       for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
       rows = kept.subarray(0, k);
-      bits = bitmapOfRows(rows, store.rowCount);
+      bits = null;
     } else {
-      bits = andInPlace(bits, statusBitmap(store, mask));
+      bits = andInPlace((bits as Bitmap).slice(), statusBitmap(store, mask));
     }
   }
   return bitsNode(bits, rows);
@@ -147,7 +165,7 @@ function orNodes(store: Store, nodes: Node[]): Node {
       mask |= node.mask;
       continue;
     }
-    bits = bits === null ? node.bits.slice() : orInPlace(bits, node.bits);
+    bits = bits === null ? bitsOf(store, node).slice() : orInPlace(bits, bitsOf(store, node));
   }
   if (mask === ALL_STATUS) return ALL;
   if (bits === null) return maskNode(mask);
@@ -156,7 +174,7 @@ function orNodes(store: Store, nodes: Node[]): Node {
 }
 
 /** Completes a node's bitmap into a match set (count and per-status counts). */
-function finishMatchSet(store: Store, bits: Bitmap, rows: Uint32Array | null): MatchSet {
+function finishMatchSet(store: Store, bits: Bitmap | null, rows: Uint32Array | null): MatchSet {
   const countByStatus = new Uint32Array(STATUS_VALUES.length);
   const codes = store.statusCodes;
   let count: number;
@@ -164,6 +182,7 @@ function finishMatchSet(store: Store, bits: Bitmap, rows: Uint32Array | null): M
     count = rows.length;
     for (let i = 0; i < rows.length; i++) countByStatus[codes[rows[i]]]++;
   } else {
+    bits = bits as Bitmap;
     count = countRows(bits);
     for (let w = 0; w < bits.length; w++) {
       let word = bits[w];
@@ -254,7 +273,7 @@ function textOnString(store: Store, column: StringColumn, op: TextOp, value: str
   if (!p.negate) return node;
   if (node.kind === "all") return NONE;
   if (node.kind === "status") return maskNode(ALL_STATUS & ~node.mask);
-  return bitsNode(notInPlace(node.bits, store.rowCount));
+  return bitsNode(notInPlace(node.bits ?? bitsOf(store, node), store.rowCount));
 }
 
 /** contains / equals / startsWith / endsWith of folded UTF-8 `needle` over a string column. */
@@ -262,11 +281,22 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
   const n = store.rowCount;
   if (needle.length === 0 && op !== "equals") return ALL;
   if (needle.length >= 3) {
-    const candidates = trigramCandidates(column, needle);
-    // A 3-byte needle's posting list is exactly the rows that contain it.
-    const exact = op === "contains" && needle.length === 3;
-    const rows = exact ? candidates : verifyRows(column, candidates, op, needle);
-    return bitsNode(bitmapOfRows(rows, n), rows);
+    const index = column.trigrams;
+    // The needle's distinct trigrams, as list indexes, smallest list first.
+    const lists: number[] = [];
+    for (let i = 0; i + 2 < needle.length; i++) {
+      const k = findList(index, trigramAt(needle, i));
+      if (k < 0) return NONE;
+      if (!lists.includes(k)) lists.push(k);
+    }
+    lists.sort((a, b) => index.counts[a] - index.counts[b]);
+    // A 3-byte needle's list is exactly the rows that contain it.
+    if (op === "contains" && needle.length === 3) {
+      const k = lists[0];
+      if (isDense(index.counts[k], n)) return bitsNode(denseBitmap(index, k, n).slice());
+      return bitsNode(null, listRows(index, k, n));
+    }
+    return bitsNode(null, verifyRows(column, trigramCandidates(store, column, lists), op, needle));
   }
   const bits = emptyBitmap(n);
   scanRows(column, n, op, needle, bits);
@@ -279,24 +309,29 @@ function trigramAt(bytes: Uint8Array, i: number): number {
 }
 
 /**
- * Rows whose folded value contains every trigram of `needle` (length >= 3): the intersection
- * of its posting lists, shortest first; ascending. A superset of the rows containing `needle`.
+ * Rows in every one of the given trigram lists (indexes, smallest first), ascending: a
+ * superset of the rows containing the needle. Dense lists are tested bit by bit; sparse ones
+ * decoded and intersected.
  */
-function trigramCandidates(column: StringColumn, needle: Uint8Array): Uint32Array {
-  const lists: Uint32Array[] = [];
-  const seen = new Set<number>();
-  for (let i = 0; i + 2 < needle.length; i++) {
-    const key = trigramAt(needle, i);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const list = postingList(column.trigrams, key);
-    if (list.length === 0) return list;
-    lists.push(list);
+function trigramCandidates(store: Store, column: StringColumn, lists: number[]): Uint32Array {
+  const index = column.trigrams;
+  const n = store.rowCount;
+  let rows = listRows(index, lists[0], n);
+  for (let l = 1; l < lists.length && rows.length > 0; l++) {
+    const k = lists[l];
+    if (isDense(index.counts[k], n)) {
+      const bits = denseBitmap(index, k, n);
+      let j = 0;
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[i];
+        if (bits[row >>> 5] & (1 << (row & 31))) rows[j++] = row;
+      }
+      rows = rows.subarray(0, j);
+    } else {
+      rows = intersectSorted(rows, listRows(index, k, n));
+    }
   }
-  lists.sort((a, b) => a.length - b.length);
-  let result = lists[0];
-  for (let l = 1; l < lists.length && result.length > 0; l++) result = intersectSorted(result, lists[l]);
-  return result;
+  return rows;
 }
 
 /** Intersection of two ascending row lists, galloping through the longer `b`: O(|a| log |b|). */

@@ -182,6 +182,7 @@ export function windowRows(
     startIndex = resume.index;
     skip = offset - resume.before;
   }
+  // The caller materializes a match set's bitmap before a walk (execute.ts).
   const bits = filter.kind === "set" ? filter.set.bits : null;
   let checkpoint: Checkpoint | null = null;
   for (let s = first; s < segments.length && k < limit; s++) {

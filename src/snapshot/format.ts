@@ -85,8 +85,10 @@ export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): str
     `${column}.rankByRow`,
     `${column}.rowsByValueByStatus`,
     `${column}.trigrams.keys`,
-    `${column}.trigrams.offsets`,
-    `${column}.trigrams.postings`,
+    `${column}.trigrams.counts`,
+    `${column}.trigrams.refs`,
+    `${column}.trigrams.bitmaps`,
+    `${column}.trigrams.gaps`,
   ];
 }
 

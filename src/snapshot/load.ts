@@ -134,7 +134,7 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
 
   const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
   for (const column of STRING_COLUMNS) {
-    const [json, jsonOffsets, folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, offsets, postings] =
+    const [json, jsonOffsets, folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, refs, bitmaps, gaps] =
       stringSectionNames(column);
     const c: StringColumn = {
       json: section(json, "u8"),
@@ -144,12 +144,13 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
       rowsByValue: section(rowsByValue, "u32", rowCount),
       rankByRow: section(rankByRow, "u32", rowCount),
       rowsByValueByStatus: section(rowsByValueByStatus, "u32", rowCount),
-      trigrams: { keys: section(keys, "u32"), offsets: section(offsets, "u32"), postings: section(postings, "u32") },
+      trigrams: { keys: section(keys, "u32"), counts: section(counts, "u32"), refs: section(refs, "u32"), bitmaps: section(bitmaps, "u32"), gaps: section(gaps, "u8") },
     };
     if (c.jsonOffsets[rowCount] !== c.json.length) fail(`corrupt: ${jsonOffsets} does not end at the length of ${json}`);
     if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);
-    if (c.trigrams.offsets.length !== c.trigrams.keys.length + 1) fail(`corrupt: ${offsets} length does not match ${keys}`);
-    if (c.trigrams.offsets[c.trigrams.keys.length] !== c.trigrams.postings.length) fail(`corrupt: ${offsets} does not end at the length of ${postings}`);
+    const lists = c.trigrams.keys.length;
+    if (c.trigrams.counts.length !== lists || c.trigrams.refs.length !== lists) fail(`corrupt: ${counts} or ${refs} length does not match ${keys}`);
+    if (c.trigrams.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${bitmaps} is not a whole number of bitmaps`);
     strings[column] = c;
   }
   const store: Store = {

@@ -44,8 +44,10 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
       c.rankByRow,
       c.rowsByValueByStatus,
       c.trigrams.keys,
-      c.trigrams.offsets,
-      c.trigrams.postings,
+      c.trigrams.counts,
+      c.trigrams.refs,
+      c.trigrams.bitmaps,
+      c.trigrams.gaps,
     ];
     const names = stringSectionNames(column);
     for (let i = 0; i < names.length; i++) {

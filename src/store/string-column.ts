@@ -56,7 +56,7 @@ export function buildStringColumn(values: readonly string[], statusCodes: Uint8A
 
 /** Every typed array of a column, for transfer between threads. */
 export function columnBuffers(c: StringColumn): ArrayBuffer[] {
-  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.offsets, c.trigrams.postings].map(
+  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.counts, c.trigrams.refs, c.trigrams.bitmaps, c.trigrams.gaps].map(
     (a) => a.buffer as ArrayBuffer,
   );
 }

@@ -7,15 +7,27 @@ import type { StringColumnId } from "../schema.ts";
 
 /**
  * A byte-level trigram index over a column's folded UTF-8 strings: for every distinct
- * 3-byte sequence, the ascending list of rows whose folded string contains it (each row once).
+ * 3-byte sequence, the set of rows whose folded string contains it. A list with more than
+ * rowCount / 32 rows is stored as a bitmap (smaller than 4 bytes a row, and a match set as
+ * is); the others as ascending row numbers encoded as LEB128 gaps.
  */
 export interface TrigramIndex {
   /** Distinct trigram keys `(b0 << 16) | (b1 << 8) | b2`, ascending; length K. */
   keys: Uint32Array;
-  /** Posting list bounds: list k is `postings[offsets[k] .. offsets[k+1])`; length K + 1. */
-  offsets: Uint32Array;
-  /** All posting lists back to back: row numbers, ascending within a list. */
-  postings: Uint32Array;
+  /** Rows in each key's list; length K. */
+  counts: Uint32Array;
+  /**
+   * Where each list is; length K. A dense list (count * 32 > rowCount): its first word in
+   * `bitmaps`. A sparse one: its first byte in `gaps`.
+   */
+  refs: Uint32Array;
+  /** Dense lists' bitmaps back to back, ceil(rowCount / 32) words each. */
+  bitmaps: Uint32Array;
+  /**
+   * Sparse lists back to back: the first row, then each row minus the previous one, each as
+   * an unsigned LEB128 number (7 bits a byte, low first, high bit set on all but the last).
+   */
+  gaps: Uint8Array;
 }
 
 /** A string column (`name` or `email`). */
