@@ -12,7 +12,6 @@ import { type Engine, executeQuery } from "../engine/execute.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
-import { rowsToJson } from "../store/rows-json.ts";
 import { getUsersDoc, healthDoc, postUsersDoc } from "./openapi-doc.ts";
 import { JSON_HEADERS, getBody, postBody, problemResponse } from "./responses.ts";
 
@@ -101,7 +100,7 @@ export function createApp(options: AppOptions) {
           const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
           const engine = options.engine();
           const page = executeQuery(engine, parsed.query);
-          return new Response(getBody(rowsToJson(engine.store, page.rows), page.total, parsed), { headers: JSON_HEADERS });
+          return new Response(getBody(engine.store, page.rows, page.total, parsed), { headers: JSON_HEADERS });
         } catch (error) {
           return fromError(logger, error);
         }
@@ -138,7 +137,7 @@ export function createApp(options: AppOptions) {
           const parsed = parsePostBody(body, maxPageSize);
           const engine = options.engine();
           const page = executeQuery(engine, parsed.query);
-          return new Response(postBody(rowsToJson(engine.store, page.rows), page.total), { headers: JSON_HEADERS });
+          return new Response(postBody(engine.store, page.rows, page.total), { headers: JSON_HEADERS });
         } catch (error) {
           return fromError(logger, error);
         }

@@ -1,0 +1,35 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import type { UserRecord } from "../../src/schema.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { rowsToJson, writeRowsJson } from "../../src/store/rows-json.ts";
+import { recordsArb } from "../support/arbitraries.ts";
+
+const decode = (b: Uint8Array) => new TextDecoder().decode(b);
+
+describe("rows to JSON", () => {
+  test("is JSON.stringify of the records, for every id form", () => {
+    fc.assert(
+      fc.property(recordsArb, fc.array(fc.nat(), { maxLength: 20 }), (records, picks) => {
+        if (records.length === 0) return;
+        const store = buildStoreFromRecords(records);
+        const byId = [...records].sort((a, b) => a.id - b.id);
+        const rows = Uint32Array.from(picks, (p) => p % records.length);
+        const expected = Array.from(rows, (r) => byId[r]);
+        expect(decode(rowsToJson(store, rows))).toBe(JSON.stringify(expected));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("ids of every magnitude and sign, with a prefix and a suffix", () => {
+    const ids = [0, -0.5, 7, -7, 10, 99, 100, -1000, 123456789, 2 ** 53 - 1, -(2 ** 53 - 1), 1e21, 1.5e-7, 999999999999999, 1e15];
+    const records: UserRecord[] = ids.map((id, i) => ({ id, name: `n${i}`, email: `e${i}`, status: i % 2 ? "inactive" : "active" }));
+    const store = buildStoreFromRecords(records);
+    const rows = Uint32Array.from({ length: ids.length }, (_, i) => i);
+    const sorted = [...records].sort((a, b) => a.id - b.id);
+    const enc = new TextEncoder();
+    expect(decode(writeRowsJson(store, rows, enc.encode('{"data":'), enc.encode(',"total":3}')))).toBe(`{"data":${JSON.stringify(sorted)},"total":3}`);
+    expect(decode(rowsToJson(store, new Uint32Array(0)))).toBe("[]");
+  });
+});
