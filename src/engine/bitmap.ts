@@ -102,3 +102,52 @@ export function rowsOfBitmap(bits: Bitmap, count = countRows(bits)): Uint32Array
   }
   return rows;
 }
+
+/** Number of rows set in both `a` and `b` (same length), without materializing `a & b`. */
+export function countAnd(a: Bitmap, b: Bitmap): number {
+  let count = 0;
+  for (let i = 0; i < a.length; i++) {
+    const w = a[i] & b[i];
+    if (w !== 0) count += popcount32(w);
+  }
+  return count;
+}
+
+/**
+ * The set rows of ranks [offset, offset + limit) in ascending row order, or in descending
+ * order when `reverse` (rank 0 is then the highest row). Whole words are skipped by
+ * popcount: O(rowCount / 32 + limit), no row list is built.
+ */
+export function selectRows(bits: Bitmap, offset: number, limit: number, reverse: boolean): Uint32Array {
+  const out = new Uint32Array(limit);
+  let k = 0;
+  let skip = offset;
+  const words = bits.length;
+  for (let step = 0; step < words && k < limit; step++) {
+    const w = reverse ? words - 1 - step : step;
+    let word = bits[w];
+    if (word === 0) continue;
+    const c = popcount32(word);
+    if (skip >= c) {
+      skip -= c;
+      continue;
+    }
+    while (word !== 0 && k < limit) {
+      let bit: number;
+      if (reverse) {
+        bit = 31 - Math.clz32(word);
+        word &= ~(1 << bit);
+      } else {
+        const low = word & -word;
+        bit = 31 - Math.clz32(low);
+        word ^= low;
+      }
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      out[k++] = (w << 5) | bit;
+    }
+  }
+  return out.subarray(0, k);
+}

@@ -13,7 +13,7 @@
 import type { Query, SortKey } from "../query/types.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { Store } from "../store/types.ts";
-import { rowsOfBitmap } from "./bitmap.ts";
+import { rowsOfBitmap, selectRows } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
 import { type FilterResult, type MatchSet, evaluateFilter, matchBits } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
@@ -113,12 +113,17 @@ export function executeQuery(engine: Engine, query: Query): Page {
   const n = store.rowCount;
   // Rows walked to reach the window's end at this selectivity.
   const walkCost = (end * n) / set.count;
-  if (isIdOrder(keys) && engine.plan !== "walk" && (set.rows !== null || walkCost > n / 32 + set.count)) {
-    const rows = rowsOf(set);
-    if (keys[0].direction === "asc") return { rows: rows.slice(offset, end), total };
-    const out = new Uint32Array(end - offset);
-    for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
-    return { rows: out, total };
+  if (isIdOrder(keys) && engine.plan !== "walk") {
+    const desc = keys[0].direction === "desc";
+    if (set.rows !== null) {
+      const rows = set.rows;
+      if (!desc) return { rows: rows.slice(offset, end), total };
+      const out = new Uint32Array(end - offset);
+      for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
+      return { rows: out, total };
+    }
+    // Row order is id order: pick the window's ranks straight from the bitmap.
+    if (walkCost > n / 32) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
   }
 
   const orderKey = `${filterKey}|${JSON.stringify(keys)}`;

@@ -13,7 +13,7 @@ import {
   type Bitmap,
   andInPlace,
   bitmapOfRows,
-  countRows,
+  countAnd,
   emptyBitmap,
   notInPlace,
   orInPlace,
@@ -108,13 +108,29 @@ function bitsNode(bits: Bitmap | null, rows: Uint32Array | null = null): Node {
   return { kind: "bits", bits, rows };
 }
 
-/** The bitmap of rows whose status code is in `mask`. */
-function statusBitmap(store: Store, mask: number): Bitmap {
-  const bits = emptyBitmap(store.rowCount);
-  const codes = store.statusCodes;
-  for (let row = 0; row < codes.length; row++) {
-    if ((mask >>> codes[row]) & 1) bits[row >>> 5] |= 1 << (row & 31);
+/** Per store, the bitmap of each status code's rows: built on first use (O(rowCount)), then kept. */
+const statusBitmapCache = new WeakMap<Store, Bitmap[]>();
+
+/**
+ * The bitmap of each status code's rows; index = status code. Shared: never change them.
+ * Computed once per store, so status filters combined with others cost O(rowCount / 32).
+ */
+export function statusBitmaps(store: Store): Bitmap[] {
+  let maps = statusBitmapCache.get(store);
+  if (maps === undefined) {
+    maps = STATUS_VALUES.map(() => emptyBitmap(store.rowCount));
+    const codes = store.statusCodes;
+    for (let row = 0; row < codes.length; row++) maps[codes[row]][row >>> 5] |= 1 << (row & 31);
+    statusBitmapCache.set(store, maps);
   }
+  return maps;
+}
+
+/** A new bitmap of the rows whose status code is in `mask`. */
+function statusBitmap(store: Store, mask: number): Bitmap {
+  const maps = statusBitmaps(store);
+  const bits = emptyBitmap(store.rowCount);
+  for (let code = 0; code < maps.length; code++) if ((mask >>> code) & 1) orInPlace(bits, maps[code]);
   return bits;
 }
 
@@ -182,15 +198,12 @@ function finishMatchSet(store: Store, bits: Bitmap | null, rows: Uint32Array | n
     count = rows.length;
     for (let i = 0; i < rows.length; i++) countByStatus[codes[rows[i]]]++;
   } else {
-    bits = bits as Bitmap;
-    count = countRows(bits);
-    for (let w = 0; w < bits.length; w++) {
-      let word = bits[w];
-      while (word !== 0) {
-        const low = word & -word;
-        countByStatus[codes[(w << 5) | (31 - Math.clz32(low))]]++;
-        word ^= low;
-      }
+    // Per-status counts by AND-popcount with the status bitmaps: O(rowCount / 32) each.
+    const maps = statusBitmaps(store);
+    count = 0;
+    for (let code = 0; code < maps.length; code++) {
+      countByStatus[code] = countAnd(bits as Bitmap, maps[code]);
+      count += countByStatus[code];
     }
   }
   return { count, countByStatus, bits, rows };

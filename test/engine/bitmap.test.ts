@@ -35,3 +35,21 @@ describe("bitmap", () => {
     );
   });
 });
+
+describe("selectRows and countAnd", () => {
+  test("agree with plain arrays, both directions", async () => {
+    const { countAnd, selectRows } = await import("../../src/engine/bitmap.ts");
+    const n = 300;
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.nat(n - 1), { maxLength: 200 }), fc.uniqueArray(fc.nat(n - 1), { maxLength: 200 }), fc.nat(250), fc.nat(60), (a, b, offset, limit) => {
+        const sorted = [...a].sort((x, y) => x - y);
+        const bits = bitmapOfRows(Uint32Array.from(a), n);
+        expect(Array.from(selectRows(bits, offset, limit, false))).toEqual(sorted.slice(offset, offset + limit));
+        expect(Array.from(selectRows(bits, offset, limit, true))).toEqual([...sorted].reverse().slice(offset, offset + limit));
+        const sb = new Set(b);
+        expect(countAnd(bits, bitmapOfRows(Uint32Array.from(b), n))).toBe(a.filter((r) => sb.has(r)).length);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
