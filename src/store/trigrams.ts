@@ -3,6 +3,7 @@
  * substring filter into one posting list (a 3-byte needle) or an intersection of a few.
  * Dense lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
  */
+import { rowsOfBitmap } from "../engine/bitmap.ts";
 import type { TrigramIndex } from "./types.ts";
 
 /** Number of possible 3-byte keys (2^24). */
@@ -63,7 +64,8 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
   const keys = touched.slice(0, distinct).sort();
   const listCounts = new Uint32Array(distinct);
   const listStarts = new Float64Array(distinct + 1);
-  // Reuse counts as each key's write cursor into the transient postings.
+  // Reuse counts as each key's write cursor into the transient postings. The fill pass below
+  // repeats the counting pass's scan on purpose: a shared callback would cost a call per byte.
   let cursor = 0;
   for (let k = 0; k < distinct; k++) {
     const key = keys[k];
@@ -177,20 +179,8 @@ export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): U
  */
 export function listRows(index: TrigramIndex, k: number, rowCount: number): Uint32Array {
   const count = index.counts[k];
+  if (isDense(count, rowCount)) return rowsOfBitmap(denseBitmap(index, k, rowCount), count);
   const rows = new Uint32Array(count);
-  if (isDense(count, rowCount)) {
-    const bits = denseBitmap(index, k, rowCount);
-    let j = 0;
-    for (let w = 0; w < bits.length; w++) {
-      let word = bits[w];
-      while (word !== 0) {
-        const low = word & -word;
-        rows[j++] = (w << 5) | (31 - Math.clz32(low));
-        word ^= low;
-      }
-    }
-    return rows;
-  }
   const gaps = index.gaps;
   let at = index.refs[k];
   let row = 0;
