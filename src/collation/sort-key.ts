@@ -13,7 +13,8 @@
  * - an *expansion* (ß = "ss", æ = "ae", ﬃ = "ffi"): a group that equals a concatenation of up
  *   to {@link MAX_EXPANSION} atoms, found by binary search and confirmed by `compare === 0`.
  * Characters that are ignorable (controls, U+00AD), combining marks, non-ASCII digits, the
- * middle dot (context-dependent after "l"), and groups that are neither (ẚ = "a" + U+02BE, ½) are left out: strings holding them get no key.
+ * middle dot (context-dependent after "l"), and groups that are neither (ẚ = "a" + U+02BE, ½)
+ * are left out: strings holding them get no key.
  *
  * Digit runs: under `numeric: true` a maximal run of ASCII digits compares by numeric value
  * (leading zeros ignored) and all numbers sort between punctuation/symbols and letters. A run
@@ -128,7 +129,7 @@ function buildTables(): KeyTables {
   for (let a = 0; a < atoms.length; a++) {
     const rep = atoms[a].chars[0];
     if (compare(rep, "0") < 0) {
-      if (a !== digitsBefore) throw new Error(`collation: "${rep}" sorts below numbers but after "${atoms[digitsBefore].chars[0]}"`);
+      if (a !== digitsBefore) throw new Error(`collation: "${rep}" sorts below numbers, after atoms above`);
       digitsBefore++;
     } else if (compare(rep, largestNumber) <= 0) {
       throw new Error(`collation: "${rep}" sorts among numbers`);
@@ -278,7 +279,8 @@ export function collationKey(s: string): string | null {
   if (end < 0) return null;
   let key = "";
   for (let p = 0; p < end; p += 4096) {
-    key += String.fromCharCode.apply(null, scratch.subarray(p, Math.min(end, p + 4096)) as unknown as number[]);
+    const chunk = scratch.subarray(p, Math.min(end, p + 4096)); // apply() takes a bounded argument count
+    key += String.fromCharCode.apply(null, chunk as unknown as number[]);
   }
   return key;
 }

@@ -1,15 +1,23 @@
 /**
  * Sorts a string column in the ordering rule of INTERFACE.md ("Ordering") fast enough for
- * 10M rows. Strings with a collation key (sort-key.ts) are sorted by their key bytes: a
- * counting sort on the first two key bytes moves the keys into buckets, then a radix sort built
- * on native typed-array sorts orders each bucket. The other strings are sorted with
- * `collator.compare` and merged in by galloping binary search.
+ * 10M rows. Strings with a collation key (sort-key.ts) are sorted by their key bytes: each key
+ * is written, as it is encoded, into a bucket of its first two bytes (a counting sort), then a
+ * radix sort built on native typed-array sorts orders each bucket. The other strings (no key)
+ * are deduplicated, sorted with `collator.compare`, and merged in by galloping binary search;
+ * a final merge by (rank, row) interleaves both.
  *
- * The keys are moved once, so that every later step reads memory near the rows it sorts: at 10M
- * rows random reads over the whole key buffer, not comparisons, are what costs.
+ * Each key is written once, next to the keys of its bucket, so that later steps read memory near
+ * what they sort: at 10M rows, random reads over the whole key buffer and first touches of fresh
+ * memory cost more than comparisons. Hence also: typed arrays only, the row stored before its
+ * key instead of a row array moved along, and no per-row objects or closures.
  */
 import { collator } from "./collation.ts";
 import { MAX_KEY_BYTES_PER_UNIT, encodeCollationKey } from "./sort-key.ts";
+
+if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
+  // 64-bit sort words are written as two 32-bit halves, low half first
+  throw new Error("collation/sort.ts needs a little-endian platform");
+}
 
 /** Result of {@link sortByCollation}; both arrays have the input's length n. */
 export interface CollationSort {
@@ -39,7 +47,8 @@ const WIDE_GROUP = 65536;
  * `new Intl.Collator("en", {sensitivity: "base", numeric: true}).compare`, ties broken by index).
  * Gives the same result as
  * `indexes.sort((a, b) => collator.compare(values[a], values[b]) || a - b)`.
- * Memory: about 2 × (total key bytes + 10 per value) plus 30 bytes per value, transiently.
+ * Memory: about the total key bytes (one per character, mostly) plus 45 bytes per value,
+ * transiently; strings without a key are also held in a Map while they are sorted.
  * @param values n strings (n < 2^32)
  * @returns `order` (Uint32Array, length n, a permutation of 0..n-1) and `ranks` (Uint32Array,
  *   length n, `ranks[i]` the dense rank of `values[i]`, non-decreasing along `order`)
@@ -48,14 +57,16 @@ const WIDE_GROUP = 65536;
 export function sortByCollation(values: readonly string[]): CollationSort {
   const n = values.length;
   if (n >= 2 ** 32) throw new RangeError(`sortByCollation: ${n} values, at most 2^32 - 1`);
-  const keys = encodeKeys(values);
-  const fastCount = keys.rows.length;
-
   // Fast rows by key; sameAsPrevious[k] = 1 when the key at position k equals the one at k - 1.
-  const sorted = bucketByFirstBytes(keys);
-  const fastOrder = sorted.rowAt;
+  const bucketed = encodeAndBucket(values);
+  const fastCount = bucketed.startAt.length;
   const sameAsPrevious = new Uint8Array(fastCount);
-  radixSortBuckets(sorted, sameAsPrevious);
+  radixSortBuckets(bucketed, sameAsPrevious);
+  const fastOrder = new Uint32Array(n); // rows by key; its first fastCount entries are used
+  const arenaWords = bucketed.words;
+  const startAt = bucketed.startAt;
+  // each key's row is the word before it
+  for (let k = 0; k < fastCount; k++) fastOrder[k] = arenaWords[startAt[k] - 1];
 
   // Fast classes (runs of equal keys) and the position in fastOrder where each starts.
   let fastClassCount = 0;
@@ -64,7 +75,7 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   for (let k = 0, c = 0; k < fastCount; k++) if (sameAsPrevious[k] === 0) fastClassStart[c++] = k;
 
   // Slow rows: distinct strings sorted by the collator and grouped into classes.
-  const slowRows = keys.slowRows;
+  const slowRows = bucketed.slowRows;
   const slowIdOf = new Map<string, number>();
   const slowDistinct: string[] = [];
   const slowIdByRow = new Uint32Array(slowRows.length);
@@ -83,7 +94,8 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   const slowClassRep: string[] = []; // one value of each slow class
   for (let k = 0; k < slowSorted.length; k++) {
     const value = slowSorted[k];
-    if (k === 0 || collator.compare(slowClassRep[slowClassRep.length - 1], value) !== 0) slowClassRep.push(value);
+    const previous = slowClassRep[slowClassRep.length - 1];
+    if (k === 0 || collator.compare(previous, value) !== 0) slowClassRep.push(value);
     slowClassOfId[slowIdOf.get(value)!] = slowClassRep.length - 1;
   }
 
@@ -109,7 +121,7 @@ export function sortByCollation(values: readonly string[]): CollationSort {
     if (sameAsPrevious[k] === 0) cls++;
     ranks[fastOrder[k]] = rankOfFastClass[cls];
   }
-  if (slowRows.length === 0) return { order: fastOrder, ranks };
+  if (slowRows.length === 0) return { order: fastOrder, ranks }; // fastCount === n
 
   // Slow rows by (rank, row), then a merge with the fast order, which is by (rank, row) too.
   const slowByRank = new BigUint64Array(slowRows.length);
@@ -171,140 +183,136 @@ function lowerBoundFastClass(
   return lo;
 }
 
-/** Keys of the values that have one, in row order, and the rows that have none. */
-interface EncodedKeys {
-  /** Key bytes; key f starts at byte 4 * start[f] and is followed by KEY_PADDING zeros. */
-  bytes: Uint8Array;
-  /** The same buffer as 32-bit words. */
+/** Fast rows laid out for sorting: position k holds the key that starts at word startAt[k]. */
+interface BucketedKeys {
+  /**
+   * Records of the rows with a key: the row index, then its key bytes zero padded to a word
+   * boundary with at least KEY_PADDING zeros. Each bucket's records lie in its own chunks.
+   */
   words: Uint32Array;
-  /** Rows with a key, ascending; length f. */
-  rows: Uint32Array;
-  /** Word offset of each key; length f + 1 (start[f] is the end of the last key). */
-  start: Uint32Array;
+  /** The same buffer as bytes. */
+  bytes: Uint8Array;
+  /** Word offset of the key at each position: by bucket (first two key bytes), then row. */
+  startAt: Uint32Array;
+  /** Free Uint32Array of the same length as startAt, for the radix sort. */
+  scratch: Uint32Array;
+  /** First position of each bucket (by first two key bytes); BUCKETS + 1 entries. */
+  bucketStart: Uint32Array;
   /** Rows without a key, ascending. */
   slowRows: number[];
-}
-
-/** Encodes the key of every value (see {@link EncodedKeys}). */
-function encodeKeys(values: readonly string[]): EncodedKeys {
-  const n = values.length;
-  let units = 0;
-  for (let i = 0; i < n; i++) units += values[i].length;
-  // most characters take one key byte; the buffer grows if not
-  let bytes = new Uint8Array(4 * Math.ceil((units * 1.25 + n * (KEY_PADDING + 3) + 1024) / 4));
-  const rows = new Uint32Array(n);
-  const start = new Uint32Array(n + 1);
-  const slowRows: number[] = [];
-  let f = 0;
-  let pos = 0; // byte offset of the next key, a multiple of 4
-  for (let i = 0; i < n; i++) {
-    const value = values[i];
-    const need = pos + value.length * MAX_KEY_BYTES_PER_UNIT + KEY_PADDING + 3;
-    if (need > bytes.length) bytes = growKeyBuffer(bytes, need);
-    const end = encodeCollationKey(value, bytes, pos);
-    if (end < 0) {
-      slowRows.push(i);
-      continue;
-    }
-    const next = (end + KEY_PADDING + 3) & ~3; // padded to the next word boundary
-    for (let p = end; p < next; p++) bytes[p] = 0;
-    rows[f] = i;
-    start[f++] = pos >>> 2;
-    pos = next;
-  }
-  start[f] = pos >>> 2;
-  return {
-    bytes,
-    words: new Uint32Array(bytes.buffer, 0, bytes.length >>> 2),
-    rows: rows.subarray(0, f),
-    start: start.subarray(0, f + 1),
-    slowRows,
-  };
-}
-
-/**
- * A copy of `bytes` with room for at least `need` bytes (doubling; a multiple of 4).
- * @throws RangeError beyond MAX_KEY_WORDS words
- */
-function growKeyBuffer(bytes: Uint8Array, need: number): Uint8Array {
-  if (need > 4 * MAX_KEY_WORDS) throw new RangeError(`sortByCollation: keys exceed ${MAX_KEY_WORDS} words`);
-  let size = bytes.length * 2;
-  while (size < need) size *= 2;
-  const grown = new Uint8Array(Math.min(size, 4 * MAX_KEY_WORDS));
-  grown.set(bytes);
-  return grown;
-}
-
-/** Fast rows laid out for sorting: position k holds row rowAt[k] whose key starts at word startAt[k]. */
-interface SortedKeys {
-  /** Rows with a key, bucketed by their first two key bytes, each bucket in row order. */
-  rowAt: Uint32Array;
-  /** Word offset in `bytes` of the key at each position. */
-  startAt: Uint32Array;
-  /** Key bytes, each bucket's keys contiguous and in position order. */
-  bytes: Uint8Array;
-  /** First position of each bucket (by first two key bytes), 65537 entries. */
-  bucketStart: Uint32Array;
 }
 
 /** Number of buckets of the counting sort: one per value of the first two key bytes. */
 const BUCKETS = 65536;
 
+/** Records are appended to per-bucket chunks of this many 32-bit words (4 KiB). */
+const CHUNK_WORDS = 1024;
+
+/** How many rows ahead the encoding loop touches the next strings (cache misses overlap). */
+const LOOKAHEAD = 16;
+
 /**
- * Counting sort of the keys by their first two bytes: reads the keys in row order and appends
- * each to its bucket (the copies go to ~one stream per bucket, which caches absorb).
+ * Encodes the key of every value and buckets the keys by their first two bytes (a counting
+ * sort): each key is encoded into a scratch buffer, then appended with its row to a chunk of its
+ * bucket, so the keys a bucket's sort reads later lie together in memory.
+ * @throws RangeError if the records need more than MAX_KEY_WORDS words
  */
-function bucketByFirstBytes(keys: EncodedKeys): SortedKeys {
-  const { bytes, words, rows, start } = keys;
-  const count = rows.length;
+function encodeAndBucket(values: readonly string[]): BucketedKeys {
+  const n = values.length;
+  let sampled = 0;
+  const sampleStep = Math.max(1, Math.floor(n / 1024));
+  for (let i = 0; i < n; i += sampleStep) sampled += values[i].length;
+  const meanUnits = sampled / Math.max(1, Math.ceil(n / sampleStep));
+  // about one key byte per character, plus row and padding; untouched pages cost nothing, and it grows
+  const estimate = Math.ceil((n * (meanUnits * 1.5 + 20)) / 4) + 64 * CHUNK_WORDS;
+  let arena: Uint32Array = new Uint32Array(Math.min(MAX_KEY_WORDS, estimate));
+  let arenaTop = 0; // first word of the next chunk
+  const chunkNext = new Float64Array(BUCKETS); // next free word in each bucket's chunk
+  const chunkEnd = new Float64Array(BUCKETS); // end of each bucket's chunk (0: none yet)
+
+  let scratch = new Uint8Array(1024);
+  let scratchWords = new Uint32Array(scratch.buffer);
+  const startOf = new Uint32Array(n); // key word offsets in row order
+  const bucketOf = new Uint16Array(n);
   const bucketStart = new Uint32Array(BUCKETS + 1);
-  const bucketWord = new Float64Array(BUCKETS + 1); // word offsets may exceed 2^32 in sums
-  for (let f = 0; f < count; f++) {
-    const p = start[f] * 4;
-    const bucket = (bytes[p] << 8) | bytes[p + 1];
+  const slowRows: number[] = [];
+  let f = 0; // fast rows so far
+  let touched = 0;
+  for (let i = 0; i < n; i++) {
+    // reads a string LOOKAHEAD rows ahead, so its memory is on the way when its turn comes
+    if (i + LOOKAHEAD < n) touched += values[i + LOOKAHEAD].length;
+    const value = values[i];
+    const need = value.length * MAX_KEY_BYTES_PER_UNIT + KEY_PADDING + 3;
+    if (need > scratch.length) {
+      scratch = new Uint8Array(4 * Math.ceil(need / 2));
+      scratchWords = new Uint32Array(scratch.buffer);
+    }
+    const end = encodeCollationKey(value, scratch, 0);
+    if (end < 0) {
+      slowRows.push(i);
+      continue;
+    }
+    const padded = (end + KEY_PADDING + 3) & ~3; // zero padded to a word boundary
+    for (let p = end; p < padded; p++) scratch[p] = 0;
+    const words = padded >>> 2;
+    const bucket = (scratch[0] << 8) | scratch[1];
+    let w = chunkNext[bucket];
+    if (w + 1 + words > chunkEnd[bucket]) {
+      w = arenaTop;
+      arenaTop += Math.max(CHUNK_WORDS, 1 + words);
+      if (arenaTop > arena.length) arena = growArena(arena, arenaTop);
+      chunkEnd[bucket] = arenaTop;
+    }
+    arena[w] = i;
+    for (let q = 0; q < words; q++) arena[w + 1 + q] = scratchWords[q];
+    chunkNext[bucket] = w + 1 + words;
+    startOf[f] = w + 1;
+    bucketOf[f++] = bucket;
     bucketStart[bucket + 1]++;
-    bucketWord[bucket + 1] += start[f + 1] - start[f];
   }
-  for (let b = 1; b <= BUCKETS; b++) {
-    bucketStart[b] += bucketStart[b - 1];
-    bucketWord[b] += bucketWord[b - 1];
-  }
+
+  if (touched < 0) throw new Error("unreachable"); // keeps the lookahead reads alive
+  for (let b = 1; b <= BUCKETS; b++) bucketStart[b] += bucketStart[b - 1];
   const nextPosition = bucketStart.slice(0, BUCKETS);
-  const nextWord = bucketWord.slice(0, BUCKETS);
-  const rowAt = new Uint32Array(count);
-  const startAt = new Uint32Array(count);
-  const sortedWords = new Uint32Array(start[count]);
-  for (let f = 0; f < count; f++) {
-    const from = start[f];
-    const to = start[f + 1];
-    const p = from * 4;
-    const bucket = (bytes[p] << 8) | bytes[p + 1];
-    const k = nextPosition[bucket]++;
-    const w = nextWord[bucket];
-    nextWord[bucket] = w + (to - from);
-    rowAt[k] = rows[f];
-    startAt[k] = w;
-    for (let q = from, r = w; q < to; q++, r++) sortedWords[r] = words[q];
-  }
-  return { rowAt, startAt, bytes: new Uint8Array(sortedWords.buffer), bucketStart };
+  const startAt = new Uint32Array(f);
+  for (let g = 0; g < f; g++) startAt[nextPosition[bucketOf[g]]++] = startOf[g];
+  return {
+    words: arena,
+    bytes: new Uint8Array(arena.buffer),
+    startAt,
+    scratch: startOf.subarray(0, f),
+    bucketStart,
+    slowRows,
+  };
 }
 
 /**
- * Sorts every bucket of `sorted` in place by key bytes (ties by row ascending) and sets
- * `sameAsPrevious[k] = 1` where the key at position k equals the one at k - 1.
+ * A copy of `arena` with room for at least `need` words (doubling).
+ * @throws RangeError beyond MAX_KEY_WORDS words
+ */
+function growArena(arena: Uint32Array, need: number): Uint32Array {
+  if (need > MAX_KEY_WORDS) throw new RangeError(`sortByCollation: keys exceed ${MAX_KEY_WORDS} words`);
+  let size = arena.length * 2;
+  while (size < need) size *= 2;
+  const grown = new Uint32Array(Math.min(size, MAX_KEY_WORDS));
+  grown.set(arena);
+  return grown;
+}
+
+/**
+ * Sorts every bucket in place by key bytes (ties keep position order, which is row order) and
+ * sets `sameAsPrevious[k] = 1` where the key at position k equals the one at k - 1.
  *
  * Most-significant-digit radix sort whose digits are 4 or 6 key bytes: each group of positions
  * with a common key prefix packs (next key bytes, position in group) into 64-bit words that a
- * native BigUint64Array sort orders; runs of equal digits form the next groups. Positions keep
- * ties in row order, since every group starts in row order.
+ * native BigUint64Array sort orders; runs of equal digits form the next groups. Only the key
+ * offsets move: each key's row is stored before it.
  */
-function radixSortBuckets(sorted: SortedKeys, sameAsPrevious: Uint8Array): void {
-  const { rowAt, startAt, bytes, bucketStart } = sorted;
-  const n = rowAt.length;
+function radixSortBuckets(bucketed: BucketedKeys, sameAsPrevious: Uint8Array): void {
+  const { startAt, bytes, bucketStart, scratch } = bucketed;
+  const n = startAt.length;
   const packed = new BigUint64Array(n);
   const words = new Uint32Array(packed.buffer); // little-endian: [2k] low word, [2k+1] high word
-  const scratchRow = new Uint32Array(n);
-  const scratchStart = new Uint32Array(n);
   const stack: number[] = []; // (lo, hi, depth) triples of groups still to sort
   for (let b = BUCKETS - 1; b >= 0; b--) {
     const lo = bucketStart[b];
@@ -319,36 +327,32 @@ function radixSortBuckets(sorted: SortedKeys, sameAsPrevious: Uint8Array): void 
     const lo = stack.pop()!;
     const size = hi - lo;
     if (size <= SMALL_GROUP) {
-      insertionSortByKey(rowAt, startAt, bytes, lo, hi, depth, sameAsPrevious);
+      insertionSortByKey(startAt, bytes, lo, hi, depth, sameAsPrevious);
       continue;
     }
     const wide = size <= WIDE_GROUP;
     for (let k = 0; k < size; k++) {
       const p = startAt[lo + k] * 4 + depth;
       // inlined for speed: big-endian read of key bytes p..p+3 (and p+4, p+5 when wide)
-      words[2 * (lo + k) + 1] = ((bytes[p] << 24) | (bytes[p + 1] << 16) | (bytes[p + 2] << 8) | bytes[p + 3]) >>> 0;
+      const high = (bytes[p] << 24) | (bytes[p + 1] << 16) | (bytes[p + 2] << 8) | bytes[p + 3];
+      words[2 * (lo + k) + 1] = high >>> 0;
       words[2 * (lo + k)] = wide ? ((bytes[p + 4] << 24) | (bytes[p + 5] << 16) | k) >>> 0 : k;
     }
     packed.subarray(lo, hi).sort();
-    scratchRow.set(rowAt.subarray(lo, hi), lo);
-    scratchStart.set(startAt.subarray(lo, hi), lo);
-    const positionMask = wide ? 0xffff : 0xffffffff;
-    for (let k = lo; k < hi; k++) {
-      const from = lo + (words[2 * k] & positionMask);
-      rowAt[k] = scratchRow[from];
-      startAt[k] = scratchStart[from];
-    }
+    scratch.set(startAt.subarray(lo, hi), lo);
 
-    // Runs of equal digits: finished when the digit ends in a zero byte (the keys ended).
+    // Permute, and find runs of equal digits: finished when the digit ends in a zero byte
+    // (the keys ended), else the next group.
+    const positionMask = wide ? 0xffff : 0xffffffff;
+    const digitMask = wide ? 0xffff0000 : 0;
     const width = wide ? 6 : 4;
     let runStart = lo;
+    startAt[lo] = scratch[lo + (words[2 * lo] & positionMask)];
     for (let k = lo + 1; k <= hi; k++) {
-      if (
-        k < hi &&
-        words[2 * k + 1] === words[2 * k - 1] &&
-        (!wide || words[2 * k] >>> 16 === words[2 * k - 2] >>> 16)
-      ) {
-        continue;
+      if (k < hi) {
+        startAt[k] = scratch[lo + (words[2 * k] & positionMask)];
+        const sameHigh = words[2 * k + 1] === words[2 * k - 1];
+        if (sameHigh && (words[2 * k] & digitMask) === (words[2 * k - 2] & digitMask)) continue;
       }
       if (k - runStart > 1) {
         const lastByte = wide ? (words[2 * runStart] >>> 16) & 0xff : words[2 * runStart + 1] & 0xff;
@@ -362,7 +366,6 @@ function radixSortBuckets(sorted: SortedKeys, sameAsPrevious: Uint8Array): void 
 
 /** Insertion sort of positions lo..hi-1 by key bytes from `depth` on (stable); marks equal neighbours. */
 function insertionSortByKey(
-  rowAt: Uint32Array,
   startAt: Uint32Array,
   bytes: Uint8Array,
   lo: number,
@@ -371,15 +374,12 @@ function insertionSortByKey(
   sameAsPrevious: Uint8Array,
 ): void {
   for (let k = lo + 1; k < hi; k++) {
-    const row = rowAt[k];
     const keyStart = startAt[k];
     let j = k - 1;
     while (j >= lo && compareKeys(bytes, startAt[j], keyStart, depth) > 0) {
-      rowAt[j + 1] = rowAt[j];
       startAt[j + 1] = startAt[j];
       j--;
     }
-    rowAt[j + 1] = row;
     startAt[j + 1] = keyStart;
   }
   for (let k = lo + 1; k < hi; k++) {
