@@ -1,0 +1,400 @@
+/**
+ * Question: how many requests per second does our server answer over HTTP, at what latency,
+ * against the ceiling of a raw Bun.serve on this machine? wrk (Debian package) at 64
+ * connections, 2 threads, on 127.0.0.1, replaying request lists (bench/wrk/mix.lua):
+ *
+ * - ceiling: a raw Bun.serve returning a static body the size of a typical cheap-mix response;
+ * - cheap mix: Q1, Q2, Q4, Q6, Q8 with varying offsets, GET and POST;
+ * - substring mix: Q3 and Q5 with needles drawn from 2,000 different strings, GET and POST;
+ * - cheap during substring: two wrk processes at once, 32 connections each;
+ * - the cheap and substring mixes against 2 server processes (`--reuse-port`) over one snapshot;
+ * - a diagnostic: the cheap mix against our engine behind a bare Bun.serve (bench/raw-server.ts),
+ *   to tell the framework's cost from the engine's.
+ *
+ * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
+ * The load generator shares the machine's cores with the server: that is printed with the figures.
+ *
+ * Usage: `bun bench/http.ts 100k [--duration 10]`.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { type Dataset, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
+import { formatMs } from "./measure.ts";
+import { q4Offset } from "./queries.ts";
+import { type ServerProcess, rssOf, spawnServer } from "./server.ts";
+
+/** wrk's connections and threads for every scenario (two concurrent runs split the connections). */
+export const CONNECTIONS = 64;
+export const THREADS = 2;
+/** Requests in each generated list. */
+const LIST_REQUESTS = 4000;
+/** Distinct needles per column in the substring mix (the most frequent ones). */
+const MIX_NEEDLES = 1000;
+
+/** One HTTP measurement. */
+export interface HttpRecord {
+  rows: number;
+  scenario: string;
+  server: "static" | "raw" | "ours" | "ours x2";
+  mix: "static" | "cheap" | "substring";
+  connections: number;
+  threads: number;
+  duration_s: number;
+  rps: number;
+  p50_ms: number;
+  p90_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  requests: number;
+  /** Socket errors and timeouts, and non-2xx/3xx answers. */
+  errors: number;
+  non2xx: number;
+  /** Mean response body bytes (wrk's bytes read / requests, headers included). */
+  bytes_per_response: number;
+  /** Server RSS after the run, in bytes (both processes for "ours x2"). */
+  rss_bytes: number | null;
+  /** Distinct requests in the replayed list. */
+  distinct_requests: number;
+}
+
+/** True when wrk is on the PATH. */
+export function haveWrk(): boolean {
+  return Bun.which("wrk") !== null;
+}
+
+/** How to install wrk. */
+export const WRK_HINT = "wrk is not installed: apt-get update && apt-get install -y wrk (Debian package), or run with --no-http";
+
+/** One request: method, path with query, optional JSON body. */
+interface MixRequest {
+  method: "GET" | "POST";
+  target: string;
+  body?: unknown;
+}
+
+/** POST sort models. */
+const SORTS = {
+  nameAsc: [{ colId: "name", sort: "asc" }],
+  nameDesc: [{ colId: "name", sort: "desc" }],
+  emailAsc: [{ colId: "email", sort: "asc" }],
+  emailDesc: [{ colId: "email", sort: "desc" }],
+  idAsc: [{ colId: "id", sort: "asc" }],
+  statusAscNameDesc: [
+    { colId: "status", sort: "asc" },
+    { colId: "name", sort: "desc" },
+  ],
+} as const;
+
+/** GET or POST for a window at `offset` of `limit` rows (GET pages are aligned to the page size). */
+function windowRequest(get: boolean, offset: number, limit: number, params: Record<string, string>, sortModel: readonly object[], filterModel: object): MixRequest {
+  if (get) {
+    const page = Math.floor(offset / limit) + 1;
+    const query = new URLSearchParams({ page: String(page), pageSize: String(limit), ...params });
+    return { method: "GET", target: `/api/users?${query.toString()}` };
+  }
+  return { method: "POST", target: "/api/users", body: { startRow: offset, endRow: offset + limit, sortModel, filterModel } };
+}
+
+/** The cheap mix: Q1, Q2, Q4, Q6, Q8 round-robin, random offsets, GET and POST alternating (Q8: POST only). */
+export function cheapMix(dataset: Dataset): MixRequest[] {
+  const stats = readStats(dataset);
+  const n = stats.rows;
+  const next = prng(0xc4ea9);
+  const offsetBelow = (limit: number) => next() % Math.max(1, limit);
+  const out: MixRequest[] = [];
+  for (let i = 0; i < LIST_REQUESTS; i++) {
+    const get = Math.floor(i / 5) % 2 === 0;
+    switch (i % 5) {
+      case 0: // Q1: first page, sort name asc, 10 rows
+        out.push(windowRequest(get, 0, 10, { sortBy: "name", sortOrder: "asc" }, SORTS.nameAsc, {}));
+        break;
+      case 1: // Q2: sort email desc at a random depth
+        out.push(windowRequest(get, offsetBelow(n - 100), 100, { sortBy: "email", sortOrder: "desc" }, SORTS.emailDesc, {}));
+        break;
+      case 2: // Q4: status inactive, sort name desc, offset up to 10,000
+        out.push(
+          windowRequest(get, offsetBelow(q4Offset(stats) + 1), 100, { sortBy: "name", sortOrder: "desc", "filter[status]": "inactive" }, SORTS.nameDesc, {
+            status: { filterType: "set", values: ["inactive"] },
+          }),
+        );
+        break;
+      case 3: // Q6: no sort or filter at a random depth
+        out.push(windowRequest(get, offsetBelow(n - 100), 100, {}, [], {}));
+        break;
+      default: // Q8: status asc, name desc (two keys: POST only)
+        out.push(windowRequest(false, offsetBelow(n - 100), 100, {}, SORTS.statusAscNameDesc, {}));
+    }
+  }
+  return out;
+}
+
+/** The substring mix: Q3 (email contains) and Q5 (active, name contains, offset 200) alternating, GET and POST. */
+export function substringMix(dataset: Dataset): { requests: MixRequest[]; needles: number } {
+  const needles = readNeedles(dataset);
+  const email = needles.email.slice(0, MIX_NEEDLES);
+  const name = needles.name.slice(0, MIX_NEEDLES);
+  const out: MixRequest[] = [];
+  for (let i = 0; i < LIST_REQUESTS; i++) {
+    const get = Math.floor(i / 2) % 2 === 0;
+    const k = Math.floor(i / 2);
+    if (i % 2 === 0) {
+      const needle = email[k % email.length];
+      out.push(
+        windowRequest(get, 0, 100, { sortBy: "id", sortOrder: "asc", "filter[email]": needle }, SORTS.idAsc, {
+          email: { filterType: "text", type: "contains", filter: needle },
+        }),
+      );
+    } else {
+      const needle = name[k % name.length];
+      out.push(
+        windowRequest(get, 200, 100, { sortBy: "email", sortOrder: "asc", "filter[status]": "active", "filter[name]": needle }, SORTS.emailAsc, {
+          status: { filterType: "set", values: ["active"] },
+          name: { filterType: "text", type: "contains", filter: needle },
+        }),
+      );
+    }
+  }
+  return { requests: out, needles: email.length + name.length };
+}
+
+/** Writes a request list for mix.lua; returns its path. */
+function writeList(name: string, requests: MixRequest[]): string {
+  const dir = join(cacheDir(), "http");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${name}.tsv`);
+  const lines = requests.map((r) => (r.body === undefined ? `${r.method}\t${r.target}` : `${r.method}\t${r.target}\t${JSON.stringify(r.body)}`));
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return path;
+}
+
+/** Sends requests one by one; throws on a non-200; returns the body sizes. */
+async function probe(url: string, requests: MixRequest[]): Promise<number[]> {
+  const sizes: number[] = [];
+  for (const r of requests) {
+    const response = await fetch(`${url}${r.target}`, {
+      method: r.method,
+      headers: r.body === undefined ? undefined : { "content-type": "application/json" },
+      body: r.body === undefined ? undefined : JSON.stringify(r.body),
+    });
+    const bytes = (await response.arrayBuffer()).byteLength;
+    if (response.status !== 200) throw new Error(`${r.method} ${r.target} answered ${response.status}`);
+    sizes.push(bytes);
+  }
+  return sizes;
+}
+
+/** wrk's JSON line. */
+interface WrkSummary {
+  requests: number;
+  duration_us: number;
+  bytes: number;
+  errors_connect: number;
+  errors_read: number;
+  errors_write: number;
+  errors_status: number;
+  errors_timeout: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  max_us: number;
+}
+
+/** Starts wrk replaying `list` against `url`; resolves to its summary. */
+async function runWrk(url: string, list: string, connections: number, durationS: number): Promise<WrkSummary> {
+  const child = Bun.spawn(
+    ["wrk", `-t${THREADS}`, `-c${connections}`, `-d${durationS}s`, "--timeout", "30s", "-s", join(ROOT, "bench", "wrk", "mix.lua"), url, "--", list],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  await child.exited;
+  const line = out.split("\n").find((l) => l.startsWith("WRKJSON "));
+  if (child.exitCode !== 0 || line === undefined) throw new Error(`wrk failed (exit ${child.exitCode}): ${(err || out).trim().slice(-500)}`);
+  return JSON.parse(line.slice("WRKJSON ".length)) as WrkSummary;
+}
+
+/** A record from a wrk summary. */
+function toRecord(
+  base: Pick<HttpRecord, "rows" | "scenario" | "server" | "mix" | "distinct_requests">,
+  s: WrkSummary,
+  connections: number,
+  rss: number | null,
+): HttpRecord {
+  const seconds = s.duration_us / 1e6;
+  return {
+    ...base,
+    connections,
+    threads: THREADS,
+    duration_s: seconds,
+    rps: s.requests / seconds,
+    p50_ms: s.p50_us / 1000,
+    p90_ms: s.p90_us / 1000,
+    p99_ms: s.p99_us / 1000,
+    max_ms: s.max_us / 1000,
+    requests: s.requests,
+    errors: s.errors_connect + s.errors_read + s.errors_write + s.errors_timeout,
+    non2xx: s.errors_status,
+    bytes_per_response: s.requests === 0 ? 0 : s.bytes / s.requests,
+    rss_bytes: rss,
+  };
+}
+
+/** Starts a bench server script that prints `{"url": …}` on stdout when listening (static-server.ts, raw-server.ts). */
+async function spawnScript(script: string, arg: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const child = Bun.spawn([process.execPath, join(ROOT, "bench", script), arg], { stdout: "pipe", stderr: "inherit" });
+  const reader = child.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error(`${script} exited before listening`);
+    text += new TextDecoder().decode(chunk.value);
+  }
+  const { url } = JSON.parse(text.split("\n")[0]) as { url: string };
+  return {
+    url,
+    pid: child.pid,
+    async stop() {
+      child.kill("SIGTERM");
+      await child.exited;
+    },
+  };
+}
+
+/** Starts our server as 1 or 2 processes (the second on the first's port, both with --reuse-port). */
+async function startOurs(dataset: Dataset, processes: 1 | 2): Promise<{ url: string; servers: ServerProcess[] }> {
+  if (processes === 1) {
+    const server = await spawnServer(dataset.snapshot);
+    return { url: server.url, servers: [server] };
+  }
+  const first = await spawnServer(dataset.snapshot, { reusePort: true });
+  const second = await spawnServer(dataset.snapshot, { reusePort: true, port: first.port });
+  return { url: first.url, servers: [first, second] };
+}
+
+/** RSS of servers, summed. */
+function rssSum(servers: { pid: number }[]): number {
+  let sum = 0;
+  for (const s of servers) sum += rssOf(s.pid);
+  return sum;
+}
+
+/**
+ * Runs every HTTP scenario for one dataset.
+ * @param durationS each wrk run's length, in seconds
+ */
+export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void): Promise<HttpRecord[]> {
+  const rows = dataset.rows;
+  const label = sizeLabel(rows);
+  const cheap = cheapMix(dataset);
+  const substring = substringMix(dataset);
+  const cheapList = writeList(`cheap-${label}`, cheap);
+  const substringList = writeList(`substring-${label}`, substring.requests);
+  const distinct = (requests: MixRequest[]) => new Set(requests.map((r) => `${r.method} ${r.target} ${JSON.stringify(r.body ?? null)}`)).size;
+  const cheapDistinct = distinct(cheap);
+  const substringDistinct = distinct(substring.requests);
+  const records: HttpRecord[] = [];
+  log(`http ${label}: wrk -t${THREADS} -c${CONNECTIONS} -d${durationS}s on 127.0.0.1; the load generator shares the ${cpus().length} cores with the server`);
+
+  // Check the mixes answer 200, and size a typical response for the ceiling.
+  let typicalBytes = 0;
+  {
+    const { servers, url } = await startOurs(dataset, 1);
+    try {
+      const sizes = await probe(url, cheap.slice(0, 100));
+      await probe(url, substring.requests.slice(0, 40));
+      sizes.sort((a, b) => a - b);
+      typicalBytes = sizes[Math.floor(sizes.length / 2)];
+    } finally {
+      for (const s of servers) await s.stop();
+    }
+  }
+
+  {
+    const server = await spawnScript("static-server.ts", String(typicalBytes));
+    try {
+      const staticList = writeList("static", [{ method: "GET", target: "/" }]);
+      await runWrk(server.url, staticList, CONNECTIONS, 1);
+      const s = await runWrk(server.url, staticList, CONNECTIONS, durationS);
+      records.push(toRecord({ rows, scenario: `ceiling: raw Bun.serve, static ${typicalBytes} B body`, server: "static", mix: "static", distinct_requests: 1 }, s, CONNECTIONS, rssOf(server.pid)));
+    } finally {
+      await server.stop();
+    }
+    log(describe(records[records.length - 1]));
+  }
+
+  try {
+    // Diagnostic: the same parse → execute → serialize path behind a bare Bun.serve (no framework).
+    const server = await spawnScript("raw-server.ts", dataset.snapshot);
+    try {
+      await probe(server.url, cheap.slice(0, 20));
+      await runWrk(server.url, cheapList, CONNECTIONS, 1);
+      const s = await runWrk(server.url, cheapList, CONNECTIONS, durationS);
+      records.push(
+        toRecord({ rows, scenario: "our engine behind a bare Bun.serve (no Elysia): cheap mix", server: "raw", mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, rssOf(server.pid)),
+      );
+    } finally {
+      await server.stop();
+    }
+    log(describe(records[records.length - 1]));
+  } catch (error) {
+    log(`http ${label}: the bare Bun.serve diagnostic failed (bench/raw-server.ts may need updating to src/http/app.ts): ${(error as Error).message}`);
+  }
+
+  // One scenario: a fresh server (1 or 2 processes), a 1 s warm-up, the runs; RSS taken after.
+  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>) => {
+    const { url, servers } = await startOurs(dataset, processes);
+    try {
+      await runWrk(url, cheapList, CONNECTIONS, 1);
+      const results = await run(url, processes === 1 ? "ours" : "ours x2");
+      const rss = rssSum(servers);
+      for (const r of results) {
+        r.rss_bytes = rss;
+        records.push(r);
+        log(describe(r));
+      }
+    } finally {
+      for (const s of servers) await s.stop();
+    }
+  };
+  const mixes = [
+    { mix: "cheap" as const, list: cheapList, title: "cheap mix", distinct: cheapDistinct },
+    { mix: "substring" as const, list: substringList, title: `substring mix (${substring.needles} needles)`, distinct: substringDistinct },
+  ];
+  for (const processes of [1, 2] as const) {
+    const name = processes === 1 ? "ours" : "ours, 2 processes (--reuse-port)";
+    for (const m of mixes) {
+      await scenario(processes, async (url, server) => {
+        const s = await runWrk(url, m.list, CONNECTIONS, durationS);
+        return [toRecord({ rows, scenario: `${name}: ${m.title}`, server, mix: m.mix, distinct_requests: m.distinct }, s, CONNECTIONS, null)];
+      });
+    }
+    if (processes === 2) continue;
+    await scenario(1, async (url, server) => {
+      const half = CONNECTIONS / 2;
+      const [sub, chp] = await Promise.all([runWrk(url, substringList, half, durationS), runWrk(url, cheapList, half, durationS)]);
+      return [
+        toRecord({ rows, scenario: "ours: substring mix, with the cheap mix at once", server, mix: "substring", distinct_requests: substringDistinct }, sub, half, null),
+        toRecord({ rows, scenario: "ours: cheap mix during the substring mix", server, mix: "cheap", distinct_requests: cheapDistinct }, chp, half, null),
+      ];
+    });
+  }
+  return records;
+}
+
+/** One line per record for logs. */
+export function describe(r: HttpRecord): string {
+  const errors = r.errors + r.non2xx > 0 ? `, ${r.errors} errors, ${r.non2xx} non-2xx` : "";
+  return `http ${sizeLabel(r.rows)} ${r.scenario}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50_ms)}, p99 ${formatMs(r.p99_ms)} (${r.connections} conns${errors})`;
+}
+
+if (import.meta.main) {
+  const { values, positionals } = parseArgs({ options: { duration: { type: "string", default: "10" } }, allowPositionals: true });
+  if (!haveWrk()) {
+    process.stderr.write(`${WRK_HINT}\n`);
+    process.exit(1);
+  }
+  const dataset = datasetPaths(parseSize(positionals[0] ?? "100k"));
+  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`));
+  console.table(records.map((r) => ({ scenario: r.scenario, "req/s": Math.round(r.rps), p50: formatMs(r.p50_ms), p99: formatMs(r.p99_ms), conns: r.connections, errors: r.errors + r.non2xx })));
+}

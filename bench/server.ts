@@ -1,0 +1,103 @@
+/**
+ * Spawning our server for the start-up and HTTP questions: `bun src/cli.ts serve --snapshot F
+ * --port P` as a child process, ready once its pino log line "listening" (JSON on stderr, with
+ * "url") appears.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { ROOT } from "./datasets.ts";
+
+/** A running server process. */
+export interface ServerProcess {
+  url: string;
+  port: number;
+  pid: number;
+  /** From spawn to the "listening" line, in ms. */
+  listeningMs: number;
+  /** Spawn time (performance.now()). */
+  spawnedAt: number;
+  stop(): Promise<void>;
+}
+
+/** Resident set size of a process, in bytes (Linux /proc), or NaN. */
+export function rssOf(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const m = /VmRSS:\s+(\d+) kB/.exec(status);
+    return m === null ? Number.NaN : Number(m[1]) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/**
+ * Starts `serve` over `snapshot` on 127.0.0.1 (`port` 0 picks one) and waits for "listening".
+ * @throws when the process exits first or `timeoutMs` passes.
+ */
+export async function spawnServer(snapshot: string, options: { port?: number; reusePort?: boolean; timeoutMs?: number } = {}): Promise<ServerProcess> {
+  const args = [process.execPath, join(ROOT, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--host", "127.0.0.1", "--port", String(options.port ?? 0)];
+  if (options.reusePort) args.push("--reuse-port");
+  const spawnedAt = performance.now();
+  const child: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn(args, { cwd: ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const reader = child.stderr.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  let log = "";
+  const deadline = spawnedAt + (options.timeoutMs ?? 120_000);
+  let url: string | null = null;
+  while (url === null) {
+    const remaining = deadline - performance.now();
+    if (remaining <= 0) break;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), remaining);
+    });
+    const chunk = await Promise.race([reader.read(), timeout]);
+    clearTimeout(timer);
+    if (chunk === null || chunk.done) break;
+    const text = decoder.decode(chunk.value, { stream: true });
+    buffered += text;
+    log += text;
+    let newline = buffered.indexOf("\n");
+    while (newline >= 0) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      try {
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === "listening" && typeof entry.url === "string") url = entry.url;
+      } catch {
+        // not a log line
+      }
+      newline = buffered.indexOf("\n");
+    }
+  }
+  const listeningMs = performance.now() - spawnedAt;
+  if (url === null) {
+    child.kill();
+    throw new Error(`the server did not start: ${log.trim().slice(-500)}`);
+  }
+  // Keep draining stderr so the child never blocks on a full pipe.
+  (async () => {
+    try {
+      while (!(await reader.read()).done) {}
+    } catch {
+      // closed
+    }
+  })();
+  const port = Number(new URL(url).port);
+  return {
+    url,
+    port,
+    pid: child.pid,
+    listeningMs,
+    spawnedAt,
+    async stop() {
+      child.kill("SIGTERM");
+      // SIGKILL when it has not exited within 5 s.
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
+}
