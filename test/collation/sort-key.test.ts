@@ -1,7 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
 import { MAX_DIGIT_RUN, collationKey, encodeCollationKey } from "../../src/collation/sort-key.ts";
+
+// The exhaustive and property tests take seconds; allow for a loaded machine.
+setDefaultTimeout(120_000);
 
 /** Sign of plain code-unit comparison, as native sorts compare key strings. */
 function keySign(a: string, b: string): number {

@@ -1,7 +1,10 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
 import { sortByCollation } from "../../src/collation/sort.ts";
+
+// The exhaustive and property tests take seconds; allow for a loaded machine.
+setDefaultTimeout(120_000);
 
 /** The naive oracle: the collator sort with ties by index, and dense ranks along it. */
 function naiveSort(values: readonly string[]): { order: number[]; ranks: number[] } {
