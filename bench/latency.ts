@@ -116,52 +116,59 @@ async function timeSeries(
   budgetMs: number,
 ): Promise<SeriesResult[]> {
   const totals: number[] = [];
-  const measure = async (query: Query, timedRun: boolean) => {
+  // Totals of every run, warm-up included (a run of over a minute is timed without warm-up).
+  const measure = async (query: Query) => {
     const { answer, ms } = await timed(engine, query);
-    if (timedRun) totals.push(answer.total);
+    totals.push(answer.total);
     return ms;
   };
   const result = (name: string, times: number[]): SeriesResult => ({ query: name, check: "ok", ...summarize(times), total_p50: median(totals) });
 
   if (series.kind === "fixed") {
     const query = fixedQuery(series.cls, ctx.stats);
-    return [result(series.name, await budgetLoop(budgetMs, (_, t) => measure(query, t)))];
+    return [result(series.name, await budgetLoop(budgetMs, () => measure(query)))];
   }
   if (series.kind === "first" || series.kind === "repeat") {
     const cls = series.cls as "Q3" | "Q5";
     const list = needlesOf(cls, ctx.needles);
     const make = cls === "Q3" ? q3 : q5;
     if (series.kind === "first") {
-      const times = await budgetLoop(budgetMs, (run, t) => {
+      const times = await budgetLoop(budgetMs, (run) => {
         engine.fresh();
-        return measure(make(freshNeedle(list, run)), t);
+        return measure(make(freshNeedle(list, run)));
       });
       return [result(series.name, times)];
     }
     const repeated = list.slice(0, Math.min(REPEAT_NEEDLES, list.length));
-    for (const needle of repeated) await measure(make(needle), false);
-    return [result(series.name, await budgetLoop(budgetMs, (run, t) => measure(make(repeated[run % repeated.length]), t)))];
+    for (const needle of repeated) await timed(engine, make(needle));
+    return [result(series.name, await budgetLoop(budgetMs, (run) => measure(make(repeated[run % repeated.length]))))];
   }
   // Q7 sessions: both series from one loop.
   const list = needlesOf("Q7", ctx.needles);
   const first: number[] = [];
   const rest: number[] = [];
   const firstTotals: number[] = [];
-  await budgetLoop(budgetMs * 2, async (run, t) => {
+  // The last session's block times: the timed ones when a session of over a minute is timed without warm-up.
+  let last: number[] = [];
+  const sessions = await budgetLoop(budgetMs * 2, async (run, t) => {
     engine.fresh();
     const needle = freshNeedle(list, run);
-    let sum = 0;
+    last = [];
     for (let b = 0; b < SESSION_BLOCKS; b++) {
       const { answer, ms } = await timed(engine, q7(needle, b));
-      sum += ms;
-      if (!t) continue;
-      if (b === 0) {
-        first.push(ms);
-        firstTotals.push(answer.total);
-      } else rest.push(ms);
+      last.push(ms);
+      if (b === 0) firstTotals.push(answer.total);
     }
-    return sum;
+    if (t) {
+      first.push(last[0]);
+      rest.push(...last.slice(1));
+    }
+    return last.reduce((a, b) => a + b, 0);
   });
+  if (first.length === 0 && sessions.length === 1) {
+    first.push(last[0]);
+    rest.push(...last.slice(1));
+  }
   const totalP50 = median(firstTotals);
   return [
     { query: "Q7 block 0", check: "ok", ...summarize(first), total_p50: totalP50 },

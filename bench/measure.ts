@@ -8,6 +8,8 @@ export const MAX_RUNS = 1000;
 export const MIN_RUNS = 3;
 /** A run at least this long (ms) in the warm-up makes one timed run enough (10M-row full sorts of the slow peers). */
 export const SLOW_RUN_MS = 10_000;
+/** A first run at least this long (ms) is itself the one timed run: no warm-up (SQLite's 10M-row Q8 takes minutes). */
+export const VERY_SLOW_RUN_MS = 60_000;
 /** Warm-up: at most this many runs, and at most this share of the budget (at least one run). */
 export const WARMUP_RUNS = 20;
 export const WARMUP_SHARE = 0.25;
@@ -46,7 +48,8 @@ export function summarize(times: number[]): Summary {
 
 /**
  * Calls `step(run, timed)` for warm-up runs then timed runs, until MAX_RUNS timed runs, or the
- * budget is spent and MIN_RUNS timed runs are done (one, when a warm-up run took SLOW_RUN_MS). `run` counts every call (warm-up included),
+ * budget is spent and MIN_RUNS timed runs are done (one, when a warm-up run took SLOW_RUN_MS; the
+ * first run itself, without warm-up, when it took VERY_SLOW_RUN_MS). `run` counts every call (warm-up included),
  * so a caller can give each call a fresh input. `step` returns the duration it measured, in ms.
  */
 export async function budgetLoop(budgetMs: number, step: (run: number, timed: boolean) => Promise<number>): Promise<number[]> {
@@ -54,7 +57,9 @@ export async function budgetLoop(budgetMs: number, step: (run: number, timed: bo
   let slowest = 0;
   const warmStart = performance.now();
   for (let w = 0; w < WARMUP_RUNS; w++) {
-    slowest = Math.max(slowest, await step(run++, false));
+    const ms = await step(run++, false);
+    if (w === 0 && ms >= VERY_SLOW_RUN_MS) return [ms];
+    slowest = Math.max(slowest, ms);
     if (performance.now() - warmStart >= budgetMs * WARMUP_SHARE) break;
   }
   const minRuns = slowest >= SLOW_RUN_MS ? 1 : MIN_RUNS;

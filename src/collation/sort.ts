@@ -74,30 +74,9 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   const fastClassStart = new Uint32Array(fastClassCount);
   for (let k = 0, c = 0; k < fastCount; k++) if (sameAsPrevious[k] === 0) fastClassStart[c++] = k;
 
-  // Slow rows: distinct strings sorted by the collator and grouped into classes.
+  // Slow rows: collator classes of their values.
   const slowRows = bucketed.slowRows;
-  const slowIdOf = new Map<string, number>();
-  const slowDistinct: string[] = [];
-  const slowIdByRow = new Uint32Array(slowRows.length);
-  for (let s = 0; s < slowRows.length; s++) {
-    const value = values[slowRows[s]];
-    let id = slowIdOf.get(value);
-    if (id === undefined) {
-      id = slowDistinct.length;
-      slowIdOf.set(value, id);
-      slowDistinct.push(value);
-    }
-    slowIdByRow[s] = id;
-  }
-  const slowSorted = slowDistinct.slice().sort(collator.compare);
-  const slowClassOfId = new Uint32Array(slowDistinct.length);
-  const slowClassRep: string[] = []; // one value of each slow class
-  for (let k = 0; k < slowSorted.length; k++) {
-    const value = slowSorted[k];
-    const previous = slowClassRep[slowClassRep.length - 1];
-    if (k === 0 || collator.compare(previous, value) !== 0) slowClassRep.push(value);
-    slowClassOfId[slowIdOf.get(value)!] = slowClassRep.length - 1;
-  }
+  const { classOfEntry: slowClassOfEntry, classRep: slowClassRep } = classifyByCollator(values, slowRows);
 
   // Dense ranks over both class sequences: each slow class is placed at its lower bound among
   // the fast classes (galloping from the previous one), or joins the fast class it equals.
@@ -128,7 +107,7 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   const slowWords = new Uint32Array(slowByRank.buffer); // little-endian: [2s] low, [2s+1] high
   for (let s = 0; s < slowRows.length; s++) {
     const row = slowRows[s];
-    const slowRank = rankOfSlowClass[slowClassOfId[slowIdByRow[s]]];
+    const slowRank = rankOfSlowClass[slowClassOfEntry[s]];
     ranks[row] = slowRank;
     slowWords[2 * s] = row;
     slowWords[2 * s + 1] = slowRank;
@@ -152,6 +131,42 @@ export function sortByCollation(values: readonly string[]): CollationSort {
     }
   }
   return { order, ranks };
+}
+
+/**
+ * Collator classes of `values[rows[s]]`: the distinct strings (deduplicated first, since names
+ * repeat) sorted by `collator.compare`, and runs of equal ones grouped.
+ * @returns `classRep`: one string per class, ascending; `classOfEntry`: for each entry of
+ *   `rows` (Uint32Array, same length), the index of its class in `classRep`
+ */
+function classifyByCollator(
+  values: readonly string[],
+  rows: readonly number[],
+): { classOfEntry: Uint32Array; classRep: string[] } {
+  const idOf = new Map<string, number>();
+  const distinct: string[] = [];
+  const idOfEntry = new Uint32Array(rows.length);
+  for (let s = 0; s < rows.length; s++) {
+    const value = values[rows[s]];
+    let id = idOf.get(value);
+    if (id === undefined) {
+      id = distinct.length;
+      idOf.set(value, id);
+      distinct.push(value);
+    }
+    idOfEntry[s] = id;
+  }
+  const sorted = distinct.slice().sort(collator.compare);
+  const classOfId = new Uint32Array(distinct.length);
+  const classRep: string[] = [];
+  for (let k = 0; k < sorted.length; k++) {
+    const value = sorted[k];
+    if (k === 0 || collator.compare(classRep[classRep.length - 1], value) !== 0) classRep.push(value);
+    classOfId[idOf.get(value)!] = classRep.length - 1;
+  }
+  const classOfEntry = idOfEntry; // reused in place: entry id -> class
+  for (let s = 0; s < rows.length; s++) classOfEntry[s] = classOfId[idOfEntry[s]];
+  return { classOfEntry, classRep };
 }
 
 /**

@@ -1,10 +1,10 @@
-import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
 import { MAX_DIGIT_RUN, collationKey, encodeCollationKey } from "../../src/collation/sort-key.ts";
 
-// The exhaustive and property tests take seconds; allow for a loaded machine.
-setDefaultTimeout(120_000);
+/** Timeout of the exhaustive and property tests: seconds of work, more on a loaded machine. */
+const HEAVY_TEST_MS = 120_000;
 
 /** Sign of plain code-unit comparison, as native sorts compare key strings. */
 function keySign(a: string, b: string): number {
@@ -120,13 +120,13 @@ describe("collationKey", () => {
         }
       }
       expect(bad).toBe(0);
-    });
+    }, HEAVY_TEST_MS);
 
     test("all strings of one or two keyed characters sort as the collator does", () => {
       const strings: string[] = [...KEYED_UNITS];
       for (const a of KEYED_UNITS) for (const b of KEYED_UNITS) strings.push(a + b);
       expect(disagreements(strings)).toEqual([]);
-    });
+    }, HEAVY_TEST_MS);
 
     test("all strings of up to three characters of a digit-heavy alphabet sort as the collator does", () => {
       const alphabet = [..."0123456789 .-_@'+,/(aAbzßéÆœΣσяЁﬃ²ŉ"];
@@ -139,7 +139,7 @@ describe("collationKey", () => {
         }
       }
       expect(disagreements(strings)).toEqual([]);
-    });
+    }, HEAVY_TEST_MS);
   });
 
   describe("properties", () => {
@@ -174,7 +174,7 @@ describe("collationKey", () => {
         }),
         { numRuns: 20000 },
       );
-    });
+    }, HEAVY_TEST_MS);
 
     test("keys agree on strings that differ late (shared prefixes)", () => {
       fc.assert(
@@ -186,7 +186,7 @@ describe("collationKey", () => {
         }),
         { numRuns: 20000 },
       );
-    });
+    }, HEAVY_TEST_MS);
 
     test("arbitrary Unicode strings: a key, when there is one, agrees with the collator", () => {
       const anyString = fc.string({ unit: "binary", maxLength: 6 });
@@ -199,7 +199,7 @@ describe("collationKey", () => {
         }),
         { numRuns: 5000 },
       );
-    });
+    }, HEAVY_TEST_MS);
 
     test("random strings over the whole whitelist agree in sorted sets", () => {
       const unit = fc.constantFrom(...KEYED_UNITS, ..."0123456789");
@@ -208,6 +208,6 @@ describe("collationKey", () => {
         fc.property(strings, (set) => disagreements(set).length === 0),
         { numRuns: 200 },
       );
-    });
+    }, HEAVY_TEST_MS);
   });
 });
