@@ -221,7 +221,8 @@ export function weakSpots(results: Results): string[] {
   const http = results.records.filter((r): r is HttpResultRecord => r.kind === "http");
   for (const ceiling of http.filter((h) => h.server === "static")) {
     for (const h of http.filter((r) => r.rows === ceiling.rows && r.server !== "static" && r.connections === ceiling.connections && r.errors + r.non2xx === 0)) {
-      out.push(`HTTP at ${sizeLabel(h.rows)}, ${h.scenario}: ${Math.round(h.rps)} req/s = ${((100 * h.rps) / ceiling.rps).toFixed(0)}% of the raw Bun.serve ceiling`);
+      const share = (100 * h.rps) / ceiling.rps;
+      out.push(`HTTP at ${sizeLabel(h.rows)}, ${h.scenario}: ${Math.round(h.rps)} req/s = ${share.toFixed(share < 10 ? 1 : 0)}% of the raw Bun.serve ceiling`);
     }
   }
   return out;
