@@ -74,9 +74,9 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   const fastClassStart = new Uint32Array(fastClassCount);
   for (let k = 0, c = 0; k < fastCount; k++) if (sameAsPrevious[k] === 0) fastClassStart[c++] = k;
 
-  // Slow rows: collator classes of their values.
-  const slowRows = bucketed.slowRows;
-  const { classOfEntry: slowClassOfEntry, classRep: slowClassRep } = classifyByCollator(values, slowRows);
+  // Slow rows: collator classes of their distinct values.
+  const { slowRows, slowIds } = bucketed;
+  const { classOfId: slowClassOfId, classRep: slowClassRep } = classifyByCollator(bucketed.slowDistinct);
 
   // Dense ranks over both class sequences: each slow class is placed at its lower bound among
   // the fast classes (galloping from the previous one), or joins the fast class it equals.
@@ -107,7 +107,7 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   const slowWords = new Uint32Array(slowByRank.buffer); // little-endian: [2s] low, [2s+1] high
   for (let s = 0; s < slowRows.length; s++) {
     const row = slowRows[s];
-    const slowRank = rankOfSlowClass[slowClassOfEntry[s]];
+    const slowRank = rankOfSlowClass[slowClassOfId[slowIds[s]]];
     ranks[row] = slowRank;
     slowWords[2 * s] = row;
     slowWords[2 * s + 1] = slowRank;
@@ -134,28 +134,14 @@ export function sortByCollation(values: readonly string[]): CollationSort {
 }
 
 /**
- * Collator classes of `values[rows[s]]`: the distinct strings (deduplicated first, since names
- * repeat) sorted by `collator.compare`, and runs of equal ones grouped.
- * @returns `classRep`: one string per class, ascending; `classOfEntry`: for each entry of
- *   `rows` (Uint32Array, same length), the index of its class in `classRep`
+ * Collator classes of distinct strings: sorted by `collator.compare`, runs of equal ones grouped.
+ * @param distinct strings, pairwise different
+ * @returns `classRep`: one string per class, ascending; `classOfId`: for each index of
+ *   `distinct` (Uint32Array, same length), the index of its class in `classRep`
  */
-function classifyByCollator(
-  values: readonly string[],
-  rows: readonly number[],
-): { classOfEntry: Uint32Array; classRep: string[] } {
+function classifyByCollator(distinct: readonly string[]): { classOfId: Uint32Array; classRep: string[] } {
   const idOf = new Map<string, number>();
-  const distinct: string[] = [];
-  const idOfEntry = new Uint32Array(rows.length);
-  for (let s = 0; s < rows.length; s++) {
-    const value = values[rows[s]];
-    let id = idOf.get(value);
-    if (id === undefined) {
-      id = distinct.length;
-      idOf.set(value, id);
-      distinct.push(value);
-    }
-    idOfEntry[s] = id;
-  }
+  for (let id = 0; id < distinct.length; id++) idOf.set(distinct[id], id);
   const sorted = distinct.slice().sort(collator.compare);
   const classOfId = new Uint32Array(distinct.length);
   const classRep: string[] = [];
@@ -164,9 +150,7 @@ function classifyByCollator(
     if (k === 0 || collator.compare(classRep[classRep.length - 1], value) !== 0) classRep.push(value);
     classOfId[idOf.get(value)!] = classRep.length - 1;
   }
-  const classOfEntry = idOfEntry; // reused in place: entry id -> class
-  for (let s = 0; s < rows.length; s++) classOfEntry[s] = classOfId[idOfEntry[s]];
-  return { classOfEntry, classRep };
+  return { classOfId, classRep };
 }
 
 /**
@@ -215,6 +199,10 @@ interface BucketedKeys {
   bucketStart: Uint32Array;
   /** Rows without a key, ascending. */
   slowRows: number[];
+  /** For each entry of slowRows, the index of its value in slowDistinct. */
+  slowIds: number[];
+  /** The distinct values of the rows without a key, in first-seen order. */
+  slowDistinct: string[];
 }
 
 /** Number of buckets of the counting sort: one per value of the first two key bytes. */
@@ -223,13 +211,14 @@ const BUCKETS = 65536;
 /** Records are appended to per-bucket chunks of this many 32-bit words (4 KiB). */
 const CHUNK_WORDS = 1024;
 
-/** How many rows ahead the encoding loop touches the next strings (cache misses overlap). */
+/** The encoding loop touches strings in batches of this many, one batch ahead. */
 const LOOKAHEAD = 16;
 
 /**
  * Encodes the key of every value and buckets the keys by their first two bytes (a counting
  * sort): each key is encoded into a scratch buffer, then appended with its row to a chunk of its
- * bucket, so the keys a bucket's sort reads later lie together in memory.
+ * bucket, so the keys a bucket's sort reads later lie together in memory. Values without a key
+ * are deduplicated on the way (names repeat).
  * @throws RangeError if the records need more than MAX_KEY_WORDS words
  */
 function encodeAndBucket(values: readonly string[]): BucketedKeys {
@@ -251,11 +240,17 @@ function encodeAndBucket(values: readonly string[]): BucketedKeys {
   const bucketOf = new Uint16Array(n);
   const bucketStart = new Uint32Array(BUCKETS + 1);
   const slowRows: number[] = [];
+  const slowIds: number[] = [];
+  const slowIdOf = new Map<string, number>();
+  const slowDistinct: string[] = [];
   let f = 0; // fast rows so far
   let touched = 0;
   for (let i = 0; i < n; i++) {
-    // reads a string LOOKAHEAD rows ahead, so its memory is on the way when its turn comes
-    if (i + LOOKAHEAD < n) touched += values[i + LOOKAHEAD].length;
+    if (i % LOOKAHEAD === 0) {
+      // touches the next LOOKAHEAD strings at once, so their cache misses overlap
+      const last = Math.min(n, i + 2 * LOOKAHEAD);
+      for (let j = i + LOOKAHEAD; j < last; j++) touched += values[j].length;
+    }
     const value = values[i];
     const need = value.length * MAX_KEY_BYTES_PER_UNIT + KEY_PADDING + 3;
     if (need > scratch.length) {
@@ -264,7 +259,15 @@ function encodeAndBucket(values: readonly string[]): BucketedKeys {
     }
     const end = encodeCollationKey(value, scratch, 0);
     if (end < 0) {
+      // no key: dedupe now, while the string is in cache
+      let id = slowIdOf.get(value);
+      if (id === undefined) {
+        id = slowDistinct.length;
+        slowIdOf.set(value, id);
+        slowDistinct.push(value);
+      }
       slowRows.push(i);
+      slowIds.push(id);
       continue;
     }
     const padded = (end + KEY_PADDING + 3) & ~3; // zero padded to a word boundary
@@ -298,6 +301,8 @@ function encodeAndBucket(values: readonly string[]): BucketedKeys {
     scratch: startOf.subarray(0, f),
     bucketStart,
     slowRows,
+    slowIds,
+    slowDistinct,
   };
 }
 
