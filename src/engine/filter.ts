@@ -1,13 +1,13 @@
 /**
  * Filter evaluation: a predicate tree (src/query/types.ts) becomes a status mask, all rows,
  * no rows, or a match set (a bitmap plus, where it comes for free, the ascending row list).
- * Substring predicates go through the trigram posting lists; id comparisons through binary
+ * Substring predicates go through the character trigram posting lists; id comparisons through binary
  * search over the ascending ids; status predicates through the status codes.
  */
 import { fold } from "../collation/collation.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
-import { denseBitmap, findList, isDense, listRows } from "../store/trigrams.ts";
+import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
 import type { Store, StringColumn } from "../store/types.ts";
 import {
   type Bitmap,
@@ -52,7 +52,7 @@ const encoder = new TextEncoder();
 /**
  * Evaluates a predicate over the store. Pure: reads the store, allocates its result.
  * Cost: O(rowCount / 32) per bitmap combination, O(posting list) for substring needles of 3+
- * bytes, O(rowCount) scans for shorter needles and for text on `id`.
+ * code points, O(rowCount) scans for shorter needles and for text on `id`.
  */
 export function evaluateFilter(store: Store, predicate: Predicate | null): FilterResult {
   if (predicate === null) return { kind: "all" };
@@ -281,7 +281,7 @@ function textOnString(store: Store, column: StringColumn, op: TextOp, value: str
     // Stored values are well-formed Unicode, so no value contains a lone surrogate.
     node = NONE;
   } else {
-    node = positiveText(store, column, p.op, encoder.encode(needleText));
+    node = positiveText(store, column, p.op, needleText);
   }
   if (!p.negate) return node;
   if (node.kind === "all") return NONE;
@@ -289,22 +289,27 @@ function textOnString(store: Store, column: StringColumn, op: TextOp, value: str
   return bitsNode(notInPlace(node.bits ?? bitsOf(store, node), store.rowCount));
 }
 
-/** contains / equals / startsWith / endsWith of folded UTF-8 `needle` over a string column. */
-function positiveText(store: Store, column: StringColumn, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): Node {
+/**
+ * contains / equals / startsWith / endsWith of a folded needle over a string column. Needles
+ * of 3 or more code points go through the trigram lists (a 3-code-point `contains` is one
+ * list, exactly); shorter ones scan the folded bytes.
+ */
+function positiveText(store: Store, column: StringColumn, op: "contains" | "equals" | "startsWith" | "endsWith", needleText: string): Node {
   const n = store.rowCount;
+  const needle = encoder.encode(needleText);
   if (needle.length === 0 && op !== "equals") return ALL;
-  if (needle.length >= 3) {
+  const trigrams = needleTrigrams(needleText);
+  if (trigrams !== null) {
     const index = column.trigrams;
-    // The needle's distinct trigrams, as list indexes, smallest list first.
+    // The needle's trigram lists, as list indexes, smallest list first.
     const lists: number[] = [];
-    for (let i = 0; i + 2 < needle.length; i++) {
-      const k = findList(index, trigramAt(needle, i));
+    for (const key of trigrams.keys) {
+      const k = findList(index, key);
       if (k < 0) return NONE;
-      if (!lists.includes(k)) lists.push(k);
+      lists.push(k);
     }
     lists.sort((a, b) => index.counts[a] - index.counts[b]);
-    // A 3-byte needle's list is exactly the rows that contain it.
-    if (op === "contains" && needle.length === 3) {
+    if (op === "contains" && lists.length === 1 && trigrams.exact) {
       const k = lists[0];
       if (isDense(index.counts[k], n)) return bitsNode(denseBitmap(index, k, n).slice());
       return bitsNode(null, listRows(index, k, n));
@@ -314,11 +319,6 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
   const bits = emptyBitmap(n);
   scanRows(column, n, op, needle, bits);
   return bitsNode(bits);
-}
-
-/** Key of the 3 bytes at `i`. */
-function trigramAt(bytes: Uint8Array, i: number): number {
-  return (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
 }
 
 /**

@@ -144,7 +144,7 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
       rowsByValue: section(rowsByValue, "u32", rowCount),
       rankByRow: section(rankByRow, "u32", rowCount),
       rowsByValueByStatus: section(rowsByValueByStatus, "u32", rowCount),
-      trigrams: { keys: section(keys, "u32"), counts: section(counts, "u32"), refs: section(refs, "u32"), bitmaps: section(bitmaps, "u32"), gaps: section(gaps, "u8") },
+      trigrams: { keys: section(keys, "f64"), counts: section(counts, "u32"), refs: section(refs, "u32"), bitmaps: section(bitmaps, "u32"), gaps: section(gaps, "u8") },
     };
     if (c.jsonOffsets[rowCount] !== c.json.length) fail(`corrupt: ${jsonOffsets} does not end at the length of ${json}`);
     if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);

@@ -51,7 +51,7 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     ];
     const names = stringSectionNames(column);
     for (let i = 0; i < names.length; i++) {
-      sections.push({ name: names[i], type: arrays[i] instanceof Uint8Array ? "u8" : "u32", data: arrays[i] });
+      sections.push({ name: names[i], type: arrays[i] instanceof Uint8Array ? "u8" : arrays[i] instanceof Float64Array ? "f64" : "u32", data: arrays[i] });
     }
   }
   return sections;

@@ -1,16 +1,57 @@
 /**
- * Byte-level trigram posting lists over a folded string column: the index that turns a
- * substring filter into one posting list (a 3-byte needle) or an intersection of a few.
- * Dense lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
+ * Character trigram posting lists over a folded string column: the index that turns a
+ * substring filter into one posting list (a needle of 3 characters) or an intersection of a
+ * few. A trigram is 3 consecutive code points of a folded value, so a 3-letter needle in any
+ * script (Cyrillic and Greek letters are 2 bytes in UTF-8, CJK 3) is exactly one list. Dense
+ * lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
  */
 import { rowsOfBitmap } from "../engine/bitmap.ts";
 import type { TrigramIndex } from "./types.ts";
 
-/** Number of possible 3-byte keys (2^24). */
-const KEY_SPACE = 1 << 24;
+/**
+ * Code points up to this one are keyed exactly; higher ones (beyond the emoji planes: rare
+ * CJK extensions, private use) all share this slot, so lists holding them are supersets that
+ * a query verifies against the bytes.
+ */
+export const MAX_KEY_CODE_POINT = 0x1ffff;
 
-/** Scratch tables over the 2^24 key space, allocated once per process and left zeroed. */
-let scratch: { counts: Uint32Array; lastRow: Uint32Array } | null = null;
+/** Multipliers placing three 17-bit code points in one key below 2^51 (exact in a double). */
+const FIRST = 2 ** 34;
+const SECOND = 2 ** 17;
+
+/**
+ * The key of the trigram (c1, c2, c3): `c1 * 2^34 + c2 * 2^17 + c3`, each code point clamped
+ * to {@link MAX_KEY_CODE_POINT}. An integer below 2^51.
+ */
+export function trigramKey(c1: number, c2: number, c3: number): number {
+  const m = MAX_KEY_CODE_POINT;
+  return (c1 < m ? c1 : m) * FIRST + (c2 < m ? c2 : m) * SECOND + (c3 < m ? c3 : m);
+}
+
+/** A needle's trigram keys (deduplicated, in needle order), and whether each key is exact. */
+export interface NeedleTrigrams {
+  keys: number[];
+  /** False when a code point above {@link MAX_KEY_CODE_POINT} made a key shared. */
+  exact: boolean;
+}
+
+/**
+ * The trigram keys of a folded needle, or null when it has fewer than 3 code points (then
+ * no list covers it and the query scans).
+ */
+export function needleTrigrams(needle: string): NeedleTrigrams | null {
+  const cps: number[] = [];
+  for (const ch of needle) cps.push(ch.codePointAt(0) as number);
+  if (cps.length < 3) return null;
+  const keys: number[] = [];
+  let exact = true;
+  for (let i = 0; i + 2 < cps.length; i++) {
+    const key = trigramKey(cps[i], cps[i + 1], cps[i + 2]);
+    if (!keys.includes(key)) keys.push(key);
+  }
+  for (const cp of cps) if (cp >= MAX_KEY_CODE_POINT) exact = false;
+  return { keys, exact };
+}
 
 /**
  * True when a list of `count` rows out of `rowCount` is stored as a bitmap: when the bitmap
@@ -25,128 +66,256 @@ function leb128Size(x: number): number {
   return x < 0x80 ? 1 : x < 0x4000 ? 2 : x < 0x200000 ? 3 : x < 0x10000000 ? 4 : 5;
 }
 
+/** All-ASCII trigrams index this table directly: `(c1 << 14) | (c2 << 7) | c3`. */
+const ASCII_SPACE = 1 << 21;
+
+/** Per process: list id + 1 of each all-ASCII trigram during a build; left zeroed after it. */
+let asciiScratch: Int32Array | null = null;
+
 /**
- * Builds the trigram index of `rowCount` folded strings packed as `bytes`/`offsets`
- * (value r is `bytes[offsets[r] .. offsets[r+1])`). Every distinct 3-byte sequence of a value
- * lists that row once. Uses two 64 MiB scratch tables kept for the next build (only the keys
- * touched are visited, so small builds are cheap) and, transiently, 4 bytes per posting.
+ * Open-addressing hash table from trigram key to list id, for trigrams with a non-ASCII code
+ * point (the all-ASCII ones use a direct table).
+ */
+class KeyTable {
+  keys = new Float64Array(1 << 12);
+  /** List id + 1; 0 = empty slot. */
+  ids = new Int32Array(1 << 12);
+  size = 0;
+
+  /** Slot of `key` (its own or the empty one where it would go). */
+  slot(c1: number, c2: number, c3: number, key: number): number {
+    const mask = this.keys.length - 1;
+    let h = Math.imul(c1, 0x9e3779b1) ^ Math.imul(c2 + 0x7f4a7c15, 0x85ebca77) ^ Math.imul(c3, 0xc2b2ae3d);
+    h = (h ^ (h >>> 15)) & mask;
+    const ids = this.ids;
+    const keys = this.keys;
+    while (ids[h] !== 0 && keys[h] !== key) h = (h + 1) & mask;
+    return h;
+  }
+
+  /** Puts `id` at an empty slot found by {@link slot}; grows at half load. */
+  insert(slot: number, key: number, id: number): void {
+    this.keys[slot] = key;
+    this.ids[slot] = id + 1;
+    if (++this.size * 2 > this.keys.length) this.grow();
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldIds = this.ids;
+    this.keys = new Float64Array(oldKeys.length * 2);
+    this.ids = new Int32Array(oldIds.length * 2);
+    for (let s = 0; s < oldKeys.length; s++) {
+      if (oldIds[s] === 0) continue;
+      const key = oldKeys[s];
+      const c1 = Math.floor(key / FIRST);
+      const c2 = Math.floor(key / SECOND) % SECOND;
+      const c3 = key % SECOND;
+      const slot = this.slot(c1, c2, c3, key);
+      this.keys[slot] = key;
+      this.ids[slot] = oldIds[s];
+    }
+  }
+}
+
+/** A copy of `a` with room for `capacity` elements. */
+function grown<T extends Float64Array | Uint32Array>(a: T, capacity: number): T {
+  const out = new (a.constructor as new (n: number) => T)(capacity);
+  out.set(a);
+  return out;
+}
+
+/**
+ * Builds the trigram index of `rowCount` folded strings packed as valid UTF-8 in
+ * `bytes`/`offsets` (value r is `bytes[offsets[r] .. offsets[r+1])`). Every distinct trigram
+ * (3 consecutive code points) of a value lists that row once.
+ *
+ * Two passes over the bytes, decoding code points on the fly. The first gives each distinct
+ * trigram a list id (all-ASCII trigrams through a direct 2^21 table kept per process, the
+ * others through a hash table) and counts its rows and the LEB128 bytes of its gaps; the
+ * second writes each row straight into its list: a bit of a dense list's bitmap, or the gap
+ * at a sparse list's cursor. Nothing per posting is held in between, so memory is the output
+ * plus about 24 bytes per distinct trigram.
  * @throws RangeError when the postings exceed 2^32 entries or the gaps 4 GiB.
  */
 export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number): TrigramIndex {
-  scratch ??= { counts: new Uint32Array(KEY_SPACE), lastRow: new Uint32Array(KEY_SPACE) };
-  const { counts, lastRow } = scratch;
-  let touched = new Uint32Array(1024);
-  let distinct = 0;
-  let total = 0;
-  for (let row = 0; row < rowCount; row++) {
-    const start = offsets[row];
-    const end = offsets[row + 1];
-    // lastRow[key] = 1 + the last row that counted key, to count each row once per key.
-    const mark = row + 1;
-    for (let i = start; i + 2 < end; i++) {
-      const key = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-      if (lastRow[key] !== mark) {
-        lastRow[key] = mark;
-        if (counts[key]++ === 0) {
-          if (distinct === touched.length) {
-            const grown = new Uint32Array(touched.length * 2);
-            grown.set(touched);
-            touched = grown;
-          }
-          touched[distinct++] = key;
+  asciiScratch ??= new Int32Array(ASCII_SPACE);
+  const ascii = asciiScratch;
+  const table = new KeyTable();
+  let capacity = 1024;
+  // Per list id: its key, rows, 1 + the last row counted (0: none yet), gap bytes.
+  let listKeys = new Float64Array(capacity);
+  let counts = new Uint32Array(capacity);
+  let lastRow = new Uint32Array(capacity);
+  let gapBytes = new Float64Array(capacity);
+  let lists = 0;
+  try {
+    let total = 0;
+    // Pass 1: list ids, counts and gap sizes. The decoding is repeated in pass 2 on purpose:
+    // a shared callback would cost a call per code point.
+    for (let row = 0; row < rowCount; row++) {
+      const end = offsets[row + 1];
+      const mark = row + 1;
+      let i = offsets[row];
+      let c1 = -1;
+      let c2 = -1;
+      while (i < end) {
+        const b = bytes[i];
+        let c3: number;
+        if (b < 0x80) {
+          c3 = b;
+          i++;
+        } else if (b < 0xe0) {
+          c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
+          i += 2;
+        } else if (b < 0xf0) {
+          c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
+          i += 3;
+        } else {
+          c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
+          if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
+          i += 4;
         }
-        total++;
+        if (c1 >= 0) {
+          let id: number;
+          let a = -1;
+          let slot = -1;
+          if ((c1 | c2 | c3) < 0x80) {
+            a = (c1 << 14) | (c2 << 7) | c3;
+            id = ascii[a] - 1;
+          } else {
+            slot = table.slot(c1, c2, c3, c1 * FIRST + c2 * SECOND + c3);
+            id = table.ids[slot] - 1;
+          }
+          if (id < 0) {
+            id = lists;
+            const key = c1 * FIRST + c2 * SECOND + c3;
+            if (a >= 0) ascii[a] = id + 1;
+            else table.insert(slot, key, id);
+            if (lists === capacity) {
+              capacity *= 2;
+              listKeys = grown(listKeys, capacity);
+              counts = grown(counts, capacity);
+              lastRow = grown(lastRow, capacity);
+              gapBytes = grown(gapBytes, capacity);
+            }
+            listKeys[lists++] = key;
+          }
+          const prev = lastRow[id];
+          if (prev !== mark) {
+            gapBytes[id] += leb128Size(prev === 0 ? row : row - prev + 1);
+            lastRow[id] = mark;
+            counts[id]++;
+            total++;
+          }
+        }
+        c1 = c2;
+        c2 = c3;
       }
     }
-  }
-  if (total > 0xffffffff) throw new RangeError("trigram postings exceed 2^32 entries");
+    if (total > 0xffffffff) throw new RangeError("trigram postings exceed 2^32 entries");
 
-  const keys = touched.slice(0, distinct).sort();
-  const listCounts = new Uint32Array(distinct);
-  const listStarts = new Float64Array(distinct + 1);
-  // Reuse counts as each key's write cursor into the transient postings. The fill pass below
-  // repeats the counting pass's scan on purpose: a shared callback would cost a call per byte.
-  let cursor = 0;
-  for (let k = 0; k < distinct; k++) {
-    const key = keys[k];
-    const c = counts[key];
-    listCounts[k] = c;
-    listStarts[k] = cursor;
-    counts[key] = cursor;
-    cursor += c;
-    lastRow[key] = 0;
-  }
-  listStarts[distinct] = cursor;
+    // Lists in key order; each gets its place: a bitmap slot or a run of gap bytes.
+    const order = new Uint32Array(lists);
+    for (let id = 0; id < lists; id++) order[id] = id;
+    order.sort((x, y) => listKeys[x] - listKeys[y]);
+    const words = (rowCount + 31) >>> 5;
+    const dense = new Uint8Array(lists);
+    let denseLists = 0;
+    let gapTotal = 0;
+    for (let id = 0; id < lists; id++) {
+      lastRow[id] = 0;
+      if (isDense(counts[id], rowCount)) {
+        dense[id] = 1;
+        denseLists++;
+      } else gapTotal += gapBytes[id];
+    }
+    if (gapTotal > 0xffffffff) throw new RangeError("trigram gaps exceed 4 GiB");
+    const keys = new Float64Array(lists);
+    const listCounts = new Uint32Array(lists);
+    const refs = new Uint32Array(lists);
+    const bitmaps = new Uint32Array(denseLists * words);
+    const gaps = new Uint8Array(gapTotal);
+    // Per list id: its bitmap's first word, or its next gap byte.
+    const cursor = new Float64Array(lists);
+    let slots = 0;
+    let at = 0;
+    for (let k = 0; k < lists; k++) {
+      const id = order[k];
+      keys[k] = listKeys[id];
+      listCounts[k] = counts[id];
+      if (dense[id] === 1) {
+        cursor[id] = slots * words;
+        slots++;
+      } else {
+        cursor[id] = at;
+        at += gapBytes[id];
+      }
+      refs[k] = cursor[id];
+    }
 
-  const postings = new Uint32Array(total);
-  for (let row = 0; row < rowCount; row++) {
-    const start = offsets[row];
-    const end = offsets[row + 1];
-    const mark = row + 1;
-    for (let i = start; i + 2 < end; i++) {
-      const key = (bytes[i] << 16) | (bytes[i + 1] << 8) | bytes[i + 2];
-      if (lastRow[key] !== mark) {
-        lastRow[key] = mark;
-        postings[counts[key]++] = row;
+    // Pass 2: each row into its lists.
+    for (let row = 0; row < rowCount; row++) {
+      const end = offsets[row + 1];
+      const mark = row + 1;
+      let i = offsets[row];
+      let c1 = -1;
+      let c2 = -1;
+      while (i < end) {
+        const b = bytes[i];
+        let c3: number;
+        if (b < 0x80) {
+          c3 = b;
+          i++;
+        } else if (b < 0xe0) {
+          c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
+          i += 2;
+        } else if (b < 0xf0) {
+          c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
+          i += 3;
+        } else {
+          c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
+          if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
+          i += 4;
+        }
+        if (c1 >= 0) {
+          const id =
+            (c1 | c2 | c3) < 0x80
+              ? ascii[(c1 << 14) | (c2 << 7) | c3] - 1
+              : table.ids[table.slot(c1, c2, c3, c1 * FIRST + c2 * SECOND + c3)] - 1;
+          const prev = lastRow[id];
+          if (prev !== mark) {
+            lastRow[id] = mark;
+            if (dense[id] === 1) {
+              bitmaps[cursor[id] + (row >>> 5)] |= 1 << (row & 31);
+            } else {
+              let gap = prev === 0 ? row : row - prev + 1;
+              let p = cursor[id];
+              // inline LEB128: 7 bits a byte, continuation bit 0x80
+              while (gap >= 0x80) {
+                gaps[p++] = (gap & 0x7f) | 0x80;
+                gap >>>= 7;
+              }
+              gaps[p++] = gap;
+              cursor[id] = p;
+            }
+          }
+        }
+        c1 = c2;
+        c2 = c3;
       }
     }
-  }
-  // Leave the scratch tables zeroed for the next build.
-  for (let k = 0; k < distinct; k++) {
-    counts[keys[k]] = 0;
-    lastRow[keys[k]] = 0;
-  }
-
-  // Size the two stores, then fill them.
-  const words = (rowCount + 31) >>> 5;
-  let denseLists = 0;
-  let gapBytes = 0;
-  for (let k = 0; k < distinct; k++) {
-    if (isDense(listCounts[k], rowCount)) {
-      denseLists++;
-      continue;
-    }
-    let prev = 0;
-    for (let p = listStarts[k]; p < listStarts[k + 1]; p++) {
-      const row = postings[p];
-      gapBytes += leb128Size(row - prev);
-      prev = row;
+    return { keys, counts: listCounts, refs, bitmaps, gaps };
+  } finally {
+    // Leave the ASCII table zeroed for the next build.
+    for (let id = 0; id < lists; id++) {
+      const key = listKeys[id];
+      const c1 = Math.floor(key / FIRST);
+      const c2 = Math.floor(key / SECOND) % SECOND;
+      const c3 = key % SECOND;
+      if ((c1 | c2 | c3) < 0x80) ascii[(c1 << 14) | (c2 << 7) | c3] = 0;
     }
   }
-  if (gapBytes > 0xffffffff) throw new RangeError("trigram gaps exceed 4 GiB");
-  const refs = new Uint32Array(distinct);
-  const bitmaps = new Uint32Array(denseLists * words);
-  const gaps = new Uint8Array(gapBytes);
-  let slot = 0;
-  let at = 0;
-  for (let k = 0; k < distinct; k++) {
-    const from = listStarts[k];
-    const to = listStarts[k + 1];
-    if (isDense(listCounts[k], rowCount)) {
-      const base = slot * words;
-      refs[k] = base;
-      for (let p = from; p < to; p++) {
-        const row = postings[p];
-        bitmaps[base + (row >>> 5)] |= 1 << (row & 31);
-      }
-      slot++;
-      continue;
-    }
-    refs[k] = at;
-    let prev = 0;
-    for (let p = from; p < to; p++) {
-      const row = postings[p];
-      let gap = row - prev;
-      prev = row;
-      // inline LEB128: 7 bits a byte, continuation bit 0x80
-      while (gap >= 0x80) {
-        gaps[at++] = (gap & 0x7f) | 0x80;
-        gap >>>= 7;
-      }
-      gaps[at++] = gap;
-    }
-  }
-  return { keys, counts: listCounts, refs, bitmaps, gaps };
 }
 
 /** Index of `key` in `index.keys`, or -1: binary search, O(log K). */

@@ -6,14 +6,17 @@
 import type { StringColumnId } from "../schema.ts";
 
 /**
- * A byte-level trigram index over a column's folded UTF-8 strings: for every distinct
- * 3-byte sequence, the set of rows whose folded string contains it. A list with more than
+ * A character trigram index over a column's folded strings: for every distinct sequence of 3
+ * code points (trigrams.ts `trigramKey`), the set of rows whose folded string contains it. A list with more than
  * rowCount / 32 rows is stored as a bitmap (smaller than 4 bytes a row, and a match set as
  * is); the others as ascending row numbers encoded as LEB128 gaps.
  */
 export interface TrigramIndex {
-  /** Distinct trigram keys `(b0 << 16) | (b1 << 8) | b2`, ascending; length K. */
-  keys: Uint32Array;
+  /**
+   * Distinct trigram keys `c0 * 2^34 + c1 * 2^17 + c2` (code points, those above U+1FFFF
+   * clamped to it), ascending; length K.
+   */
+  keys: Float64Array;
   /** Rows in each key's list; length K. */
   counts: Uint32Array;
   /**

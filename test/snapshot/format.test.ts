@@ -10,8 +10,9 @@ import { SnapshotError, loadSnapshot } from "../../src/snapshot/load.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
+import { listRows, trigramKey } from "../../src/store/trigrams.ts";
 
-const GOLDEN = join(import.meta.dir, "../fixtures/golden-v1.snap");
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v2.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";
 const RECORDS: UserRecord[] = [
   { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
@@ -33,7 +34,7 @@ function writeFixture(name = "s.snap"): string {
   return path;
 }
 
-describe("snapshot format v1", () => {
+describe("snapshot format v2", () => {
   test("is byte-for-byte the golden file", () => {
     const path = writeFixture();
     const bytes = readFileSync(path);
@@ -43,7 +44,7 @@ describe("snapshot format v1", () => {
 
   test("golden file loads to the literal store", () => {
     const { store, header } = loadSnapshot(GOLDEN);
-    expect(header.formatVersion).toBe(1);
+    expect(header.formatVersion).toBe(2);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
     expect(header.sections.map((s) => s.name).slice(0, 5)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId"]);
@@ -62,6 +63,12 @@ describe("snapshot format v1", () => {
     expect(Array.from(store.strings.email.rowsByValue)).toEqual([0, 4, 1, 2, 3]);
     expect(recordAt(store, 2)).toEqual({ id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" });
     expect(new TextDecoder().decode(store.strings.name.folded)).toBe("alicebobemileиванalice");
+    // Character trigrams: ali lic ice bob emi mil ile ива ван; "ива" is row 3's alone.
+    const trigrams = store.strings.name.trigrams;
+    expect(trigrams.keys.length).toBe(9);
+    const iva = trigrams.keys.indexOf(trigramKey(0x438, 0x432, 0x430));
+    expect(iva).toBeGreaterThanOrEqual(0);
+    expect(Array.from(listRows(trigrams, iva, 5))).toEqual([3]);
     expect(store.snapshotId).toBe(header.checksum);
   });
 });
@@ -105,14 +112,16 @@ describe("refused files", () => {
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const length = view.getUint32(8, true);
     const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
-    header.formatVersion = 2;
+    header.formatVersion = 3;
     const encoded = headerPackr.pack(header);
     // Same length: only one small integer changed.
     expect(encoded.length).toBe(length);
     bytes.set(encoded, PREFIX_BYTES);
     view.setUint32(12, Bun.hash.crc32(encoded), true);
     writeFileSync(path, bytes);
-    expectRefused(path, /format version 2 is not supported \(this build reads version 1\); rebuild/);
+    expectRefused(path, /format version 3 is not supported \(this build reads version 2\); rebuild/);
+    // A version-1 file (byte trigrams) written by an older build.
+    expectRefused(join(import.meta.dir, "../fixtures/golden-v1.snap"), /format version 1 is not supported \(this build reads version 2\); rebuild/);
   });
 
   test("not a snapshot, empty, or missing", () => {
