@@ -56,6 +56,19 @@ export function andInPlace(a: Bitmap, b: Bitmap): Bitmap {
   return a;
 }
 
+/** `out = a & b` (all of one length), in one pass; returns the number of rows set in `out`. */
+export function andInto(out: Bitmap, a: Bitmap, b: Bitmap): number {
+  let count = 0;
+  for (let i = 0; i < out.length; i++) {
+    const w = a[i] & b[i];
+    if (w !== 0) {
+      out[i] = w;
+      count += popcount32(w);
+    }
+  }
+  return count;
+}
+
 /** `a |= b`, in place; returns a. */
 export function orInPlace(a: Bitmap, b: Bitmap): Bitmap {
   for (let i = 0; i < a.length; i++) a[i] |= b[i];

@@ -13,9 +13,9 @@
 import type { Query, SortKey } from "../query/types.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { Store } from "../store/types.ts";
-import { rowsOfBitmap, selectRows } from "./bitmap.ts";
+import { selectRows } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
-import { type FilterResult, type MatchSet, evaluateFilter, matchBits } from "./filter.ts";
+import { type FilterResult, evaluateFilter, firstMatchRows, matchBits, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** All status codes as a mask. */
@@ -63,8 +63,10 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
 /** Size of a filter result, in bytes. */
 function filterBytes(result: FilterResult): number {
   if (result.kind !== "set") return 64;
-  // A bitmap materialized later is not counted; it is at most rowCount / 8 bytes.
-  return (result.set.bits?.byteLength ?? 0) + (result.set.rows?.byteLength ?? 0) + 64;
+  // What is materialized later is not counted: a bitmap is at most rowCount / 8 bytes. A
+  // shared bitmap is a view of the store.
+  const set = result.set;
+  return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + 64;
 }
 
 /** The (cached) filter result of a query. */
@@ -77,12 +79,6 @@ function filterOf(engine: Engine, query: Query): { result: FilterResult; key: st
     engine.filters.set(key, result, filterBytes(result));
   }
   return { result, key };
-}
-
-/** The matching rows ascending, materialized once per cached match set. */
-function rowsOf(set: MatchSet): Uint32Array {
-  if (set.rows === null) set.rows = rowsOfBitmap(set.bits as Uint32Array, set.count);
-  return set.rows;
 }
 
 /** True for the sort that is row order itself (id ascending or descending). */
@@ -115,8 +111,9 @@ export function executeQuery(engine: Engine, query: Query): Page {
   const walkCost = (end * n) / set.count;
   if (isIdOrder(keys) && engine.plan !== "walk") {
     const desc = keys[0].direction === "desc";
-    if (set.rows !== null) {
-      const rows = set.rows;
+    if (!desc && set.bits === null) return { rows: firstMatchRows(set, end, n).slice(offset, end), total };
+    if (set.rows !== null || set.bits === null) {
+      const rows = matchRows(set, n);
       if (!desc) return { rows: rows.slice(offset, end), total };
       const out = new Uint32Array(end - offset);
       for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
@@ -132,7 +129,7 @@ export function executeQuery(engine: Engine, query: Query): Page {
   // A comparator sort costs about this many row visits per element and comparison.
   const sortCost = 4 * set.count * Math.log2(set.count + 2);
   if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
-    const ordered = orderAll(store, rowsOf(set), keys);
+    const ordered = orderAll(store, matchRows(set, n), keys);
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
     return { rows: ordered.slice(offset, end), total };
   }

@@ -8,34 +8,88 @@ import { fold } from "../collation/collation.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
-import type { Store, StringColumn } from "../store/types.ts";
+import type { Store, StringColumn, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
   andInPlace,
+  andInto,
   bitmapOfRows,
   countAnd,
+  countRows,
+  rowsOfBitmap,
   emptyBitmap,
   notInPlace,
   orInPlace,
   setRange,
 } from "./bitmap.ts";
 
-/** The rows a filter selects, with their count per status code. */
+/** A posting list of a trigram index, referenced rather than decoded. */
+export interface ListRef {
+  index: TrigramIndex;
+  /** The list's index in `index.keys`. */
+  k: number;
+}
+
+/**
+ * The rows a filter selects. At least one of `bits`, `rows` and `list` is set; the others are
+ * built on first use by {@link matchBits}, {@link matchRows}, {@link matchCountByStatus}
+ * and kept (a cached match set gets cheaper with use).
+ */
 export interface MatchSet {
   /** Matching rows, in rows. */
   count: number;
-  /** Matching rows per status code; length STATUS_VALUES.length. */
-  countByStatus: Uint32Array;
-  /** Membership bitmap over the store's rows, when materialized ({@link matchBits}). */
+  /** Matching rows per status code (length STATUS_VALUES.length), once computed. */
+  countByStatus: Uint32Array | null;
+  /** Membership bitmap over the store's rows, when materialized. */
   bits: Bitmap | null;
+  /** True when `bits` is a view into the store (a dense posting list): never change it. */
+  sharedBits: boolean;
   /** The matching rows ascending (id order), when materialized; length count. */
   rows: Uint32Array | null;
+  /** A sparse posting list whose rows are exactly the matches, when the set is one. */
+  list: ListRef | null;
 }
 
-/** The match set's bitmap, built from its rows on first use and kept. */
+/** The match set's rows ascending, decoded or built on first use and kept; length `set.count`. */
+export function matchRows(set: MatchSet, rowCount: number): Uint32Array {
+  if (set.rows === null) {
+    set.rows = set.list !== null ? listRows(set.list.index, set.list.k, rowCount) : rowsOfBitmap(set.bits as Bitmap, set.count);
+  }
+  return set.rows;
+}
+
+/** The match set's bitmap, built on first use and kept. Read-only. */
 export function matchBits(set: MatchSet, rowCount: number): Bitmap {
-  if (set.bits === null) set.bits = bitmapOfRows(set.rows as Uint32Array, rowCount);
+  if (set.bits === null) set.bits = bitmapOfRows(matchRows(set, rowCount), rowCount);
   return set.bits;
+}
+
+/**
+ * The first `limit` matching rows ascending (fewer when the set is smaller), decoding no more
+ * of a sparse posting list than that: O(limit) for a list, else as {@link matchRows}.
+ */
+export function firstMatchRows(set: MatchSet, limit: number, rowCount: number): Uint32Array {
+  if (set.rows === null && set.list !== null) return listRows(set.list.index, set.list.k, rowCount, limit);
+  return matchRows(set, rowCount).subarray(0, limit);
+}
+
+/**
+ * Matching rows per status code (length STATUS_VALUES.length), computed on first use and
+ * kept: O(count) over rows, or O(rowCount / 32) per status code over the bitmap.
+ */
+export function matchCountByStatus(store: Store, set: MatchSet): Uint32Array {
+  if (set.countByStatus !== null) return set.countByStatus;
+  const counts = new Uint32Array(STATUS_VALUES.length);
+  if (set.bits === null) {
+    const rows = matchRows(set, store.rowCount);
+    const codes = store.statusCodes;
+    for (let i = 0; i < rows.length; i++) counts[codes[rows[i]]]++;
+  } else {
+    const maps = statusBitmaps(store);
+    for (let code = 0; code < maps.length; code++) counts[code] = countAnd(set.bits, maps[code]);
+  }
+  set.countByStatus = counts;
+  return counts;
 }
 
 /**
@@ -62,20 +116,45 @@ export function evaluateFilter(store: Store, predicate: Predicate | null): Filte
     return node;
   }
   if (node.kind === "all") return node;
-  return { kind: "set", set: finishMatchSet(store, node.bits, node.rows) };
+  return { kind: "set", set: finishMatchSet(node) };
 }
 
 /**
- * Intermediate result: a row set as a bitmap, as exact ascending rows, or both (at least one
- * is set). A bitmap here is always the node's own (never a view into the store), so it may be
- * changed in place.
+ * Intermediate result: a row set as a bitmap, as exact ascending rows, as a sparse posting
+ * list, or several of these (at least one is set). A bitmap here is the node's own unless
+ * `shared` (a view of a dense posting list), so it may be changed in place only then.
  */
-type Node = { kind: "all" } | { kind: "status"; mask: number } | { kind: "bits"; bits: Bitmap | null; rows: Uint32Array | null };
+type SetNode = {
+  kind: "bits";
+  bits: Bitmap | null;
+  rows: Uint32Array | null;
+  list: ListRef | null;
+  shared: boolean;
+  /** The number of rows, when known without counting. */
+  count: number;
+  /** Rows per status code, when known without counting. */
+  countByStatus: Uint32Array | null;
+};
+type Node = { kind: "all" } | { kind: "status"; mask: number } | SetNode;
 
-/** A set node's bitmap, built from its rows when it has none. */
-function bitsOf(store: Store, node: { bits: Bitmap | null; rows: Uint32Array | null }): Bitmap {
-  if (node.bits === null) node.bits = bitmapOfRows(node.rows as Uint32Array, store.rowCount);
+/** A set node's rows ascending, decoded or built from its bitmap when it has none. */
+function rowsOfNode(store: Store, node: SetNode): Uint32Array {
+  if (node.rows === null) {
+    node.rows = node.list !== null ? listRows(node.list.index, node.list.k, store.rowCount) : rowsOfBitmap(node.bits as Bitmap);
+  }
+  return node.rows;
+}
+
+/** A set node's bitmap (read-only), built from its rows when it has none. */
+function bitsOf(store: Store, node: SetNode): Bitmap {
+  if (node.bits === null) node.bits = bitmapOfRows(rowsOfNode(store, node), store.rowCount);
   return node.bits;
+}
+
+/** A set node's bitmap as one the caller may change: a copy when it is shared. */
+function ownBits(store: Store, node: SetNode): Bitmap {
+  const bits = bitsOf(store, node);
+  return node.shared ? bits.slice() : bits;
 }
 
 const NONE: Node = { kind: "status", mask: 0 };
@@ -104,8 +183,8 @@ function maskNode(mask: number): Node {
   return mask === ALL_STATUS ? ALL : { kind: "status", mask };
 }
 
-function bitsNode(bits: Bitmap | null, rows: Uint32Array | null = null): Node {
-  return { kind: "bits", bits, rows };
+function bitsNode(bits: Bitmap | null, rows: Uint32Array | null = null): SetNode {
+  return { kind: "bits", bits, rows, list: null, shared: false, count: -1, countByStatus: null };
 }
 
 /** Per store, the bitmap of each status code's rows: built on first use (O(rowCount)), then kept. */
@@ -136,7 +215,7 @@ function statusBitmap(store: Store, mask: number): Bitmap {
 
 function andNodes(store: Store, nodes: Node[]): Node {
   let mask = ALL_STATUS;
-  const sets: { bits: Bitmap | null; rows: Uint32Array | null }[] = [];
+  const sets: SetNode[] = [];
   for (const node of nodes) {
     if (node.kind === "all") continue;
     if (node.kind === "status") {
@@ -147,29 +226,37 @@ function andNodes(store: Store, nodes: Node[]): Node {
     sets.push(node);
   }
   if (sets.length === 0) return maskNode(mask);
-  let bits: Bitmap | null;
-  let rows: Uint32Array | null;
+  let set: SetNode;
   if (sets.length === 1) {
-    ({ bits, rows } = sets[0]);
+    set = sets[0];
   } else {
-    bits = bitsOf(store, sets[0]).slice();
+    const bits = ownBits(store, sets[0]);
     for (let i = 1; i < sets.length; i++) andInPlace(bits, bitsOf(store, sets[i]));
-    rows = null;
+    set = bitsNode(bits);
   }
-  if (mask !== ALL_STATUS) {
-    if (rows !== null) {
-      // Filter the exact row list by status: O(rows) instead of O(rowCount).
-      const codes = store.statusCodes;
-      let k = 0;
-      const kept = new Uint32Array(rows.length);
-      for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
-      rows = kept.subarray(0, k);
-      bits = null;
-    } else {
-      bits = andInPlace((bits as Bitmap).slice(), statusBitmap(store, mask));
-    }
+  if (mask === ALL_STATUS) return set;
+  const codes = store.statusCodes;
+  if (set.bits === null) {
+    // Filter the exact row list by status: O(rows) instead of O(rowCount).
+    const rows = rowsOfNode(store, set);
+    let k = 0;
+    const kept = new Uint32Array(rows.length);
+    for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
+    return bitsNode(null, kept.subarray(0, k));
   }
-  return bitsNode(bits, rows);
+  // One pass: AND with the status rows, counting as it goes.
+  const maps = statusBitmaps(store);
+  const single = (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
+  const statusBits = single >= 0 ? maps[single] : statusBitmap(store, mask);
+  const out = emptyBitmap(store.rowCount);
+  const count = andInto(out, set.bits, statusBits);
+  const node = bitsNode(out);
+  node.count = count;
+  if (single >= 0) {
+    node.countByStatus = new Uint32Array(STATUS_VALUES.length);
+    node.countByStatus[single] = count;
+  }
+  return node;
 }
 
 function orNodes(store: Store, nodes: Node[]): Node {
@@ -189,24 +276,11 @@ function orNodes(store: Store, nodes: Node[]): Node {
   return bitsNode(bits);
 }
 
-/** Completes a node's bitmap into a match set (count and per-status counts). */
-function finishMatchSet(store: Store, bits: Bitmap | null, rows: Uint32Array | null): MatchSet {
-  const countByStatus = new Uint32Array(STATUS_VALUES.length);
-  const codes = store.statusCodes;
-  let count: number;
-  if (rows !== null) {
-    count = rows.length;
-    for (let i = 0; i < rows.length; i++) countByStatus[codes[rows[i]]]++;
-  } else {
-    // Per-status counts by AND-popcount with the status bitmaps: O(rowCount / 32) each.
-    const maps = statusBitmaps(store);
-    count = 0;
-    for (let code = 0; code < maps.length; code++) {
-      countByStatus[code] = countAnd(bits as Bitmap, maps[code]);
-      count += countByStatus[code];
-    }
-  }
-  return { count, countByStatus, bits, rows };
+/** A set node as a match set: its count (one pass over a bitmap when not known), the rest lazily. */
+function finishMatchSet(node: SetNode): MatchSet {
+  let count = node.count;
+  if (count < 0) count = node.rows !== null ? node.rows.length : countRows(node.bits as Bitmap);
+  return { count, countByStatus: node.countByStatus, bits: node.bits, sharedBits: node.shared, rows: node.rows, list: node.list };
 }
 
 // ---------------------------------------------------------------- text
@@ -286,7 +360,7 @@ function textOnString(store: Store, column: StringColumn, op: TextOp, value: str
   if (!p.negate) return node;
   if (node.kind === "all") return NONE;
   if (node.kind === "status") return maskNode(ALL_STATUS & ~node.mask);
-  return bitsNode(notInPlace(node.bits ?? bitsOf(store, node), store.rowCount));
+  return bitsNode(notInPlace(ownBits(store, node), store.rowCount));
 }
 
 /**
@@ -310,9 +384,15 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
     }
     lists.sort((a, b) => index.counts[a] - index.counts[b]);
     if (op === "contains" && lists.length === 1 && trigrams.exact) {
+      // The list is the answer: referenced, not copied or decoded.
       const k = lists[0];
-      if (isDense(index.counts[k], n)) return bitsNode(denseBitmap(index, k, n).slice());
-      return bitsNode(null, listRows(index, k, n));
+      const node = bitsNode(null);
+      node.count = index.counts[k];
+      if (isDense(node.count, n)) {
+        node.bits = denseBitmap(index, k, n);
+        node.shared = true;
+      } else node.list = { index, k };
+      return node;
     }
     return bitsNode(null, verifyRows(column, trigramCandidates(store, column, lists), op, needle));
   }

@@ -6,7 +6,7 @@
 import { STATUS_VALUES } from "../schema.ts";
 import type { SortKey } from "../query/types.ts";
 import type { Store } from "../store/types.ts";
-import type { FilterResult } from "./filter.ts";
+import { type FilterResult, matchCountByStatus } from "./filter.ts";
 
 /** All status codes as a mask. */
 const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
@@ -121,7 +121,7 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
 
 /** Matches in a segment, known without walking it. */
 function segmentMatches(store: Store, seg: Segment, filter: FilterResult): number {
-  if (filter.kind === "set") return seg.statusOf < 0 ? filter.set.count : filter.set.countByStatus[seg.statusOf];
+  if (filter.kind === "set") return seg.statusOf < 0 ? filter.set.count : matchCountByStatus(store, filter.set)[seg.statusOf];
   if (seg.statusOf >= 0) return store.statusCounts[seg.statusOf];
   if (filter.kind === "status") {
     let count = 0;

@@ -343,12 +343,16 @@ export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): U
 }
 
 /**
- * The rows of list `k`, ascending; length `index.counts[k]`. Sparse lists are decoded from
- * their gaps, O(count); dense ones read from their bitmap, O(rowCount / 32 + count).
+ * The rows of list `k`, ascending; length `min(index.counts[k], limit)`: the list's first
+ * `limit` rows. Sparse lists are decoded from their gaps, O(length); dense ones read from
+ * their bitmap, O(rowCount / 32 + length) at most.
  */
-export function listRows(index: TrigramIndex, k: number, rowCount: number): Uint32Array {
-  const count = index.counts[k];
-  if (isDense(count, rowCount)) return rowsOfBitmap(denseBitmap(index, k, rowCount), count);
+export function listRows(index: TrigramIndex, k: number, rowCount: number, limit = Number.POSITIVE_INFINITY): Uint32Array {
+  const count = Math.min(index.counts[k], limit);
+  if (isDense(index.counts[k], rowCount)) {
+    const rows = rowsOfBitmap(denseBitmap(index, k, rowCount), index.counts[k]);
+    return count < rows.length ? rows.slice(0, count) : rows;
+  }
   const rows = new Uint32Array(count);
   const gaps = index.gaps;
   let at = index.refs[k];
