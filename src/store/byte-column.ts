@@ -1,9 +1,12 @@
 /**
  * Packs many strings into one UTF-8 byte array plus offsets (the layout of every string
- * section of the snapshot).
+ * section of the snapshot and of the string columns from the readers to the store builder),
+ * grows such columns, reorders them and turns them into JSON literals without JS strings.
  */
 
 const encoder = new TextEncoder();
+// ignoreBOM: a value may start with U+FEFF, which is kept
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /** Strings packed back to back: value i is `bytes[offsets[i] .. offsets[i+1])`. */
 export interface ByteColumn {
@@ -41,6 +44,139 @@ export function packStrings(count: number, valueAt: (i: number) => string): Byte
     offsets[i + 1] = used;
   }
   return { bytes: bytes.slice(0, used), offsets };
+}
+
+/** Value i of a column, decoded to a string. */
+export function stringAt(column: ByteColumn, i: number): string {
+  return decoder.decode(column.bytes.subarray(column.offsets[i], column.offsets[i + 1]));
+}
+
+/** Every value of a column as a string (tests and small data: one string per value). */
+export function unpackStrings(column: ByteColumn): string[] {
+  const n = column.offsets.length - 1;
+  const out: string[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = stringAt(column, i);
+  return out;
+}
+
+/**
+ * A {@link ByteColumn} being appended to: values 0…count-1 are in `bytes[0 .. offsets[count])`;
+ * both arrays have spare room and are replaced by larger copies as they fill.
+ */
+export interface GrowingByteColumn {
+  /** Values back to back, then free room; in bytes. */
+  bytes: Uint8Array;
+  /** Byte offsets; offsets[0] = 0 and offsets[k + 1] ends value k, for k < count. */
+  offsets: Uint32Array;
+  /** Values appended so far. */
+  count: number;
+}
+
+/** An empty {@link GrowingByteColumn} with room for `values` values of `bytes` bytes in all. */
+export function growingByteColumn(values = 1024, bytes = 64 * 1024): GrowingByteColumn {
+  return { bytes: new Uint8Array(Math.max(16, bytes)), offsets: new Uint32Array(Math.max(2, values + 1)), count: 0 };
+}
+
+/**
+ * Makes room for one more value of up to `extra` bytes (doubling either array as needed).
+ * @throws RangeError when the column would exceed 4 GiB (offsets are 32-bit).
+ */
+export function reserveValue(column: GrowingByteColumn, extra: number): void {
+  if (column.count + 2 > column.offsets.length) {
+    const offsets = new Uint32Array(column.offsets.length * 2);
+    offsets.set(column.offsets);
+    column.offsets = offsets;
+  }
+  const used = column.offsets[column.count];
+  if (used + extra > column.bytes.length) {
+    const capacity = Math.min(MAX_COLUMN_BYTES, Math.max(column.bytes.length * 2, used + extra));
+    if (used + extra > capacity) throw new RangeError("string column exceeds 4 GiB");
+    const bytes = new Uint8Array(capacity);
+    bytes.set(column.bytes.subarray(0, used));
+    column.bytes = bytes;
+  }
+}
+
+/**
+ * Appends `source[from .. to)` (UTF-8, copied as is) as the next value.
+ * @throws RangeError when the column would exceed 4 GiB.
+ */
+export function appendBytes(column: GrowingByteColumn, source: Uint8Array, from: number, to: number): void {
+  const length = to - from;
+  reserveValue(column, length);
+  const count = column.count;
+  const at = column.offsets[count];
+  const bytes = column.bytes;
+  // a loop beats subarray + set for the short values of a user record
+  if (length < 64) for (let k = 0; k < length; k++) bytes[at + k] = source[from + k];
+  else bytes.set(source.subarray(from, to), at);
+  column.offsets[count + 1] = at + length;
+  column.count = count + 1;
+}
+
+/**
+ * Appends `value` encoded as UTF-8 as the next value (a lone surrogate becomes U+FFFD, as
+ * TextEncoder writes it).
+ * @throws RangeError when the column would exceed 4 GiB.
+ */
+export function appendString(column: GrowingByteColumn, value: string): void {
+  // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+  reserveValue(column, value.length * 3);
+  const count = column.count;
+  const at = column.offsets[count];
+  let written: number;
+  if (value.length < 32 && isAscii(value)) {
+    for (let k = 0; k < value.length; k++) column.bytes[at + k] = value.charCodeAt(k);
+    written = value.length;
+  } else {
+    written = encoder.encodeInto(value, column.bytes.subarray(at)).written;
+  }
+  column.offsets[count + 1] = at + written;
+  column.count = count + 1;
+}
+
+/** True when every code unit of `s` is below 0x80. */
+function isAscii(s: string): boolean {
+  for (let k = 0; k < s.length; k++) if (s.charCodeAt(k) >= 0x80) return false;
+  return true;
+}
+
+/** The values appended so far as a {@link ByteColumn} of exact size (copies of the used parts). */
+export function finishByteColumn(column: GrowingByteColumn): ByteColumn {
+  const n = column.count;
+  const used = column.offsets[n];
+  return {
+    bytes: used === column.bytes.length ? column.bytes : column.bytes.slice(0, used),
+    offsets: n + 1 === column.offsets.length ? column.offsets : column.offsets.slice(0, n + 1),
+  };
+}
+
+/**
+ * The column's values in a new order: value k of the result is value `rows[k]` of `column`.
+ * @param rows row numbers (usually a permutation); length m
+ * @returns a new column of m values
+ */
+export function gatherByteColumn(column: ByteColumn, rows: Uint32Array): ByteColumn {
+  const { bytes, offsets } = column;
+  const m = rows.length;
+  const outOffsets = new Uint32Array(m + 1);
+  let total = 0;
+  for (let k = 0; k < m; k++) {
+    const row = rows[k];
+    total += offsets[row + 1] - offsets[row];
+    outOffsets[k + 1] = total;
+  }
+  const out = new Uint8Array(total);
+  for (let k = 0; k < m; k++) {
+    const row = rows[k];
+    const from = offsets[row];
+    const length = offsets[row + 1] - from;
+    const at = outOffsets[k];
+    // inlined for speed: short values are copied byte by byte
+    if (length < 64) for (let b = 0; b < length; b++) out[at + b] = bytes[from + b];
+    else out.set(bytes.subarray(from, from + length), at);
+  }
+  return { bytes: out, offsets: outOffsets };
 }
 
 /** JSON's short escapes for control characters (as JSON.stringify writes them). */
@@ -117,4 +253,88 @@ function writeUnicodeEscape(bytes: Uint8Array, at: number, c: number): number {
   bytes[at++] = HEX[(c >> 4) & 15];
   bytes[at++] = HEX[c & 15];
   return at;
+}
+
+/** Per byte: 0 copied as is; 1 escaped with a backslash; 2 a control character. */
+const JSON_BYTE_CLASS = new Uint8Array(256);
+for (let b = 0; b < 0x20; b++) JSON_BYTE_CLASS[b] = 2;
+JSON_BYTE_CLASS[0x22] = 1; // '"'
+JSON_BYTE_CLASS[0x5c] = 1; // '\\'
+
+/** Bytes a control character takes in a JSON literal: `\n` or `\u00XX`. */
+function controlEscapeLength(b: number): number {
+  return SHORT_ESCAPES[b] !== undefined ? 2 : 6;
+}
+
+/**
+ * Each value of a UTF-8 column as its JSON string literal (quotes included), UTF-8: byte for
+ * byte what {@link packJsonStrings} gives for the decoded strings (`"` and `\\` escaped with a
+ * backslash, control characters below U+0020 as `\b \f \n \r \t` or `\u00XX` in lower-case
+ * hex, every other byte copied). The bytes must be well-formed UTF-8 (no lone surrogates to
+ * escape), as the readers and {@link packStrings} of well-formed strings give them.
+ * @returns a column of the same length; its size is the input's plus 2 bytes a value plus escapes
+ * @throws RangeError when the result would exceed 4 GiB (offsets are 32-bit).
+ */
+export function packJsonLiterals(column: ByteColumn): ByteColumn {
+  return packPlainLiterals(column) ?? packEscapedLiterals(column);
+}
+
+/** {@link packJsonLiterals} when no value needs an escape (the common case: one pass); else null. */
+function packPlainLiterals(column: ByteColumn): ByteColumn | null {
+  const { bytes, offsets } = column;
+  const n = offsets.length - 1;
+  const size = offsets[n] - offsets[0] + 2 * n;
+  if (size > MAX_COLUMN_BYTES) throw new RangeError("string column exceeds 4 GiB");
+  const out = new Uint8Array(size);
+  const outOffsets = new Uint32Array(n + 1);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const end = offsets[i + 1];
+    out[at++] = 0x22; // '"'
+    for (let p = offsets[i]; p < end; p++) {
+      const b = bytes[p];
+      if (JSON_BYTE_CLASS[b] !== 0) return null;
+      out[at++] = b;
+    }
+    out[at++] = 0x22;
+    outOffsets[i + 1] = at;
+  }
+  return { bytes: out, offsets: outOffsets };
+}
+
+/** {@link packJsonLiterals} with escapes: sizes the result exactly, then writes it. */
+function packEscapedLiterals(column: ByteColumn): ByteColumn {
+  const { bytes, offsets } = column;
+  const n = offsets.length - 1;
+  let size = offsets[n] - offsets[0] + 2 * n;
+  for (let p = offsets[0], end = offsets[n]; p < end; p++) {
+    const cls = JSON_BYTE_CLASS[bytes[p]];
+    if (cls !== 0) size += cls === 1 ? 1 : controlEscapeLength(bytes[p]) - 1;
+  }
+  if (size > MAX_COLUMN_BYTES) throw new RangeError("string column exceeds 4 GiB");
+  const out = new Uint8Array(size);
+  const outOffsets = new Uint32Array(n + 1);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const end = offsets[i + 1];
+    out[at++] = 0x22; // '"'
+    for (let p = offsets[i]; p < end; p++) {
+      const b = bytes[p];
+      const cls = JSON_BYTE_CLASS[b];
+      if (cls === 0) {
+        out[at++] = b;
+      } else if (cls === 1) {
+        out[at++] = 0x5c; // '\\'
+        out[at++] = b;
+      } else {
+        out[at++] = 0x5c;
+        const short = SHORT_ESCAPES[b];
+        if (short !== undefined) out[at++] = short;
+        else at = writeUnicodeEscape(out, at, b);
+      }
+    }
+    out[at++] = 0x22;
+    outOffsets[i + 1] = at;
+  }
+  return { bytes: out, offsets: outOffsets };
 }
