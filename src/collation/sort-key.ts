@@ -284,3 +284,69 @@ export function collationKey(s: string): string | null {
   }
   return key;
 }
+
+/**
+ * {@link encodeCollationKey} of the string whose UTF-8 is `bytes[from .. to)`, read straight from
+ * the bytes: each character is decoded to its UTF-16 code unit on the fly. Writes the same key
+ * bytes as `encodeCollationKey(decode(bytes[from .. to)), out, offset)` for well-formed UTF-8.
+ * @param bytes well-formed UTF-8 (as the readers and TextEncoder give it)
+ * @param out destination with room for `(to - from) * MAX_KEY_BYTES_PER_UNIT` bytes at `offset`
+ *   (a UTF-8 character has at least as many bytes as UTF-16 code units)
+ * @returns the byte index just after the key, or -1 if the string has no key (bytes written up
+ *   to that point are garbage)
+ */
+export function encodeCollationKeyUtf8(bytes: Uint8Array, from: number, to: number, out: Uint8Array, offset: number): number {
+  let pos = offset;
+  let i = from;
+  while (i < to) {
+    const b = bytes[i];
+    let unit: number;
+    let next: number;
+    if (b < 0x80) {
+      unit = b;
+      next = i + 1;
+    } else if (b < 0xe0) {
+      // 110xxxxx 10xxxxxx
+      unit = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
+      next = i + 2;
+    } else if (b < 0xf0) {
+      // 1110xxxx 10xxxxxx 10xxxxxx
+      unit = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
+      next = i + 3;
+    } else {
+      // 4 bytes: a code point above U+FFFF, a surrogate pair in UTF-16, and surrogates have no key
+      return -1;
+    }
+    const code = UNIT_CODE[unit];
+    if (code < DIGIT_CODE) {
+      // inlined for speed: the common one-byte atom (0 = character without key)
+      if (code === 0) return -1;
+      out[pos++] = code;
+      i = next;
+    } else if (code === DIGIT_CODE) {
+      // ASCII digits are one byte each, so byte positions count digits
+      let start = i;
+      let end = i + 1;
+      while (end < to) {
+        const digit = bytes[end];
+        if (digit < 0x30 || digit > 0x39) break; // '0'..'9'
+        end++;
+      }
+      if (end - start > MAX_DIGIT_RUN) return -1;
+      while (start < end - 1 && bytes[start] === 0x30) start++; // leading zeros; keep one digit
+      const significant = end - start;
+      out[pos++] = DIGITS_BYTE;
+      out[pos++] = significant; // 1..254: more digits = larger number
+      let d = start;
+      if ((significant & 1) === 1) out[pos++] = 1 + bytes[d++] - 0x30; // odd count: lone first digit
+      for (; d < end; d += 2) out[pos++] = 1 + (bytes[d] - 0x30) * 10 + (bytes[d + 1] - 0x30);
+      i = end;
+    } else {
+      const base = unit * MAX_KEY_BYTES_PER_UNIT;
+      const count = code - MULTI_CODE;
+      for (let k = 0; k < count; k++) out[pos++] = UNIT_BYTES[base + k];
+      i = next;
+    }
+  }
+  return pos;
+}

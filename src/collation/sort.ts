@@ -12,7 +12,8 @@
  * key instead of a row array moved along, and no per-row objects or closures.
  */
 import { collator } from "./collation.ts";
-import { MAX_KEY_BYTES_PER_UNIT, encodeCollationKey } from "./sort-key.ts";
+import type { ByteColumn } from "../store/byte-column.ts";
+import { MAX_KEY_BYTES_PER_UNIT, encodeCollationKey, encodeCollationKeyUtf8 } from "./sort-key.ts";
 
 if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {
   // 64-bit sort words are written as two 32-bit halves, low half first
@@ -55,10 +56,85 @@ const WIDE_GROUP = 65536;
  * @throws RangeError if n >= 2^32 or the keys of all values exceed 2^32 - 1 words (16 GiB)
  */
 export function sortByCollation(values: readonly string[]): CollationSort {
-  const n = values.length;
+  return sortSource(stringSource(values));
+}
+
+/**
+ * {@link sortByCollation} of the strings packed in `column` (value i is the UTF-8 in
+ * `bytes[offsets[i] .. offsets[i+1])`), read from the bytes: keys are encoded straight from
+ * UTF-8, and only values without a key and the few values the collator compares them with are
+ * decoded to strings. Same result as `sortByCollation` of the decoded strings.
+ * @param column n values of well-formed UTF-8 (n < 2^32); offsets of length n + 1
+ * @returns `order` and `ranks` as {@link sortByCollation}
+ * @throws RangeError as {@link sortByCollation}
+ */
+export function sortUtf8ByCollation(column: ByteColumn): CollationSort {
+  return sortSource(utf8Source(column));
+}
+
+/**
+ * The values to sort, however they are stored: keys are encoded one value at a time, and the
+ * values themselves are asked for only where the collator compares them.
+ */
+interface KeySource {
+  /** Number of values, n. */
+  count: number;
+  /** Largest key value i can have, in bytes (the room `encodeKey` needs). */
+  maxKeyBytes(i: number): number;
+  /** Writes value i's key at `out[0..]`; returns its end, or -1 when the value has no key. */
+  encodeKey(i: number, out: Uint8Array): number;
+  /** Value i as a string. */
+  valueAt(i: number): string;
+  /** Mean size of a value in the units of `maxKeyBytes` (a sample), to size the key buffer. */
+  meanLength(): number;
+  /** Hints that values from..to-1 are read next (strings: touches them so cache misses overlap). */
+  prefetch(from: number, to: number): number;
+}
+
+/** A {@link KeySource} over JS strings. */
+function stringSource(values: readonly string[]): KeySource {
+  return {
+    count: values.length,
+    maxKeyBytes: (i) => values[i].length * MAX_KEY_BYTES_PER_UNIT,
+    encodeKey: (i, out) => encodeCollationKey(values[i], out, 0),
+    valueAt: (i) => values[i],
+    meanLength: () => sampleMean(values.length, (i) => values[i].length),
+    prefetch: (from, to) => {
+      let touched = 0;
+      for (let j = from; j < to; j++) touched += values[j].length;
+      return touched;
+    },
+  };
+}
+
+/** A {@link KeySource} over packed UTF-8. */
+function utf8Source(column: ByteColumn): KeySource {
+  const { bytes, offsets } = column;
+  const decoder = new TextDecoder("utf-8", { ignoreBOM: true }); // a value may start with U+FEFF
+  return {
+    count: offsets.length - 1,
+    maxKeyBytes: (i) => (offsets[i + 1] - offsets[i]) * MAX_KEY_BYTES_PER_UNIT,
+    encodeKey: (i, out) => encodeCollationKeyUtf8(bytes, offsets[i], offsets[i + 1], out, 0),
+    valueAt: (i) => decoder.decode(bytes.subarray(offsets[i], offsets[i + 1])),
+    meanLength: () => sampleMean(offsets.length - 1, (i) => offsets[i + 1] - offsets[i]),
+    prefetch: () => 0, // the bytes are read in order
+  };
+}
+
+/** Mean of `lengthOf(i)` over about 1024 evenly spaced i in 0..n-1 (0 when n is 0). */
+function sampleMean(n: number, lengthOf: (i: number) => number): number {
+  let sampled = 0;
+  const step = Math.max(1, Math.floor(n / 1024));
+  for (let i = 0; i < n; i += step) sampled += lengthOf(i);
+  return sampled / Math.max(1, Math.ceil(n / step));
+}
+
+/** {@link sortByCollation} of any {@link KeySource}. */
+function sortSource(source: KeySource): CollationSort {
+  const n = source.count;
   if (n >= 2 ** 32) throw new RangeError(`sortByCollation: ${n} values, at most 2^32 - 1`);
   // Fast rows by key; sameAsPrevious[k] = 1 when the key at position k equals the one at k - 1.
-  const bucketed = encodeAndBucket(values);
+  const bucketed = encodeAndBucket(source);
   const fastCount = bucketed.startAt.length;
   const sameAsPrevious = new Uint8Array(fastCount);
   radixSortBuckets(bucketed, sameAsPrevious);
@@ -86,9 +162,9 @@ export function sortByCollation(values: readonly string[]): CollationSort {
   let c = 0; // next fast class without a rank
   for (let s = 0; s < slowClassRep.length; s++) {
     const rep = slowClassRep[s];
-    const bound = lowerBoundFastClass(rep, c, values, fastOrder, fastClassStart);
+    const bound = lowerBoundFastClass(rep, c, source, fastOrder, fastClassStart);
     for (; c < bound; c++) rankOfFastClass[c] = rank++;
-    if (c < fastClassCount && collator.compare(values[fastOrder[fastClassStart[c]]], rep) === 0) {
+    if (c < fastClassCount && collator.compare(source.valueAt(fastOrder[fastClassStart[c]]), rep) === 0) {
       rankOfFastClass[c++] = rank;
     }
     rankOfSlowClass[s] = rank++;
@@ -160,7 +236,7 @@ function classifyByCollator(distinct: readonly string[]): { classOfId: Uint32Arr
 function lowerBoundFastClass(
   value: string,
   from: number,
-  values: readonly string[],
+  source: KeySource,
   fastOrder: Uint32Array,
   fastClassStart: Uint32Array,
 ): number {
@@ -168,7 +244,7 @@ function lowerBoundFastClass(
   let lo = from; // every class below lo is below value
   let step = 1;
   let hi = from;
-  while (hi < count && collator.compare(values[fastOrder[fastClassStart[hi]]], value) < 0) {
+  while (hi < count && collator.compare(source.valueAt(fastOrder[fastClassStart[hi]]), value) < 0) {
     lo = hi + 1;
     hi += step;
     step *= 2;
@@ -176,7 +252,7 @@ function lowerBoundFastClass(
   if (hi > count) hi = count;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (collator.compare(values[fastOrder[fastClassStart[mid]]], value) < 0) lo = mid + 1;
+    if (collator.compare(source.valueAt(fastOrder[fastClassStart[mid]]), value) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -221,12 +297,9 @@ const LOOKAHEAD = 16;
  * are deduplicated on the way (names repeat).
  * @throws RangeError if the records need more than MAX_KEY_WORDS words
  */
-function encodeAndBucket(values: readonly string[]): BucketedKeys {
-  const n = values.length;
-  let sampled = 0;
-  const sampleStep = Math.max(1, Math.floor(n / 1024));
-  for (let i = 0; i < n; i += sampleStep) sampled += values[i].length;
-  const meanUnits = sampled / Math.max(1, Math.ceil(n / sampleStep));
+function encodeAndBucket(source: KeySource): BucketedKeys {
+  const n = source.count;
+  const meanUnits = source.meanLength();
   // about one key byte per character, plus row and padding; untouched pages cost nothing, and it grows
   const estimate = Math.ceil((n * (meanUnits * 1.5 + 20)) / 4) + 64 * CHUNK_WORDS;
   let arena: Uint32Array = new Uint32Array(Math.min(MAX_KEY_WORDS, estimate));
@@ -248,18 +321,17 @@ function encodeAndBucket(values: readonly string[]): BucketedKeys {
   for (let i = 0; i < n; i++) {
     if (i % LOOKAHEAD === 0) {
       // touches the next LOOKAHEAD strings at once, so their cache misses overlap
-      const last = Math.min(n, i + 2 * LOOKAHEAD);
-      for (let j = i + LOOKAHEAD; j < last; j++) touched += values[j].length;
+      touched += source.prefetch(i + LOOKAHEAD, Math.min(n, i + 2 * LOOKAHEAD));
     }
-    const value = values[i];
-    const need = value.length * MAX_KEY_BYTES_PER_UNIT + KEY_PADDING + 3;
+    const need = source.maxKeyBytes(i) + KEY_PADDING + 3;
     if (need > scratch.length) {
       scratch = new Uint8Array(4 * Math.ceil(need / 2));
       scratchWords = new Uint32Array(scratch.buffer);
     }
-    const end = encodeCollationKey(value, scratch, 0);
+    const end = source.encodeKey(i, scratch);
     if (end < 0) {
       // no key: dedupe now, while the string is in cache
+      const value = source.valueAt(i);
       let id = slowIdOf.get(value);
       if (id === undefined) {
         id = slowDistinct.length;

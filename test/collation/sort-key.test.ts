@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
-import { MAX_DIGIT_RUN, collationKey, encodeCollationKey } from "../../src/collation/sort-key.ts";
+import { MAX_DIGIT_RUN, MAX_KEY_BYTES_PER_UNIT, collationKey, encodeCollationKey, encodeCollationKeyUtf8 } from "../../src/collation/sort-key.ts";
 
 /** Timeout of the exhaustive and property tests: seconds of work, more on a loaded machine. */
 const HEAVY_TEST_MS = 120_000;
@@ -210,4 +210,46 @@ describe("collationKey", () => {
       );
     }, HEAVY_TEST_MS);
   });
+});
+
+describe("encodeCollationKeyUtf8", () => {
+  const encoder = new TextEncoder();
+
+  /** The key bytes from the string and from its UTF-8 (at an offset in both buffers), or null when neither has a key; throws when they differ. */
+  function bothKeys(s: string): number[] | null {
+    const utf8 = encoder.encode(`xy${s}z`);
+    const fromString = new Uint8Array(s.length * MAX_KEY_BYTES_PER_UNIT + 8);
+    const fromBytes = new Uint8Array((utf8.length - 3) * MAX_KEY_BYTES_PER_UNIT + 8);
+    const end = encodeCollationKey(s, fromString, 3);
+    const endBytes = encodeCollationKeyUtf8(utf8, 2, utf8.length - 1, fromBytes, 3);
+    expect(endBytes).toBe(end);
+    if (end < 0) return null;
+    const key = Array.from(fromString.subarray(3, end));
+    expect(Array.from(fromBytes.subarray(3, endBytes))).toEqual(key);
+    return key;
+  }
+
+  test("every code point of the BMP and some astral ones, alone and between digits, as from the string", () => {
+    for (let cp = 0; cp < 0x10000; cp++) {
+      if (cp >= 0xd800 && cp <= 0xdfff) continue; // not in well-formed UTF-8
+      const ch = String.fromCharCode(cp);
+      bothKeys(ch);
+      bothKeys(`1${ch}02`);
+    }
+    for (const ch of ["😀", "\u{10400}", "\u{1D400}", "\u{20000}"]) expect(bothKeys(`a${ch}`)).toBeNull();
+  }, HEAVY_TEST_MS);
+
+  test("digit runs: leading zeros, odd and even lengths, ICU's limit", () => {
+    for (const s of ["0", "00", "007", "a0010b", "1".repeat(MAX_DIGIT_RUN), "1".repeat(MAX_DIGIT_RUN + 1), `${"0".repeat(300)}5`, "ß12ﬃ3"]) bothKeys(s);
+  });
+
+  test("random well-formed strings give the same key as from the string", () => {
+    const unit = fc.oneof(fc.constantFrom(...KEYED_UNITS, ..."0123456789"), fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 }));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 12 }), (s) => {
+        bothKeys(s);
+      }),
+      { numRuns: 5000 },
+    );
+  }, HEAVY_TEST_MS);
 });

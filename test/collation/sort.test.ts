@@ -1,7 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
-import { sortByCollation } from "../../src/collation/sort.ts";
+import { sortByCollation, sortUtf8ByCollation } from "../../src/collation/sort.ts";
+import { packStrings } from "../../src/store/byte-column.ts";
 
 /** Timeout of the exhaustive and property tests: seconds of work, more on a loaded machine. */
 const HEAVY_TEST_MS = 120_000;
@@ -19,12 +20,20 @@ function naiveSort(values: readonly string[]): { order: number[]; ranks: number[
   return { order, ranks };
 }
 
-/** sortByCollation as plain arrays, for toEqual against the oracle. */
+/**
+ * sortByCollation as plain arrays, for toEqual against the oracle; for well-formed values,
+ * checks on the way that sortUtf8ByCollation of their UTF-8 gives the same arrays.
+ */
 function fastSort(values: readonly string[]): { order: number[]; ranks: number[] } {
   const { order, ranks } = sortByCollation(values);
   expect(order).toBeInstanceOf(Uint32Array);
   expect(ranks).toBeInstanceOf(Uint32Array);
-  return { order: Array.from(order), ranks: Array.from(ranks) };
+  const result = { order: Array.from(order), ranks: Array.from(ranks) };
+  if (values.every((v) => v.isWellFormed())) {
+    const fromBytes = sortUtf8ByCollation(packStrings(values.length, (i) => values[i]));
+    expect({ order: Array.from(fromBytes.order), ranks: Array.from(fromBytes.ranks) }).toEqual(result);
+  }
+  return result;
 }
 
 describe("sortByCollation", () => {
@@ -102,6 +111,17 @@ describe("sortByCollation", () => {
           expect(fastSort(values)).toEqual(naiveSort(values));
         }),
         { numRuns: 30 },
+      );
+    }, HEAVY_TEST_MS);
+
+    test("from UTF-8: arbitrary well-formed strings, with a leading U+FEFF, equal the oracle", () => {
+      const any = fc.oneof(value, fc.string({ unit: "grapheme", maxLength: 6 }), fc.constantFrom("\ufeffa", "\ufeff", "a\ufeff"));
+      fc.assert(
+        fc.property(fc.array(any, { maxLength: 200, size: "max" }), (values) => {
+          const fromBytes = sortUtf8ByCollation(packStrings(values.length, (i) => values[i]));
+          expect({ order: Array.from(fromBytes.order), ranks: Array.from(fromBytes.ranks) }).toEqual(naiveSort(values));
+        }),
+        { numRuns: 300 },
       );
     }, HEAVY_TEST_MS);
 
