@@ -126,8 +126,11 @@ export function executeQuery(engine: Engine, query: Query): Page {
   const orderKey = `${filterKey}|${JSON.stringify(keys)}`;
   let state = engine.orders.get(orderKey);
   if (state?.ordered) return { rows: state.ordered.slice(offset, end), total };
-  // A comparator sort costs about this many row visits per element and comparison.
-  const sortCost = 4 * set.count * Math.log2(set.count + 2);
+  // A gather-sort, in walked rows: each match costs a random read of its rank (a cache miss,
+  // some 30 walked rows) plus its share of the sort; a comparator sort (several keys) calls
+  // back on every comparison.
+  const log = Math.log2(set.count + 2);
+  const sortCost = keys.length === 1 && !keys[0].absolute ? set.count * (32 + log) : 16 * set.count * log;
   if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
     const ordered = orderAll(store, matchRows(set, n), keys);
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
