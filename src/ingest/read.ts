@@ -32,6 +32,7 @@ import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
 import { extname } from "node:path";
 import { statusCode, STATUS_VALUES } from "../schema.ts";
+import { type ByteColumn, appendBytes, appendString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
 
 /**
  * The columns read from a file, in file order; every array has length n (the record count).
@@ -39,10 +40,10 @@ import { statusCode, STATUS_VALUES } from "../schema.ts";
 export interface RawColumns {
   /** Each record's id: finite, unique (no two equal under `===`); length n. */
   ids: Float64Array;
-  /** Each record's name, well-formed Unicode; length n. */
-  names: string[];
-  /** Each record's email, well-formed Unicode; length n. */
-  emails: string[];
+  /** Each record's name as UTF-8 (well-formed), packed; n values (byte-column.ts `stringAt` decodes one). */
+  names: ByteColumn;
+  /** Each record's email as UTF-8 (well-formed), packed; n values. */
+  emails: ByteColumn;
   /** Each record's status code (index into STATUS_VALUES: 0 active, 1 inactive); length n. */
   statusCodes: Uint8Array;
   /**
@@ -121,40 +122,41 @@ function loneSurrogateReason(field: string, value: string): string {
 
 const STATUS_LIST = STATUS_VALUES.join(", ");
 
-/** Strings per block of {@link ColumnsBuilder}'s string columns. */
-const STRING_BLOCK = 1 << 16;
-
 /**
- * Growable columns; `finish` trims them to length n. The string columns grow in blocks of
- * {@link STRING_BLOCK} and are joined once at the end: appending to one 10M-element array makes
- * every young-generation GC rescan it (it is always "recently written"), which made reads of
- * 10M rows about 1.5x slower.
+ * Growable columns; `finish` trims them to length n. Names and emails are packed UTF-8 (no JS
+ * string per value): the NDJSON fast path copies their bytes straight from the input, the other
+ * paths encode the parsed strings.
  */
 class ColumnsBuilder {
   n = 0;
   ids = new Float64Array(1 << 16);
   statusCodes = new Uint8Array(1 << 16);
   lines = new Uint32Array(1 << 16);
-  private nameBlocks: string[][] = [];
-  private emailBlocks: string[][] = [];
-  private names: string[] = [];
-  private emails: string[] = [];
+  private names = growingByteColumn(1 << 16, 1 << 20);
+  private emails = growingByteColumn(1 << 16, 1 << 21);
 
+  /** Adds a record whose name and email are strings (well-formed). */
   add(id: number, name: string, email: string, code: number, line: number): void {
+    this.addFixed(id, code, line);
+    appendString(this.names, name);
+    appendString(this.emails, email);
+  }
+
+  /** Adds a record whose name and email are the UTF-8 `bytes[nameFrom..nameTo)` and `bytes[emailFrom..emailTo)`. */
+  addUtf8(id: number, bytes: Uint8Array, nameFrom: number, nameTo: number, emailFrom: number, emailTo: number, code: number, line: number): void {
+    this.addFixed(id, code, line);
+    appendBytes(this.names, bytes, nameFrom, nameTo);
+    appendBytes(this.emails, bytes, emailFrom, emailTo);
+  }
+
+  /** Appends the id, status code and line of the next record. */
+  private addFixed(id: number, code: number, line: number): void {
     const n = this.n;
     if (n === this.ids.length) this.grow();
     // `+ 0` turns -0 into 0: they are the same id.
     this.ids[n] = id + 0;
     this.statusCodes[n] = code;
     this.lines[n] = line;
-    if (this.names.length === STRING_BLOCK) {
-      this.nameBlocks.push(this.names);
-      this.emailBlocks.push(this.emails);
-      this.names = [];
-      this.emails = [];
-    }
-    this.names.push(name);
-    this.emails.push(email);
     this.n = n + 1;
   }
 
@@ -175,25 +177,12 @@ class ColumnsBuilder {
     const n = this.n;
     return {
       ids: this.ids.slice(0, n),
-      names: joinBlocks(this.nameBlocks, this.names, n),
-      emails: joinBlocks(this.emailBlocks, this.emails, n),
+      names: finishByteColumn(this.names),
+      emails: finishByteColumn(this.emails),
       statusCodes: this.statusCodes.slice(0, n),
       lines: this.lines.slice(0, n),
     };
   }
-}
-
-/** The blocks then `last`, as one array of length n. */
-function joinBlocks(blocks: string[][], last: string[], n: number): string[] {
-  if (blocks.length === 0) return last;
-  const out = new Array<string>(n);
-  let k = 0;
-  for (let b = 0; b < blocks.length; b++) {
-    const block = blocks[b];
-    for (let i = 0; i < block.length; i++) out[k++] = block[i];
-  }
-  for (let i = 0; i < last.length; i++) out[k++] = last[i];
-  return out;
 }
 
 /**
@@ -436,7 +425,7 @@ function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
     // '\r' before the '\n' (CRLF), then the line end or the end of the data.
     if (bytes[p] === 13) p++;
     if (p !== bytes.length && bytes[p] !== 10) return -1;
-    columns.add(negative ? -id : id, bytes.toString("utf8", nameFrom, nameTo), bytes.toString("utf8", emailFrom, emailTo), code, line);
+    columns.addUtf8(negative ? -id : id, bytes, nameFrom, nameTo, emailFrom, emailTo, code, line);
     return p;
   };
 

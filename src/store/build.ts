@@ -3,17 +3,23 @@
  * snapshot builder does once so that start-up and queries do none of it.
  */
 import { STATUS_VALUES, type StringColumnId, type UserRecord, statusCode } from "../schema.ts";
-import { packStrings } from "./byte-column.ts";
+import { type ByteColumn, gatherByteColumn, packStrings } from "./byte-column.ts";
 import type { ColumnJob } from "./column-worker.ts";
-import { buildStringColumn, partitionByStatus } from "./string-column.ts";
+import { buildStringColumn } from "./string-column.ts";
 import type { Store, StringColumn } from "./types.ts";
 
-/** Validated columns in input order (what the ingest readers produce); all of length n. */
+/**
+ * Validated columns in input order (what the ingest readers produce); all of length n. A build
+ * takes them over: the store may share these arrays (when the ids are already ascending), and
+ * {@link buildStoreParallel} transfers the email bytes to its worker (detaching them here).
+ */
 export interface InputColumns {
   /** Unique finite ids. */
   ids: Float64Array;
-  names: readonly string[];
-  emails: readonly string[];
+  /** Names as well-formed UTF-8, packed; n values. */
+  names: ByteColumn;
+  /** Emails as well-formed UTF-8, packed; n values. */
+  emails: ByteColumn;
   /** Status codes (indexes into STATUS_VALUES). */
   statusCodes: Uint8Array;
 }
@@ -24,29 +30,33 @@ export type BuildStep = "order" | "name" | "email" | "status" | "done";
 /** The store without its string columns, and those columns' values in row order. */
 interface Prepared {
   base: Omit<Store, "strings">;
-  names: string[];
-  emails: string[];
+  names: ByteColumn;
+  emails: ByteColumn;
 }
 
-/** Reorders rows by id and builds the id and status arrays. */
+/**
+ * Reorders rows by id and builds the id and status arrays. Input already in id order (the
+ * generator's, and most files) is used as is, without a copy.
+ */
 function prepare(input: InputColumns): Prepared {
   const n = input.ids.length;
   const byId = orderById(input.ids);
-  const ids = new Float64Array(n);
-  const statusCodes = new Uint8Array(n);
-  const names: string[] = new Array(n);
-  const emails: string[] = new Array(n);
-  for (let row = 0; row < n; row++) {
-    const src = byId[row];
-    ids[row] = input.ids[src];
-    statusCodes[row] = input.statusCodes[src];
-    names[row] = input.names[src];
-    emails[row] = input.emails[src];
-    if (row > 0 && ids[row] === ids[row - 1]) throw new RangeError(`duplicate id ${ids[row]}`);
+  let { ids, statusCodes, names, emails } = input;
+  if (byId !== null) {
+    ids = new Float64Array(n);
+    statusCodes = new Uint8Array(n);
+    for (let row = 0; row < n; row++) {
+      const src = byId[row];
+      ids[row] = input.ids[src];
+      statusCodes[row] = input.statusCodes[src];
+      if (row > 0 && ids[row] === ids[row - 1]) throw new RangeError(`duplicate id ${ids[row]}`);
+    }
+    names = gatherByteColumn(input.names, byId);
+    emails = gatherByteColumn(input.emails, byId);
   }
   const statusCounts = new Uint32Array(STATUS_VALUES.length);
   for (let row = 0; row < n; row++) statusCounts[statusCodes[row]]++;
-  const rowsByStatus = partitionByStatus(identity(n), statusCodes, statusCounts);
+  const rowsByStatus = rowsGroupedByStatus(statusCodes, statusCounts);
   const rowsByAbsId = n > 0 && ids[0] < 0 ? orderByAbsId(ids) : null;
   return { base: { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, snapshotId: "" }, names, emails };
 }
@@ -55,7 +65,7 @@ function prepare(input: InputColumns): Prepared {
  * Builds a {@link Store} from input columns on this thread: rows reordered by ascending id,
  * string columns packed as JSON literals and folded UTF-8, collation permutations, ranks,
  * per-status permutations and trigram indexes. `snapshotId` is left empty (the snapshot
- * writer sets it).
+ * writer sets it). The store may share the input's arrays.
  * @throws RangeError on duplicate ids (the readers reject them first) or a column over 4 GiB.
  */
 export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
@@ -81,13 +91,21 @@ function columnWorkerSpecifier(): string {
 
 /**
  * The same store as {@link buildStore}, with the email column built in a worker while this
- * thread builds the name column (the two heaviest steps, on two cores).
+ * thread builds the name column (the two heaviest steps, on two cores). The email bytes (the
+ * input's own when the ids are already ascending) are transferred to the worker, so they are
+ * detached from `input` here.
  * @throws RangeError as {@link buildStore}; Error when the worker fails.
  */
-export async function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
+export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
+  // Not an async function: nothing here keeps `input` alive while the worker finishes.
   onStep?.("order");
-  const { base, names, emails } = prepare(input);
-  const packed = packStrings(emails.length, (i) => emails[i]);
+  let prepared: Prepared;
+  try {
+    prepared = prepare(input);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  const { base, names, emails } = prepared;
   const worker = new Worker(columnWorkerSpecifier());
   const emailColumn = new Promise<StringColumn>((resolve, reject) => {
     worker.onmessage = (event: MessageEvent<{ column?: StringColumn; error?: string }>) => {
@@ -96,38 +114,55 @@ export async function buildStoreParallel(input: InputColumns, onStep?: (step: Bu
     };
     worker.onerror = (event) => reject(new Error(`email column worker failed: ${event.message}`));
   });
-  const job: ColumnJob = { bytes: packed.bytes, offsets: packed.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
+  const job: ColumnJob = { bytes: emails.bytes, offsets: emails.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
   worker.postMessage(job, [job.bytes.buffer as ArrayBuffer, job.offsets.buffer as ArrayBuffer, job.statusCodes.buffer as ArrayBuffer]);
   onStep?.("name");
+  let name: StringColumn;
   try {
-    const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
-    onStep?.("email");
-    const email = await emailColumn;
-    onStep?.("done");
-    const strings: Record<StringColumnId, StringColumn> = { name, email };
-    return { ...base, strings };
-  } finally {
+    name = buildStringColumn(names, base.statusCodes, base.statusCounts);
+  } catch (error) {
     worker.terminate();
+    return Promise.reject(error);
   }
+  onStep?.("email");
+  return emailColumn
+    .then((email) => {
+      onStep?.("done");
+      const strings: Record<StringColumnId, StringColumn> = { name, email };
+      return { ...base, strings };
+    })
+    .finally(() => worker.terminate());
 }
 
-/** Convenience for tests and the default data: builds a store from records. */
+/**
+ * Convenience for tests and the default data: builds a store from records.
+ * @throws RangeError on a status outside STATUS_VALUES, a name or email that is not
+ *   well-formed Unicode (a lone surrogate), or as {@link buildStore}
+ */
 export function buildStoreFromRecords(records: readonly UserRecord[]): Store {
   const n = records.length;
   const ids = new Float64Array(n);
   const statusCodes = new Uint8Array(n);
-  const names: string[] = new Array(n);
-  const emails: string[] = new Array(n);
   for (let i = 0; i < n; i++) {
     const r = records[i];
     ids[i] = r.id;
-    names[i] = r.name;
-    emails[i] = r.email;
     const code = statusCode(r.status);
     if (code < 0) throw new RangeError(`status must be one of ${STATUS_VALUES.join(", ")} (got "${r.status}")`);
+    if (!r.name.isWellFormed() || !r.email.isWellFormed()) throw new RangeError(`record ${r.id}: name and email must be well-formed Unicode`);
     statusCodes[i] = code;
   }
+  const names = packStrings(n, (i) => records[i].name);
+  const emails = packStrings(n, (i) => records[i].email);
   return buildStore({ ids, names, emails, statusCodes });
+}
+
+/** Row numbers 0…n-1 grouped by status code, ascending within a group. */
+function rowsGroupedByStatus(statusCodes: Uint8Array, statusCounts: Uint32Array): Uint32Array {
+  const rows = new Uint32Array(statusCodes.length);
+  const cursor = new Uint32Array(statusCounts.length);
+  for (let code = 1; code < cursor.length; code++) cursor[code] = cursor[code - 1] + statusCounts[code - 1];
+  for (let row = 0; row < statusCodes.length; row++) rows[cursor[statusCodes[row]]++] = row;
+  return rows;
 }
 
 /** The identity permutation 0…n-1. */
@@ -138,11 +173,12 @@ function identity(n: number): Uint32Array {
 }
 
 /**
- * Permutation of input positions by ascending id (ids unique, so no ties). Sorted input (the
- * generator's) is the identity; otherwise a native numeric sort of a copy, then each input
- * position is placed by binary search: O(n log n) without a comparator callback.
+ * Permutation of input positions by ascending id (ids unique, so no ties), or null when the ids
+ * already ascend (the generator's, and most files: the identity). Otherwise a native numeric
+ * sort of a copy, then each input position is placed by binary search: O(n log n) without a
+ * comparator callback.
  */
-function orderById(ids: Float64Array): Uint32Array {
+function orderById(ids: Float64Array): Uint32Array | null {
   const n = ids.length;
   let sorted = true;
   for (let i = 1; i < n; i++) {
@@ -151,7 +187,7 @@ function orderById(ids: Float64Array): Uint32Array {
       break;
     }
   }
-  if (sorted) return identity(n);
+  if (sorted) return null;
   const keys = ids.slice().sort();
   for (let i = 1; i < n; i++) if (keys[i] === keys[i - 1]) throw new RangeError(`duplicate id ${keys[i]}`);
   const order = new Uint32Array(n);

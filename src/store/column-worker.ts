@@ -1,7 +1,8 @@
 /**
  * Worker entry: builds one string column off the main thread (build.ts `buildStoreParallel`).
- * Receives the values as packed UTF-8 (transferred, no per-string cloning) and transfers the
- * column's typed arrays back. Listed as an entry point of `bun build --compile`.
+ * Receives the values as packed UTF-8 (transferred, no per-string cloning) and builds straight
+ * from those bytes, then transfers the column's typed arrays back. Listed as an entry point of
+ * `bun build --compile`.
  */
 import { buildStringColumn, columnBuffers } from "./string-column.ts";
 
@@ -22,11 +23,7 @@ declare const self: Worker;
 self.onmessage = (event: MessageEvent<ColumnJob>) => {
   try {
     const { bytes, offsets, statusCodes, statusCounts } = event.data;
-    const n = offsets.length - 1;
-    const decoder = new TextDecoder();
-    const values: string[] = new Array(n);
-    for (let i = 0; i < n; i++) values[i] = decoder.decode(bytes.subarray(offsets[i], offsets[i + 1]));
-    const column = buildStringColumn(values, statusCodes, statusCounts);
+    const column = buildStringColumn({ bytes, offsets }, statusCodes, statusCounts);
     self.postMessage({ column }, columnBuffers(column));
   } catch (error) {
     self.postMessage({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });

@@ -4,9 +4,9 @@
  * the per-status permutation and the trigram index. Pure, so it runs on the main thread or in
  * a worker (column-worker.ts) alike.
  */
-import { fold } from "../collation/collation.ts";
-import { sortByCollation } from "../collation/sort.ts";
-import { packJsonStrings, packStrings } from "./byte-column.ts";
+import { foldColumn } from "../collation/fold-column.ts";
+import { sortUtf8ByCollation } from "../collation/sort.ts";
+import { type ByteColumn, packJsonLiterals } from "./byte-column.ts";
 import { buildTrigramIndex } from "./trigrams.ts";
 import type { StringColumn } from "./types.ts";
 
@@ -29,17 +29,18 @@ export function partitionByStatus(rows: Uint32Array, statusCodes: Uint8Array, st
 }
 
 /**
- * Builds a string column from its values in row order.
- * @param values one string per row; length n
+ * Builds a string column from its values in row order, working on the UTF-8 bytes throughout
+ * (no JS string per value).
+ * @param values one value per row, well-formed UTF-8 packed; n values (offsets of length n + 1)
  * @param statusCodes status code per row; length n
  * @param statusCounts rows per status code
  * @throws RangeError when a packed column would exceed 4 GiB
  */
-export function buildStringColumn(values: readonly string[], statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
-  const n = values.length;
-  const json = packJsonStrings(n, (i) => values[i]);
-  const folded = packStrings(n, (i) => fold(values[i]));
-  const { order, ranks } = sortByCollation(values);
+export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
+  const n = values.offsets.length - 1;
+  const json = packJsonLiterals(values);
+  const folded = foldColumn(values);
+  const { order, ranks } = sortUtf8ByCollation(values);
   const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
   const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n);
   return {

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
 import { detectFormat, findFirstDuplicate, IngestError, readUsers, READ_CHUNK_BYTES, type RawColumns } from "../../src/ingest/read.ts";
 import { STATUS_VALUES, type UserRecord } from "../../src/schema.ts";
+import { stringAt, unpackStrings } from "../../src/store/byte-column.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "users-ingest-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,7 +23,7 @@ function file(ext: string, content: string | Uint8Array): string {
 function records(columns: RawColumns): UserRecord[] {
   const out: UserRecord[] = [];
   for (let i = 0; i < columns.ids.length; i++) {
-    out.push({ id: columns.ids[i], name: columns.names[i], email: columns.emails[i], status: STATUS_VALUES[columns.statusCodes[i]] });
+    out.push({ id: columns.ids[i], name: stringAt(columns.names, i), email: stringAt(columns.emails, i), status: STATUS_VALUES[columns.statusCodes[i]] });
   }
   return out;
 }
@@ -115,7 +116,8 @@ describe("readUsers round trip", () => {
     expect(columns.ids.length).toBe(200_000);
     const expected = [...generateUsers({ count: 200_000, seed: 3 })];
     for (let i = 0; i < 200_000; i += 1) {
-      if (columns.names[i] !== expected[i].name) throw new Error(`row ${i}: ${columns.names[i]} !== ${expected[i].name}`);
+      const name = stringAt(columns.names, i);
+      if (name !== expected[i].name) throw new Error(`row ${i}: ${name} !== ${expected[i].name}`);
     }
     expect(columns.lines[199_999]).toBe(200_000);
   });
@@ -127,7 +129,8 @@ describe("readUsers formats and edge cases", () => {
       for (const content of ["", "  \n\n", "\uFEFF"]) {
         const columns = await readUsers(file(ext, content));
         expect(columns.ids.length).toBe(0);
-        expect(columns.names).toEqual([]);
+        expect(unpackStrings(columns.names)).toEqual([]);
+        expect(Array.from(columns.names.offsets)).toEqual([0]);
       }
     }
   });
@@ -164,7 +167,7 @@ describe("readUsers formats and edge cases", () => {
 `;
     const columns = await readUsers(file("json", text));
     expect(Array.from(columns.ids)).toEqual([10, 20]);
-    expect(columns.emails[0]).toBe('x{}[]"');
+    expect(stringAt(columns.emails, 0)).toBe('x{}[]"');
     expect(Array.from(columns.lines)).toEqual([2, 6]);
     expect((await readUsers(file("json", "[]"))).ids.length).toBe(0);
   });
@@ -186,7 +189,7 @@ describe("readUsers formats and edge cases", () => {
       { id: 2, name: "q", email: "", status: "inactive" },
     ]);
     const trailing = await readUsers(file("csv", "id,status,name,email\n1,active,a,"));
-    expect(trailing.emails).toEqual([""]);
+    expect(unpackStrings(trailing.emails)).toEqual([""]);
   });
 
   test("-0 and 0 are the same id", async () => {
@@ -253,7 +256,7 @@ describe("readUsers errors name the file and line", () => {
       expect(Array.from(columns.ids)).toEqual([0, 12345678901234567000, 2.5, -700, 3, 4, 5]);
       expect(Object.is(columns.ids[0], 0)).toBe(true);
       expect(Array.from(columns.statusCodes)).toEqual([0, 0, 0, 1, 1, 0, 0]);
-      expect(columns.names[4]).toBe('x"yé');
+      expect(stringAt(columns.names, 4)).toBe('x"yé');
     });
     test("record not an object", async () => {
       await expectFailure(file("ndjson", `${ok(1)}\n[1,2]\n`), 2, "record must be a JSON object (got an array)");
@@ -406,7 +409,7 @@ describe("properties (fast-check)", () => {
         round++;
         try {
           const columns = await readUsers(path, undefined, { chunkBytes });
-          expect(columns.names.length).toBe(columns.ids.length);
+          expect(columns.names.offsets.length).toBe(columns.ids.length + 1);
         } catch (error) {
           if (!(error instanceof IngestError)) throw error;
           expect(error.line).toBeGreaterThanOrEqual(1);
