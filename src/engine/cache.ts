@@ -27,6 +27,11 @@ export class ByteLru<V> {
     return entry.value;
   }
 
+  /** True when `key` is cached (its recency is left as it is). */
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
   /** Stores `value` under `key` with its size in bytes, evicting old entries as needed. */
   set(key: string, value: V, bytes: number): void {
     const old = this.entries.get(key);

@@ -69,10 +69,15 @@ function filterBytes(result: FilterResult): number {
   return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + 64;
 }
 
+/** The filter cache's key of a predicate tree: its JSON (equal trees, equal keys). */
+export function filterCacheKey(filter: NonNullable<Query["filter"]>): string {
+  return JSON.stringify(filter);
+}
+
 /** The (cached) filter result of a query. */
 function filterOf(engine: Engine, query: Query): { result: FilterResult; key: string } {
   if (query.filter === null) return { result: { kind: "all" }, key: "" };
-  const key = JSON.stringify(query.filter);
+  const key = filterCacheKey(query.filter);
   let result = engine.filters.get(key);
   if (result === undefined) {
     result = evaluateFilter(engine.store, query.filter);

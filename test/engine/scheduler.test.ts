@@ -1,0 +1,83 @@
+import { describe, expect, test } from "bun:test";
+import { createEngine, executeQuery } from "../../src/engine/execute.ts";
+import { DeferredQueue, SLICE_MS, isExpensive } from "../../src/engine/scheduler.ts";
+import type { Query } from "../../src/query/types.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+
+/** Keeps the thread busy for `ms` milliseconds. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {}
+}
+
+describe("deferred queue", () => {
+  test("runs jobs in order and settles each promise with its result or error", async () => {
+    const queue = new DeferredQueue();
+    const ran: number[] = [];
+    const results = await Promise.allSettled([
+      queue.run(() => (ran.push(1), "a")),
+      queue.run(() => {
+        ran.push(2);
+        throw new Error("boom");
+      }),
+      queue.run(() => (ran.push(3), 42)),
+    ]);
+    expect(ran).toEqual([1, 2, 3]);
+    expect(results[0]).toEqual({ status: "fulfilled", value: "a" });
+    expect(results[1].status).toBe("rejected");
+    expect((results[1] as PromiseRejectedResult).reason.message).toBe("boom");
+    expect(results[2]).toEqual({ status: "fulfilled", value: 42 });
+    expect(queue.length).toBe(0);
+  });
+
+  test("yields to the event loop between slices: other work waits for one long job, not all", async () => {
+    const queue = new DeferredQueue();
+    const order: string[] = [];
+    const done = Array.from({ length: 8 }, (_, i) =>
+      queue.run(() => {
+        busy(SLICE_MS * 2);
+        order.push(`job${i}`);
+      }),
+    );
+    // Queued after every job, as a request read while the queue is busy would be.
+    const other = new Promise<void>((resolve) => setImmediate(() => (order.push("other"), resolve())));
+    await Promise.all([...done, other]);
+    expect(order.indexOf("other")).toBe(1);
+    expect(order.filter((o) => o !== "other")).toEqual(Array.from({ length: 8 }, (_, i) => `job${i}`));
+  });
+
+  test("short jobs share a slice", async () => {
+    const queue = new DeferredQueue();
+    const order: string[] = [];
+    const done = Array.from({ length: 5 }, (_, i) => queue.run(() => order.push(`job${i}`)));
+    const other = new Promise<void>((resolve) => setImmediate(() => (order.push("other"), resolve())));
+    await Promise.all([...done, other]);
+    // 5 trivial jobs take far less than a slice: all run before the other callback.
+    expect(order.indexOf("other")).toBe(5);
+  });
+});
+
+describe("isExpensive", () => {
+  const store = buildStoreFromRecords(
+    Array.from({ length: 200 }, (_, i) => ({ id: i + 1, name: `name ${i}`, email: `user${i}@example.com`, status: i % 3 ? "active" : "inactive" })),
+  );
+  const window = { sort: [], offset: 0, limit: 10 };
+
+  test("uncached filters on the string indexes are expensive until their result is cached", () => {
+    const engine = createEngine(store);
+    const query: Query = { ...window, filter: { kind: "text", column: "email", op: "contains", value: "r1" } };
+    expect(isExpensive(engine, query)).toBe(true);
+    executeQuery(engine, query);
+    expect(isExpensive(engine, query)).toBe(false);
+    const nested: Query = { ...window, filter: { kind: "and", children: [{ kind: "status", codes: [0] }, { kind: "set", column: "name", values: ["name 3"] }] } };
+    expect(isExpensive(engine, nested)).toBe(true);
+  });
+
+  test("no filter, status and id-range filters are cheap", () => {
+    const engine = createEngine(store);
+    expect(isExpensive(engine, { ...window, filter: null })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: { kind: "status", codes: [1] } })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: { kind: "number", column: "id", op: "inRange", value: 3, valueTo: 9 } })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "status", op: "contains", value: "act" } })).toBe(false);
+  });
+});
