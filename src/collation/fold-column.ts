@@ -208,5 +208,6 @@ export function foldColumn(column: ByteColumn): ByteColumn {
     }
     outOffsets[i + 1] = at;
   }
-  return { bytes: at === out.length ? out : out.slice(0, at), offsets: outOffsets };
+  // a view: the spare room past `at` was never written, so it holds no memory
+  return { bytes: out.subarray(0, at), offsets: outOffsets };
 }

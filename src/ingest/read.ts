@@ -122,6 +122,9 @@ function loneSurrogateReason(field: string, value: string): string {
 
 const STATUS_LIST = STATUS_VALUES.join(", ");
 
+/** A guess of the mean bytes per record in a file, to size the columns before reading (too few rows only means the arrays grow). */
+const GUESSED_RECORD_BYTES = 64;
+
 /**
  * Growable columns; `finish` trims them to length n. Names and emails are packed UTF-8 (no JS
  * string per value): the NDJSON fast path copies their bytes straight from the input, the other
@@ -134,6 +137,25 @@ class ColumnsBuilder {
   lines = new Uint32Array(1 << 16);
   private names = growingByteColumn(1 << 16, 1 << 20);
   private emails = growingByteColumn(1 << 16, 1 << 21);
+
+  /**
+   * Sizes the empty columns for a file of `fileBytes` bytes, so that they need not grow (each
+   * growth copies, and touching fresh memory is what a large read spends most on). Names and
+   * emails together are shorter than the file, so each byte array gets the file's size: memory
+   * that is reserved but never written costs nothing.
+   */
+  reserveFor(fileBytes: number): void {
+    const rows = Math.ceil(fileBytes / GUESSED_RECORD_BYTES);
+    if (rows > this.ids.length) {
+      this.ids = new Float64Array(rows);
+      this.statusCodes = new Uint8Array(rows);
+      this.lines = new Uint32Array(rows);
+    }
+    // Offsets are 32-bit, so a column holds at most 4 GiB.
+    const bytes = Math.min(fileBytes, 0xffffffff);
+    this.names = growingByteColumn(rows, bytes);
+    this.emails = growingByteColumn(rows, bytes);
+  }
 
   /** Adds a record whose name and email are strings (well-formed). */
   add(id: number, name: string, email: string, code: number, line: number): void {
@@ -173,14 +195,15 @@ class ColumnsBuilder {
     this.lines = lines;
   }
 
+  /** The columns, as views of length n (no copy: the spare room was never written). */
   finish(): RawColumns {
     const n = this.n;
     return {
-      ids: this.ids.slice(0, n),
+      ids: this.ids.subarray(0, n),
       names: finishByteColumn(this.names),
       emails: finishByteColumn(this.emails),
-      statusCodes: this.statusCodes.slice(0, n),
-      lines: this.lines.slice(0, n),
+      statusCodes: this.statusCodes.subarray(0, n),
+      lines: this.lines.subarray(0, n),
     };
   }
 }
@@ -900,6 +923,7 @@ export async function readUsers(
   const handle = await open(path, "r");
   try {
     const totalBytes = (await handle.stat()).size;
+    columns.reserveFor(totalBytes);
     // Unconsumed bytes sit at the front of `buffer`; it grows when one record outgrows it.
     let buffer = Buffer.allocUnsafe(chunkBytes + 3);
     let carried = 0;

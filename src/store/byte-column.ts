@@ -141,14 +141,13 @@ function isAscii(s: string): boolean {
   return true;
 }
 
-/** The values appended so far as a {@link ByteColumn} of exact size (copies of the used parts). */
+/**
+ * The values appended so far as a {@link ByteColumn}: views of the used parts, no copy (room
+ * reserved but never written costs no memory).
+ */
 export function finishByteColumn(column: GrowingByteColumn): ByteColumn {
   const n = column.count;
-  const used = column.offsets[n];
-  return {
-    bytes: used === column.bytes.length ? column.bytes : column.bytes.slice(0, used),
-    offsets: n + 1 === column.offsets.length ? column.offsets : column.offsets.slice(0, n + 1),
-  };
+  return { bytes: column.bytes.subarray(0, column.offsets[n]), offsets: column.offsets.subarray(0, n + 1) };
 }
 
 /**

