@@ -112,20 +112,23 @@ export function executeQuery(engine: Engine, query: Query): Page {
 
   const set = filter.set;
   const n = store.rowCount;
-  // Rows walked to reach the window's end at this selectivity.
-  const walkCost = (end * n) / set.count;
+  // Rows walked to reach the window's end at this selectivity: walks cover the partitions of
+  // the set's status codes.
+  let scope = 0;
+  for (let c = 0; c < STATUS_VALUES.length; c++) if ((set.mask >>> c) & 1) scope += store.statusCounts[c];
+  const walkCost = (end * scope) / set.count;
   if (isIdOrder(keys) && engine.plan !== "walk") {
     const desc = keys[0].direction === "desc";
-    if (!desc && set.bits === null) return { rows: firstMatchRows(set, end, n).slice(offset, end), total };
+    if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
     if (set.rows !== null || set.bits === null) {
-      const rows = matchRows(set, n);
+      const rows = matchRows(store, set);
       if (!desc) return { rows: rows.slice(offset, end), total };
       const out = new Uint32Array(end - offset);
       for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
       return { rows: out, total };
     }
     // Row order is id order: pick the window's ranks straight from the bitmap.
-    if (walkCost > n / 32) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
+    if (set.bitsExact && walkCost > n / 32) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
   }
 
   const orderKey = `${filterKey}|${JSON.stringify(keys)}`;
@@ -137,12 +140,12 @@ export function executeQuery(engine: Engine, query: Query): Page {
   const log = Math.log2(set.count + 2);
   const sortCost = keys.length === 1 && !keys[0].absolute ? set.count * (32 + log) : 16 * set.count * log;
   if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
-    const ordered = orderAll(store, matchRows(set, n), keys);
+    const ordered = orderAll(store, matchRows(store, set), keys);
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
     return { rows: ordered.slice(offset, end), total };
   }
-  matchBits(set, n);
-  const segments = buildSegments(store, keys, ALL_STATUS);
+  matchBits(store, set);
+  const segments = buildSegments(store, keys, set.mask);
   const walked = windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null);
   if (walked.checkpoint !== null) {
     state = { ordered: null, checkpoint: walked.checkpoint };

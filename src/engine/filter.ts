@@ -31,36 +31,53 @@ export interface ListRef {
 }
 
 /**
- * The rows a filter selects. At least one of `bits`, `rows` and `list` is set; the others are
- * built on first use by {@link matchBits}, {@link matchRows}, {@link matchCountByStatus}
- * and kept (a cached match set gets cheaper with use).
+ * The rows a filter selects: those of `bits`, `rows` or `list` (at least one is set) whose
+ * status code is in `mask`. The others are built on first use by {@link matchBits},
+ * {@link matchRows}, {@link matchCountByStatus} and kept (a cached match set gets cheaper
+ * with use).
  */
 export interface MatchSet {
   /** Matching rows, in rows. */
   count: number;
-  /** Matching rows per status code (length STATUS_VALUES.length), once computed. */
+  /** Matching rows per status code (length STATUS_VALUES.length), once known. */
   countByStatus: Uint32Array | null;
-  /** Membership bitmap over the store's rows, when materialized. */
+  /** Status codes the matches are restricted to (bit c = code c). */
+  mask: number;
+  /**
+   * Membership bitmap over the store's rows, when materialized. Holds exactly the matches
+   * unless `bitsExact` is false: then it is a posting list's bitmap that also holds rows of
+   * status codes outside `mask`.
+   */
   bits: Bitmap | null;
+  bitsExact: boolean;
   /** True when `bits` is a view into the store (a dense posting list): never change it. */
   sharedBits: boolean;
   /** The matching rows ascending (id order), when materialized; length count. */
   rows: Uint32Array | null;
-  /** A sparse posting list whose rows are exactly the matches, when the set is one. */
+  /** A sparse posting list whose rows of the status codes in `mask` are the matches. */
   list: ListRef | null;
 }
 
 /** The match set's rows ascending, decoded or built on first use and kept; length `set.count`. */
-export function matchRows(set: MatchSet, rowCount: number): Uint32Array {
+export function matchRows(store: Store, set: MatchSet): Uint32Array {
   if (set.rows === null) {
-    set.rows = set.list !== null ? listRows(set.list.index, set.list.k, rowCount) : rowsOfBitmap(set.bits as Bitmap, set.count);
+    if (set.list !== null) set.rows = listRows(set.list.index, set.list.k, store.rowCount, Number.POSITIVE_INFINITY, set.mask);
+    else if (set.bitsExact) set.rows = rowsOfBitmap(set.bits as Bitmap, set.count);
+    else set.rows = keepStatus(store, rowsOfBitmap(set.bits as Bitmap), set.mask);
   }
   return set.rows;
 }
 
-/** The match set's bitmap, built on first use and kept. Read-only. */
-export function matchBits(set: MatchSet, rowCount: number): Bitmap {
-  if (set.bits === null) set.bits = bitmapOfRows(matchRows(set, rowCount), rowCount);
+/**
+ * A bitmap holding every match, built on first use and kept. Read-only. Unless
+ * `set.bitsExact`, it also holds rows of other status codes: test the status too (walk
+ * segments built for `set.mask`).
+ */
+export function matchBits(store: Store, set: MatchSet): Bitmap {
+  if (set.bits === null) {
+    set.bits = bitmapOfRows(matchRows(store, set), store.rowCount);
+    set.bitsExact = true;
+  }
   return set.bits;
 }
 
@@ -68,9 +85,9 @@ export function matchBits(set: MatchSet, rowCount: number): Bitmap {
  * The first `limit` matching rows ascending (fewer when the set is smaller), decoding no more
  * of a sparse posting list than that: O(limit) for a list, else as {@link matchRows}.
  */
-export function firstMatchRows(set: MatchSet, limit: number, rowCount: number): Uint32Array {
-  if (set.rows === null && set.list !== null) return listRows(set.list.index, set.list.k, rowCount, limit);
-  return matchRows(set, rowCount).subarray(0, limit);
+export function firstMatchRows(store: Store, set: MatchSet, limit: number): Uint32Array {
+  if (set.rows === null && set.list !== null) return listRows(set.list.index, set.list.k, store.rowCount, limit, set.mask);
+  return matchRows(store, set).subarray(0, limit);
 }
 
 /**
@@ -80,8 +97,8 @@ export function firstMatchRows(set: MatchSet, limit: number, rowCount: number): 
 export function matchCountByStatus(store: Store, set: MatchSet): Uint32Array {
   if (set.countByStatus !== null) return set.countByStatus;
   const counts = new Uint32Array(STATUS_VALUES.length);
-  if (set.bits === null) {
-    const rows = matchRows(set, store.rowCount);
+  if (set.bits === null || !set.bitsExact) {
+    const rows = matchRows(store, set);
     const codes = store.statusCodes;
     for (let i = 0; i < rows.length; i++) counts[codes[rows[i]]]++;
   } else {
@@ -90,6 +107,15 @@ export function matchCountByStatus(store: Store, set: MatchSet): Uint32Array {
   }
   set.countByStatus = counts;
   return counts;
+}
+
+/** The rows (ascending) whose status code is in `mask`: O(rows). */
+function keepStatus(store: Store, rows: Uint32Array, mask: number): Uint32Array {
+  const codes = store.statusCodes;
+  let k = 0;
+  const kept = new Uint32Array(rows.length);
+  for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
+  return kept.subarray(0, k);
 }
 
 /**
@@ -116,42 +142,61 @@ export function evaluateFilter(store: Store, predicate: Predicate | null): Filte
     return node;
   }
   if (node.kind === "all") return node;
-  return { kind: "set", set: finishMatchSet(node) };
+  return { kind: "set", set: finishMatchSet(store, node) };
 }
 
 /**
- * Intermediate result: a row set as a bitmap, as exact ascending rows, as a sparse posting
- * list, or several of these (at least one is set). A bitmap here is the node's own unless
- * `shared` (a view of a dense posting list), so it may be changed in place only then.
+ * Intermediate result: the rows of a bitmap, of exact ascending rows or of a sparse posting
+ * list (at least one is set) whose status code is in `mask`. `rows` are always exact; `bits`
+ * are exact unless `exact` is false (a shared posting-list bitmap under a status mask). A
+ * bitmap here is the node's own unless `shared` (a view of a dense posting list), so it may be
+ * changed in place only then.
  */
 type SetNode = {
   kind: "bits";
   bits: Bitmap | null;
   rows: Uint32Array | null;
   list: ListRef | null;
+  mask: number;
+  exact: boolean;
   shared: boolean;
   /** The number of rows, when known without counting. */
   count: number;
   /** Rows per status code, when known without counting. */
   countByStatus: Uint32Array | null;
+  /** The posting list the node's rows are (before `mask`), when they are one. */
+  source: ListRef | null;
 };
 type Node = { kind: "all" } | { kind: "status"; mask: number } | SetNode;
 
-/** A set node's rows ascending, decoded or built from its bitmap when it has none. */
+/** A set node's exact rows ascending, decoded or built from its bitmap when it has none. */
 function rowsOfNode(store: Store, node: SetNode): Uint32Array {
   if (node.rows === null) {
-    node.rows = node.list !== null ? listRows(node.list.index, node.list.k, store.rowCount) : rowsOfBitmap(node.bits as Bitmap);
+    if (node.list !== null) node.rows = listRows(node.list.index, node.list.k, store.rowCount, Number.POSITIVE_INFINITY, node.mask);
+    else node.rows = rowsOfBitmap(bitsOf(store, node));
   }
   return node.rows;
 }
 
-/** A set node's bitmap (read-only), built from its rows when it has none. */
+/** A set node's exact bitmap (read-only), built from its rows or its status mask when needed. */
 function bitsOf(store: Store, node: SetNode): Bitmap {
-  if (node.bits === null) node.bits = bitmapOfRows(rowsOfNode(store, node), store.rowCount);
+  if (node.bits !== null && !node.exact) {
+    const maps = statusBitmaps(store);
+    const single = (node.mask & (node.mask - 1)) === 0 ? 31 - Math.clz32(node.mask) : -1;
+    const exact = emptyBitmap(store.rowCount);
+    andInto(exact, node.bits, single >= 0 ? maps[single] : statusBitmap(store, node.mask));
+    node.bits = exact;
+    node.exact = true;
+    node.shared = false;
+  }
+  if (node.bits === null) {
+    node.bits = bitmapOfRows(rowsOfNode(store, node), store.rowCount);
+    node.exact = true;
+  }
   return node.bits;
 }
 
-/** A set node's bitmap as one the caller may change: a copy when it is shared. */
+/** A set node's exact bitmap as one the caller may change: a copy when it is shared. */
 function ownBits(store: Store, node: SetNode): Bitmap {
   const bits = bitsOf(store, node);
   return node.shared ? bits.slice() : bits;
@@ -184,7 +229,7 @@ function maskNode(mask: number): Node {
 }
 
 function bitsNode(bits: Bitmap | null, rows: Uint32Array | null = null): SetNode {
-  return { kind: "bits", bits, rows, list: null, shared: false, count: -1, countByStatus: null };
+  return { kind: "bits", bits, rows, list: null, mask: ALL_STATUS, exact: true, shared: false, count: -1, countByStatus: null, source: null };
 }
 
 /** Per store, the bitmap of each status code's rows: built on first use (O(rowCount)), then kept. */
@@ -235,21 +280,37 @@ function andNodes(store: Store, nodes: Node[]): Node {
     set = bitsNode(bits);
   }
   if (mask === ALL_STATUS) return set;
-  const codes = store.statusCodes;
+  const single = (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
+  const source = set.source;
+  if (source !== null && set.rows === null && (set.list !== null || set.shared)) {
+    // One posting list under a status filter: counted from its per-status counts, no pass.
+    // A sparse list decodes just those status groups later; a dense one stays a shared view,
+    // and walks test the status (or walk that status's partition).
+    const node = bitsNode(set.bits);
+    node.list = set.list;
+    node.source = source;
+    node.shared = set.shared;
+    node.mask = set.mask & mask;
+    node.exact = set.bits === null || node.mask === ALL_STATUS;
+    node.countByStatus = new Uint32Array(STATUS_VALUES.length);
+    node.count = 0;
+    for (let c = 0; c < STATUS_VALUES.length; c++) {
+      if ((node.mask >>> c) & 1) {
+        node.countByStatus[c] = source.index.statusCounts[source.k * STATUS_VALUES.length + c];
+        node.count += node.countByStatus[c];
+      }
+    }
+    return node;
+  }
   if (set.bits === null) {
     // Filter the exact row list by status: O(rows) instead of O(rowCount).
-    const rows = rowsOfNode(store, set);
-    let k = 0;
-    const kept = new Uint32Array(rows.length);
-    for (let i = 0; i < rows.length; i++) if ((mask >>> codes[rows[i]]) & 1) kept[k++] = rows[i];
-    return bitsNode(null, kept.subarray(0, k));
+    return bitsNode(null, keepStatus(store, set.rows as Uint32Array, mask));
   }
   // One pass: AND with the status rows, counting as it goes.
   const maps = statusBitmaps(store);
-  const single = (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
   const statusBits = single >= 0 ? maps[single] : statusBitmap(store, mask);
   const out = emptyBitmap(store.rowCount);
-  const count = andInto(out, set.bits, statusBits);
+  const count = andInto(out, bitsOf(store, set), statusBits);
   const node = bitsNode(out);
   node.count = count;
   if (single >= 0) {
@@ -277,10 +338,19 @@ function orNodes(store: Store, nodes: Node[]): Node {
 }
 
 /** A set node as a match set: its count (one pass over a bitmap when not known), the rest lazily. */
-function finishMatchSet(node: SetNode): MatchSet {
+function finishMatchSet(store: Store, node: SetNode): MatchSet {
   let count = node.count;
-  if (count < 0) count = node.rows !== null ? node.rows.length : countRows(node.bits as Bitmap);
-  return { count, countByStatus: node.countByStatus, bits: node.bits, sharedBits: node.shared, rows: node.rows, list: node.list };
+  if (count < 0) count = node.rows !== null ? node.rows.length : countRows(bitsOf(store, node));
+  return {
+    count,
+    countByStatus: node.countByStatus,
+    mask: node.mask,
+    bits: node.bits,
+    bitsExact: node.exact,
+    sharedBits: node.shared,
+    rows: node.rows,
+    list: node.list,
+  };
 }
 
 // ---------------------------------------------------------------- text
@@ -388,10 +458,12 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
       const k = lists[0];
       const node = bitsNode(null);
       node.count = index.counts[k];
+      node.countByStatus = index.statusCounts.slice(k * STATUS_VALUES.length, (k + 1) * STATUS_VALUES.length);
+      node.source = { index, k };
       if (isDense(node.count, n)) {
         node.bits = denseBitmap(index, k, n);
         node.shared = true;
-      } else node.list = { index, k };
+      } else node.list = node.source;
       return node;
     }
     return bitsNode(null, verifyRows(column, trigramCandidates(store, column, lists), op, needle));

@@ -86,6 +86,7 @@ export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): str
     `${column}.rowsByValueByStatus`,
     `${column}.trigrams.keys`,
     `${column}.trigrams.counts`,
+    `${column}.trigrams.statusCounts`,
     `${column}.trigrams.refs`,
     `${column}.trigrams.bitmaps`,
     `${column}.trigrams.gaps`,

@@ -134,7 +134,7 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
 
   const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
   for (const column of STRING_COLUMNS) {
-    const [json, jsonOffsets, folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, refs, bitmaps, gaps] =
+    const [json, jsonOffsets, folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] =
       stringSectionNames(column);
     const c: StringColumn = {
       json: section(json, "u8"),
@@ -144,12 +144,21 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
       rowsByValue: section(rowsByValue, "u32", rowCount),
       rankByRow: section(rankByRow, "u32", rowCount),
       rowsByValueByStatus: section(rowsByValueByStatus, "u32", rowCount),
-      trigrams: { keys: section(keys, "f64"), counts: section(counts, "u32"), refs: section(refs, "u32"), bitmaps: section(bitmaps, "u32"), gaps: section(gaps, "u8") },
+      trigrams: {
+        keys: section(keys, "f64"),
+        counts: section(counts, "u32"),
+        statusCounts: section(statusCounts, "u32"),
+        refs: section(refs, "u32"),
+        bitmaps: section(bitmaps, "u32"),
+        gaps: section(gaps, "u8"),
+      },
     };
     if (c.jsonOffsets[rowCount] !== c.json.length) fail(`corrupt: ${jsonOffsets} does not end at the length of ${json}`);
     if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);
     const lists = c.trigrams.keys.length;
-    if (c.trigrams.counts.length !== lists || c.trigrams.refs.length !== lists) fail(`corrupt: ${counts} or ${refs} length does not match ${keys}`);
+    if (c.trigrams.counts.length !== lists) fail(`corrupt: ${counts} length does not match ${keys}`);
+    const groups = lists * STATUS_VALUES.length;
+    if (c.trigrams.statusCounts.length !== groups || c.trigrams.refs.length !== groups) fail(`corrupt: ${statusCounts} or ${refs} length is not ${keys} times the status values`);
     if (c.trigrams.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${bitmaps} is not a whole number of bitmaps`);
     strings[column] = c;
   }

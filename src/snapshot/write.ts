@@ -45,6 +45,7 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
       c.rowsByValueByStatus,
       c.trigrams.keys,
       c.trigrams.counts,
+      c.trigrams.statusCounts,
       c.trigrams.refs,
       c.trigrams.bitmaps,
       c.trigrams.gaps,

@@ -56,7 +56,7 @@ export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, s
   const { order, ranks } = sortUtf8ByCollation(values);
   releaseGarbage(n);
   const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
-  const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n);
+  const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n, statusCodes);
   releaseGarbage(n);
   return {
     json: json.bytes,
@@ -72,7 +72,7 @@ export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, s
 
 /** Every typed array of a column, for transfer between threads. */
 export function columnBuffers(c: StringColumn): ArrayBuffer[] {
-  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.counts, c.trigrams.refs, c.trigrams.bitmaps, c.trigrams.gaps].map(
+  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.counts, c.trigrams.statusCounts, c.trigrams.refs, c.trigrams.bitmaps, c.trigrams.gaps].map(
     (a) => a.buffer as ArrayBuffer,
   );
 }

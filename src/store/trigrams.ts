@@ -6,7 +6,11 @@
  * lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
  */
 import { rowsOfBitmap } from "../engine/bitmap.ts";
+import { STATUS_VALUES } from "../schema.ts";
 import type { TrigramIndex } from "./types.ts";
+
+/** Status codes, S: each list is counted, and a sparse one grouped, per status code. */
+const STATUSES = STATUS_VALUES.length;
 
 /**
  * Code points up to this one are keyed exactly; higher ones (beyond the emoji planes: rare
@@ -128,26 +132,33 @@ function grown<T extends Float64Array | Uint32Array>(a: T, capacity: number): T 
 /**
  * Builds the trigram index of `rowCount` folded strings packed as valid UTF-8 in
  * `bytes`/`offsets` (value r is `bytes[offsets[r] .. offsets[r+1])`). Every distinct trigram
- * (3 consecutive code points) of a value lists that row once.
+ * (3 consecutive code points) of a value lists that row once. Each list's rows are counted per
+ * status code, and a sparse list keeps the rows of each status code as its own group (status 0's
+ * rows, then status 1's, each gap-encoded from 0), so that a status filter combined with a
+ * needle is one group: counted without a pass and decoded without testing a row.
  *
  * Two passes over the bytes, decoding code points on the fly. The first gives each distinct
  * trigram a list id (all-ASCII trigrams through a direct 2^21 table kept per process, the
- * others through a hash table) and counts its rows and the LEB128 bytes of its gaps; the
- * second writes each row straight into its list: a bit of a dense list's bitmap, or the gap
- * at a sparse list's cursor. Nothing per posting is held in between, so memory is the output
- * plus about 24 bytes per distinct trigram.
+ * others through a hash table) and counts its rows and the LEB128 bytes of its gaps per status
+ * code; the second writes each row straight into its list: a bit of a dense list's bitmap, or
+ * the gap at the cursor of its status group. Nothing per posting is held in between, so memory
+ * is the output plus some 40 bytes per distinct trigram.
+ * @param statusCodes each row's status code (length rowCount), or null for all rows status 0
  * @throws RangeError when the postings exceed 2^32 entries or the gaps 4 GiB.
  */
-export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number): TrigramIndex {
+export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number, statusCodes: Uint8Array | null = null): TrigramIndex {
   asciiScratch ??= new Int32Array(ASCII_SPACE);
   const ascii = asciiScratch;
+  const codes = statusCodes ?? new Uint8Array(rowCount);
   const table = new KeyTable();
   let capacity = 1024;
-  // Per list id: its key, rows, 1 + the last row counted (0: none yet), gap bytes.
+  // Per list id: its key, 1 + the last row counted (0: none yet).
   let listKeys = new Float64Array(capacity);
-  let counts = new Uint32Array(capacity);
   let lastRow = new Uint32Array(capacity);
-  let gapBytes = new Float64Array(capacity);
+  // Per list id and status code (at id * STATUSES + code): rows, gap bytes, 1 + the last row.
+  let groupCounts = new Uint32Array(capacity * STATUSES);
+  let gapBytes = new Float64Array(capacity * STATUSES);
+  let groupLast = new Uint32Array(capacity * STATUSES);
   let lists = 0;
   try {
     let total = 0;
@@ -156,6 +167,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     for (let row = 0; row < rowCount; row++) {
       const end = offsets[row + 1];
       const mark = row + 1;
+      const status = codes[row];
       let i = offsets[row];
       let c1 = -1;
       let c2 = -1;
@@ -195,17 +207,20 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
             if (lists === capacity) {
               capacity *= 2;
               listKeys = grown(listKeys, capacity);
-              counts = grown(counts, capacity);
               lastRow = grown(lastRow, capacity);
-              gapBytes = grown(gapBytes, capacity);
+              groupCounts = grown(groupCounts, capacity * STATUSES);
+              gapBytes = grown(gapBytes, capacity * STATUSES);
+              groupLast = grown(groupLast, capacity * STATUSES);
             }
             listKeys[lists++] = key;
           }
-          const prev = lastRow[id];
-          if (prev !== mark) {
-            gapBytes[id] += leb128Size(prev === 0 ? row : row - prev + 1);
+          if (lastRow[id] !== mark) {
             lastRow[id] = mark;
-            counts[id]++;
+            const g = id * STATUSES + status;
+            const prev = groupLast[g];
+            gapBytes[g] += leb128Size(prev === 0 ? row : row - prev + 1);
+            groupLast[g] = mark;
+            groupCounts[g]++;
             total++;
           }
         }
@@ -215,7 +230,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     }
     if (total > 0xffffffff) throw new RangeError("trigram postings exceed 2^32 entries");
 
-    // Lists in key order; each gets its place: a bitmap slot or a run of gap bytes.
+    // Lists in key order; each gets its place: a bitmap slot or runs of gap bytes.
     const order = new Uint32Array(lists);
     for (let id = 0; id < lists; id++) order[id] = id;
     order.sort((x, y) => listKeys[x] - listKeys[y]);
@@ -225,39 +240,48 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     let gapTotal = 0;
     for (let id = 0; id < lists; id++) {
       lastRow[id] = 0;
-      if (isDense(counts[id], rowCount)) {
+      let count = 0;
+      for (let c = 0; c < STATUSES; c++) count += groupCounts[id * STATUSES + c];
+      if (isDense(count, rowCount)) {
         dense[id] = 1;
         denseLists++;
-      } else gapTotal += gapBytes[id];
+      } else for (let c = 0; c < STATUSES; c++) gapTotal += gapBytes[id * STATUSES + c];
     }
     if (gapTotal > 0xffffffff) throw new RangeError("trigram gaps exceed 4 GiB");
     const keys = new Float64Array(lists);
     const listCounts = new Uint32Array(lists);
-    const refs = new Uint32Array(lists);
+    const statusCounts = new Uint32Array(lists * STATUSES);
+    const refs = new Uint32Array(lists * STATUSES);
     const bitmaps = new Uint32Array(denseLists * words);
     const gaps = new Uint8Array(gapTotal);
-    // Per list id: its bitmap's first word, or its next gap byte.
-    const cursor = new Float64Array(lists);
+    // Per list id: its bitmap's first word; per list id and status code: the group's next gap byte.
+    const base = new Float64Array(lists);
+    const cursor = new Float64Array(lists * STATUSES);
     let slots = 0;
     let at = 0;
     for (let k = 0; k < lists; k++) {
       const id = order[k];
       keys[k] = listKeys[id];
-      listCounts[k] = counts[id];
-      if (dense[id] === 1) {
-        cursor[id] = slots * words;
-        slots++;
-      } else {
-        cursor[id] = at;
-        at += gapBytes[id];
+      if (dense[id] === 1) base[id] = slots++ * words;
+      for (let c = 0; c < STATUSES; c++) {
+        const g = id * STATUSES + c;
+        listCounts[k] += groupCounts[g];
+        statusCounts[k * STATUSES + c] = groupCounts[g];
+        groupLast[g] = 0;
+        if (dense[id] === 1) refs[k * STATUSES + c] = base[id];
+        else {
+          cursor[g] = at;
+          refs[k * STATUSES + c] = at;
+          at += gapBytes[g];
+        }
       }
-      refs[k] = cursor[id];
     }
 
     // Pass 2: each row into its lists.
     for (let row = 0; row < rowCount; row++) {
       const end = offsets[row + 1];
       const mark = row + 1;
+      const status = codes[row];
       let i = offsets[row];
       let c1 = -1;
       let c2 = -1;
@@ -283,21 +307,23 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
             (c1 | c2 | c3) < 0x80
               ? ascii[(c1 << 14) | (c2 << 7) | c3] - 1
               : table.ids[table.slot(c1, c2, c3, c1 * FIRST + c2 * SECOND + c3)] - 1;
-          const prev = lastRow[id];
-          if (prev !== mark) {
+          if (lastRow[id] !== mark) {
             lastRow[id] = mark;
             if (dense[id] === 1) {
-              bitmaps[cursor[id] + (row >>> 5)] |= 1 << (row & 31);
+              bitmaps[base[id] + (row >>> 5)] |= 1 << (row & 31);
             } else {
+              const g = id * STATUSES + status;
+              const prev = groupLast[g];
+              groupLast[g] = mark;
               let gap = prev === 0 ? row : row - prev + 1;
-              let p = cursor[id];
+              let p = cursor[g];
               // inline LEB128: 7 bits a byte, continuation bit 0x80
               while (gap >= 0x80) {
                 gaps[p++] = (gap & 0x7f) | 0x80;
                 gap >>>= 7;
               }
               gaps[p++] = gap;
-              cursor[id] = p;
+              cursor[g] = p;
             }
           }
         }
@@ -305,7 +331,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
         c2 = c3;
       }
     }
-    return { keys, counts: listCounts, refs, bitmaps, gaps };
+    return { keys, counts: listCounts, statusCounts, refs, bitmaps, gaps };
   } finally {
     // Leave the ASCII table zeroed for the next build.
     for (let id = 0; id < lists; id++) {
@@ -335,27 +361,27 @@ export function findList(index: TrigramIndex, key: number): number {
 
 /**
  * The bitmap of dense list `k` (see {@link isDense}): a view into the index, ceil(rowCount/32)
- * words. Read-only: copy it before changing it.
+ * words, every status code's rows. Read-only: copy it before changing it.
  */
 export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): Uint32Array {
   const words = (rowCount + 31) >>> 5;
-  return index.bitmaps.subarray(index.refs[k], index.refs[k] + words);
+  const at = index.refs[k * STATUSES];
+  return index.bitmaps.subarray(at, at + words);
 }
 
-/**
- * The rows of list `k`, ascending; length `min(index.counts[k], limit)`: the list's first
- * `limit` rows. Sparse lists are decoded from their gaps, O(length); dense ones read from
- * their bitmap, O(rowCount / 32 + length) at most.
- */
-export function listRows(index: TrigramIndex, k: number, rowCount: number, limit = Number.POSITIVE_INFINITY): Uint32Array {
-  const count = Math.min(index.counts[k], limit);
-  if (isDense(index.counts[k], rowCount)) {
-    const rows = rowsOfBitmap(denseBitmap(index, k, rowCount), index.counts[k]);
-    return count < rows.length ? rows.slice(0, count) : rows;
-  }
+/** Rows of list `k` whose status code is in `mask` (bit c = code c), from the stored counts: O(S). */
+export function listCount(index: TrigramIndex, k: number, mask: number): number {
+  let count = 0;
+  for (let c = 0; c < STATUSES; c++) if ((mask >>> c) & 1) count += index.statusCounts[k * STATUSES + c];
+  return count;
+}
+
+/** The first `limit` rows of status group `c` of sparse list `k`, decoded from its gaps. */
+function decodeGroup(index: TrigramIndex, k: number, c: number, limit: number): Uint32Array {
+  const count = Math.min(index.statusCounts[k * STATUSES + c], limit);
   const rows = new Uint32Array(count);
   const gaps = index.gaps;
-  let at = index.refs[k];
+  let at = index.refs[k * STATUSES + c];
   let row = 0;
   for (let i = 0; i < count; i++) {
     // inline LEB128 decode
@@ -372,4 +398,36 @@ export function listRows(index: TrigramIndex, k: number, rowCount: number, limit
     rows[i] = row;
   }
   return rows;
+}
+
+/** The first `limit` rows of the union of two ascending, disjoint row lists. */
+function mergeRows(a: Uint32Array, b: Uint32Array, limit: number): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length + b.length, limit));
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < out.length; k++) out[k] = j >= b.length || (i < a.length && a[i] < b[j]) ? a[i++] : b[j++];
+  return out;
+}
+
+/**
+ * The rows of list `k` whose status code is in `mask`, ascending, at most the first `limit`.
+ * A sparse list decodes just the status groups asked for (and of each at most `limit` rows),
+ * merging them: O(rows returned · S). A dense list reads its bitmap, O(rowCount / 32 + rows);
+ * it has no status groups, so `mask` must then be every status code.
+ * @throws RangeError for a status mask on a dense list.
+ */
+export function listRows(index: TrigramIndex, k: number, rowCount: number, limit = Number.POSITIVE_INFINITY, mask = (1 << STATUSES) - 1): Uint32Array {
+  const total = index.counts[k];
+  if (isDense(total, rowCount)) {
+    if (mask !== (1 << STATUSES) - 1) throw new RangeError("a dense posting list has no status groups");
+    const rows = rowsOfBitmap(denseBitmap(index, k, rowCount), total);
+    return limit < rows.length ? rows.slice(0, limit) : rows;
+  }
+  let rows: Uint32Array | null = null;
+  for (let c = 0; c < STATUSES; c++) {
+    if (((mask >>> c) & 1) === 0 || index.statusCounts[k * STATUSES + c] === 0) continue;
+    const group = decodeGroup(index, k, c, limit);
+    rows = rows === null ? group : mergeRows(rows, group, limit);
+  }
+  return rows ?? new Uint32Array(0);
 }

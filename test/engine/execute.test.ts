@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { createEngine, executeQuery } from "../../src/engine/execute.ts";
-import type { Query } from "../../src/query/types.ts";
+import type { Predicate, Query } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
@@ -87,4 +87,73 @@ describe("engine plans on a larger dataset", () => {
       }
     });
   }
+});
+
+describe("posting lists under status filters, dense and sparse", () => {
+  // 4000 rows of random syllables: some trigrams are in more than 4000 / 32 = 125 rows (dense
+  // lists, bitmaps), many in fewer (sparse lists, grouped by status).
+  const syllables = ["ka", "ri", "mo", "na", "el", "so", "ли", "на", "ва", "zu", "qe", "xo", "ée"];
+  let state = 12345;
+  const next = (m: number) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return (state >>> 8) % m;
+  };
+  const word = (parts: number) => Array.from({ length: parts }, () => syllables[next(syllables.length)]).join("");
+  const records: UserRecord[] = [];
+  for (let i = 0; i < 4000; i++) {
+    records.push({
+      id: i * 2 + 1,
+      name: `${word(2 + next(2))} ${word(2)}`,
+      email: `${word(3)}.${next(500)}@${["ex", "mail", "corp"][next(3)]}.org`,
+      status: next(10) < 7 ? "active" : "inactive",
+    });
+  }
+  const store = buildStoreFromRecords(records);
+  const needles = ["kar", "ris", "mon", "лин", "ава", "zuq", "xoé", "éek", "ena", "a k", "qex", ".1@", "orp", "kam", "sok", "нал"];
+  const sorts: Query["sort"][] = [
+    [],
+    [{ column: "id", direction: "desc", absolute: false }],
+    [{ column: "name", direction: "asc", absolute: false }],
+    [{ column: "email", direction: "desc", absolute: false }],
+    [{ column: "status", direction: "asc", absolute: false }, { column: "name", direction: "desc", absolute: false }],
+  ];
+  const queryArbitrary = fc.record({
+    needle: fc.constantFrom(...needles),
+    other: fc.option(fc.constantFrom(...needles), { nil: undefined }),
+    column: fc.constantFrom("name" as const, "email" as const),
+    codes: fc.constantFrom([0], [1], [0, 1]),
+    nested: fc.boolean(),
+    sort: fc.constantFrom(...sorts),
+    offset: fc.nat(400),
+    limit: fc.integer({ min: 1, max: 120 }),
+  });
+
+  for (const plan of ["auto", "walk", "gather"] as const) {
+    test(`status AND contains, nested and combined (plan ${plan})`, () => {
+      const engine = createEngine(store, { plan });
+      fc.assert(
+        fc.property(queryArbitrary, (q) => {
+          const contains = { kind: "text" as const, column: q.column, op: "contains" as const, value: q.needle };
+          const status = { kind: "status" as const, codes: [...q.codes] };
+          let filter: Predicate = { kind: "and", children: [status, contains] };
+          if (q.nested) filter = { kind: "and", children: [filter, { kind: "text", column: "name", op: "notBlank", value: "" }] };
+          if (q.other !== undefined) filter = { kind: "and", children: [filter, { kind: "text", column: "email", op: "contains", value: q.other }] };
+          const query: Query = { filter, sort: q.sort, offset: q.offset, limit: q.limit };
+          for (const window of [query, { ...query, offset: query.offset + query.limit }]) {
+            const expected = naiveQuery(records, window);
+            const got = run(engine, window);
+            expect(got.total).toBe(expected.total);
+            expect(ids(got.rows)).toEqual(ids(expected.rows));
+          }
+        }),
+        { numRuns: 300 },
+      );
+    }, 120_000);
+  }
+
+  test("the dataset has both dense and sparse lists for the needles", () => {
+    const counts = needles.map((needle) => records.filter((r) => r.name.toLowerCase().normalize("NFKD").replace(/\p{M}/gu, "").includes(needle)).length);
+    expect(counts.some((c) => c * 32 > records.length)).toBe(true);
+    expect(counts.some((c) => c > 0 && c * 32 <= records.length)).toBe(true);
+  });
 });
