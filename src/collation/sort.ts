@@ -6,10 +6,14 @@
  * are deduplicated, sorted with `collator.compare`, and merged in by galloping binary search;
  * a final merge by (rank, row) interleaves both.
  *
+ * The values come as JS strings or as packed UTF-8 (the snapshot build's case): from UTF-8 the
+ * keys are encoded straight from the bytes, and only values without a key, plus the few values
+ * the collator compares them with, are decoded to strings.
+ *
  * Each key is written once, next to the keys of its bucket, so that later steps read memory near
  * what they sort: at 10M rows, random reads over the whole key buffer and first touches of fresh
  * memory cost more than comparisons. Hence also: typed arrays only, the row stored before its
- * key instead of a row array moved along, and no per-row objects or closures.
+ * key instead of a row array moved along, and no per-row objects.
  */
 import { collator } from "./collation.ts";
 import type { ByteColumn } from "../store/byte-column.ts";
