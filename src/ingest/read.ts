@@ -212,10 +212,20 @@ class ColumnsBuilder {
 /**
  * The first duplicate id in file order among `ids[0..n)`: the index of the first record whose id
  * was already seen, and the index where it was first seen; or null when all ids are distinct.
- * Sorts a Float64Array copy (native, O(n log n)) and checks neighbours; only when some value
- * repeats does it scan again, keeping a Map of the repeated values only.
+ * Strictly ascending ids are recognised in one pass; otherwise it sorts a Float64Array copy
+ * (native, O(n log n)) and checks neighbours; only when some value repeats does it scan again,
+ * keeping a Map of the repeated values only.
  */
 export function findFirstDuplicate(ids: Float64Array, n: number): { index: number; firstIndex: number } | null {
+  // Strictly ascending ids (generated files, most exports) cannot repeat: no sort needed.
+  let ascending = true;
+  for (let i = 1; i < n; i++) {
+    if (!(ids[i - 1] < ids[i])) {
+      ascending = false;
+      break;
+    }
+  }
+  if (ascending) return null;
   const sorted = ids.slice(0, n);
   sorted.sort();
   let repeated: Set<number> | null = null;
