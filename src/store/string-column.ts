@@ -51,10 +51,11 @@ function releaseGarbage(rowCount: number): void {
  */
 export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
   const n = values.offsets.length - 1;
-  const json = packJsonLiterals(values);
-  const folded = foldColumn(values);
+  // The sort first: its temporaries (the largest of the build) are gone before the outputs grow.
   const { order, ranks } = sortUtf8ByCollation(values);
   releaseGarbage(n);
+  const json = packJsonLiterals(values);
+  const folded = foldColumn(values);
   const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
   const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n, statusCodes);
   releaseGarbage(n);
