@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
-import { rowsToJson, writeRowsJson } from "../../src/store/rows-json.ts";
+import { createBodyBuffer, rowsToJson, writeRowsJson, writeRowsJsonInto } from "../../src/store/rows-json.ts";
 import { recordsArb } from "../support/arbitraries.ts";
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -23,7 +23,7 @@ describe("rows to JSON", () => {
   });
 
   test("ids of every magnitude and sign, with a prefix and a suffix", () => {
-    const ids = [0, -0.5, 7, -7, 10, 99, 100, -1000, 123456789, 2 ** 53 - 1, -(2 ** 53 - 1), 1e21, 1.5e-7, 999999999999999, 1e15];
+    const ids = [0, -0.5, 7, -7, 10, 99, 100, -1000, 123456789, 2 ** 31 - 1, 2 ** 31, -(2 ** 31 - 1), -(2 ** 31), 1e9, 999999999, 2 ** 53 - 1, -(2 ** 53 - 1), 1e21, 1.5e-7, 999999999999999, 1e15];
     const records: UserRecord[] = ids.map((id, i) => ({ id, name: `n${i}`, email: `e${i}`, status: i % 2 ? "inactive" : "active" }));
     const store = buildStoreFromRecords(records);
     const rows = Uint32Array.from({ length: ids.length }, (_, i) => i);
@@ -31,5 +31,18 @@ describe("rows to JSON", () => {
     const enc = new TextEncoder();
     expect(decode(writeRowsJson(store, rows, enc.encode('{"data":'), enc.encode(',"total":3}')))).toBe(`{"data":${JSON.stringify(sorted)},"total":3}`);
     expect(decode(rowsToJson(store, new Uint32Array(0)))).toBe("[]");
+  });
+
+  test("into a reusable buffer: the same bytes, the buffer growing as needed", () => {
+    const records: UserRecord[] = Array.from({ length: 300 }, (_, i) => ({ id: i * 7 - 50, name: `Zoë ${i}`, email: `z${i}@example.com`, status: i % 3 ? "active" : "inactive" }));
+    const store = buildStoreFromRecords(records);
+    const buffer = createBodyBuffer(16);
+    const enc = new TextEncoder();
+    for (const count of [0, 1, 5, 300, 2]) {
+      const rows = Uint32Array.from({ length: count }, (_, i) => (i * 37) % records.length);
+      const prefix = enc.encode('{"data":');
+      const suffix = enc.encode(`,"total":${count}}`);
+      expect(decode(writeRowsJsonInto(buffer, store, rows, prefix, suffix))).toBe(decode(writeRowsJson(store, rows, prefix, suffix)));
+    }
   });
 });
