@@ -1,7 +1,9 @@
 /**
  * The HTTP layer: an Elysia app serving GET and POST /api/users (INTERFACE.md), /healthz and
  * the OpenAPI document and UI. The engine and store know nothing of HTTP; this module parses,
- * executes and writes pre-serialized JSON, and turns every failure into problem+json.
+ * executes and writes pre-serialized JSON, and turns every failure into problem+json. The two
+ * /api/users handlers are plain functions ({@link usersHandlers}) that Bun's router calls with
+ * no framework layer in between.
  */
 import { openapi } from "@elysiajs/openapi";
 // The package exports map hides its browser bundle, so it is imported by path (embedded by `bun build --compile`).
@@ -13,7 +15,7 @@ import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
 import { getUsersDoc, healthDoc, postUsersDoc } from "./openapi-doc.ts";
-import { JSON_HEADERS, getBody, postBody, problemResponse } from "./responses.ts";
+import { JSON_HEADERS, getResponse, postResponse, problemResponse } from "./responses.ts";
 
 /** Largest POST body, in bytes (INTERFACE.md "POST /api/users": at most 64 KiB). */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -58,14 +60,84 @@ function fromError(logger: Logger, error: unknown): Response {
   return internalError(logger, error);
 }
 
+/** The /api/users handlers: a Request in, a Response out, every failure a problem+json response. */
+export interface UsersHandlers {
+  /** GET /api/users (INTERFACE.md "GET /api/users"). */
+  get: (request: Request) => Response;
+  /** POST /api/users (INTERFACE.md "POST /api/users"); reads the body, hence async. */
+  post: (request: Request) => Promise<Response>;
+}
+
+/** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
+const bodyDecoder = new TextDecoder();
+
+/**
+ * The handlers of /api/users, free of the framework so that Bun's router calls them directly
+ * (see {@link createApp}); the Elysia routes call the same functions.
+ */
+export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger">): UsersHandlers {
+  const { maxPageSize, logger } = options;
+  const get = (request: Request): Response => {
+    try {
+      const url = request.url;
+      const q = url.indexOf("?");
+      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
+      const engine = options.engine();
+      const page = executeQuery(engine, parsed.query);
+      return getResponse(engine.store, page.rows, page.total, parsed);
+    } catch (error) {
+      return fromError(logger, error);
+    }
+  };
+  const post = async (request: Request): Promise<Response> => {
+    try {
+      const contentType = request.headers.get("content-type");
+      if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
+        return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`);
+      }
+      const length = request.headers.get("content-length");
+      if (length !== null && Number(length) > MAX_BODY_BYTES) {
+        return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+      }
+      const bytes = new Uint8Array(await request.arrayBuffer());
+      if (bytes.length > MAX_BODY_BYTES) {
+        return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${bytes.length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+      }
+      let body: unknown = {};
+      const text = bodyDecoder.decode(bytes);
+      if (text.trim() !== "") {
+        try {
+          body = JSON.parse(text);
+        } catch (error) {
+          return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }]);
+        }
+      }
+      const parsed = parsePostBody(body, maxPageSize);
+      const engine = options.engine();
+      const page = executeQuery(engine, parsed.query);
+      return postResponse(engine.store, page.rows, page.total);
+    } catch (error) {
+      return fromError(logger, error);
+    }
+  };
+  return { get, post };
+}
+
 /**
  * Builds the app.
  * Routes: GET/POST /api/users, GET /healthz, GET /openapi (UI, assets served locally),
  * GET /openapi/json; everything else is a problem+json 404 or 405.
+ *
+ * Served by `listen`, GET and POST /api/users go from Bun's router straight to
+ * {@link usersHandlers} (Elysia's `serve.routes`, which override its own handlers of those
+ * routes): Elysia's per-request context, async wrapper and response mapping cost about as much
+ * as a cheap query. The Elysia routes stay, with the same handlers, for the OpenAPI document and
+ * for `app.handle`/`app.fetch`; other methods on the path fall through to Elysia's 405.
  */
 export function createApp(options: AppOptions) {
   const { maxPageSize, logger } = options;
-  const app = new Elysia()
+  const users = usersHandlers(options);
+  const app = new Elysia({ serve: { routes: { "/api/users": { GET: users.get, POST: users.post } } } })
     .use(
       openapi({
         path: "/openapi",
@@ -91,59 +163,8 @@ export function createApp(options: AppOptions) {
       },
       { detail: healthDoc as never },
     )
-    .get(
-      "/api/users",
-      ({ request }) => {
-        try {
-          const url = request.url;
-          const q = url.indexOf("?");
-          const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
-          const engine = options.engine();
-          const page = executeQuery(engine, parsed.query);
-          return new Response(getBody(engine.store, page.rows, page.total, parsed), { headers: JSON_HEADERS });
-        } catch (error) {
-          return fromError(logger, error);
-        }
-      },
-      { detail: getUsersDoc(maxPageSize) as never },
-    )
-    .post(
-      "/api/users",
-      async ({ request }) => {
-        try {
-          const contentType = request.headers.get("content-type");
-          if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
-            return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`);
-          }
-          const length = request.headers.get("content-length");
-          if (length !== null && Number(length) > MAX_BODY_BYTES) {
-            return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
-          }
-          const bytes = new Uint8Array(await request.arrayBuffer());
-          if (bytes.length > MAX_BODY_BYTES) {
-            return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${bytes.length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
-          }
-          let body: unknown = {};
-          const text = new TextDecoder().decode(bytes);
-          if (text.trim() !== "") {
-            try {
-              body = JSON.parse(text);
-            } catch (error) {
-              return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [
-                { pointer: "", detail: "not valid JSON" },
-              ]);
-            }
-          }
-          const parsed = parsePostBody(body, maxPageSize);
-          const engine = options.engine();
-          const page = executeQuery(engine, parsed.query);
-          return new Response(postBody(engine.store, page.rows, page.total), { headers: JSON_HEADERS });
-        } catch (error) {
-          return fromError(logger, error);
-        }
-      },
-      { parse: "none", detail: postUsersDoc(maxPageSize) as never },
-    );
+    .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize) as never })
+    .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never });
   for (const plugin of options.plugins ?? []) app.use(plugin);
   app.onError(({ code, error, request }) => {
     if (code === "NOT_FOUND") {
