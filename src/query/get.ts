@@ -33,13 +33,15 @@ const INTEGER = /^\d+$/;
  * @throws ProblemError BAD_PARAMETER listing every bad parameter (INTERFACE.md "Errors")
  */
 export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
-  const params = new URLSearchParams(search);
   const errors: FieldError[] = [];
   const bad = (parameter: string, detail: string) => errors.push({ parameter, detail });
 
   // One value per name: repeats must agree (a repeat with another value is ambiguous).
   const values = new Map<string, string>();
-  for (const [name, value] of params) {
+  const pairs = queryPairs(search);
+  for (let i = 0; i < pairs.length; i += 2) {
+    const name = pairs[i];
+    const value = pairs[i + 1];
     const prior = values.get(name);
     if (prior !== undefined && prior !== value) bad(name, `given more than once with different values ("${prior}", "${value}")`);
     else values.set(name, value);
@@ -133,6 +135,50 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
     pageSize,
     meta,
   };
+}
+
+/**
+ * The name/value pairs of a query string, decoded exactly as `new URLSearchParams(search)`
+ * decodes them (WHATWG application/x-www-form-urlencoded: a leading `?` dropped, `&`-separated,
+ * split at the first `=`, `+` as a space, percent-decoded UTF-8 with U+FFFD for bad bytes, a
+ * malformed `%` kept as is), without building the URLSearchParams object: a few substrings
+ * instead of a native object per request.
+ * @returns names and values alternating, in order: `[name0, value0, name1, value1, …]`
+ */
+export function queryPairs(search: string): string[] {
+  const out: string[] = [];
+  const length = search.length;
+  let start = length > 0 && search.charCodeAt(0) === 63 ? 1 : 0; // '?'
+  while (start <= length) {
+    let end = search.indexOf("&", start);
+    if (end < 0) end = length;
+    if (end > start) {
+      const eq = search.indexOf("=", start);
+      if (eq >= 0 && eq < end) {
+        out.push(decodeComponent(search.slice(start, eq)), decodeComponent(search.slice(eq + 1, end)));
+      } else {
+        out.push(decodeComponent(search.slice(start, end)), "");
+      }
+    }
+    start = end + 1;
+  }
+  return out;
+}
+
+/** One name or value of a query string, decoded as URLSearchParams does (see {@link queryPairs}). */
+function decodeComponent(text: string): string {
+  const plus = text.indexOf("+");
+  const percent = text.indexOf("%");
+  if (plus < 0 && percent < 0) return text;
+  const spaced = plus < 0 ? text : text.replaceAll("+", " ");
+  if (percent < 0) return spaced;
+  try {
+    // equal to URLSearchParams' decoding whenever it succeeds (valid escapes of valid UTF-8)
+    return decodeURIComponent(spaced);
+  } catch {
+    // a malformed escape or bad UTF-8: the lenient decoding (`text` holds no '&'; a '=' stays in the value)
+    return new URLSearchParams(`x=${text}`).get("x") as string;
+  }
 }
 
 function describe(e: FieldError): string {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { ProblemError } from "../../src/query/errors.ts";
-import { parseGetQuery } from "../../src/query/get.ts";
+import { parseGetQuery, queryPairs } from "../../src/query/get.ts";
 
 describe("parseGetQuery", () => {
   test("defaults", () => {
@@ -46,5 +47,33 @@ describe("parseGetQuery", () => {
       expect(e.code).toBe("BAD_PARAMETER");
       expect(e.errors.map((x) => ("parameter" in x ? x.parameter : ""))).toEqual(["page", "pageSize", "sortBy", "order", "filter[id]"]);
     }
+  });
+});
+
+describe("queryPairs", () => {
+  const pairsOf = (search: string) => [...new URLSearchParams(search)].flat();
+
+  test("literal cases decode as URLSearchParams does", () => {
+    const cases = [
+      "",
+      "?",
+      "?a=1",
+      "a=1&&b=&c&=d&a=2",
+      "filter%5Bname%5D=mary+ann&x=%2B%20%3D%26",
+      "a=b=c&%=%&%zz=%4&%e9=%C3%A9&%F0%9F%98%80=%ED%A0%80",
+      "caf\u00e9=\u00fc+%C3",
+    ];
+    for (const search of cases) expect(queryPairs(search)).toEqual(pairsOf(search));
+  });
+
+  test("any string decodes as URLSearchParams does", () => {
+    const alphabet = fc.constantFrom("a", "Z", "0", "9", "f", "F", "%", "+", "&", "=", "?", "[", "]", " ", "\u00e9", "%C3", "%A9", "%E2%82", "%AC", "%FF", "%2", "%5B");
+    fc.assert(
+      fc.property(fc.array(alphabet, { maxLength: 30 }), (parts) => {
+        const search = parts.join("");
+        expect(queryPairs(search)).toEqual(pairsOf(search));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
