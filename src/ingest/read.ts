@@ -154,8 +154,10 @@ class ColumnsBuilder {
     }
     // Offsets are 32-bit, so a column holds at most 4 GiB.
     const bytes = Math.min(fileBytes, 0xffffffff);
-    this.names = growingByteColumn(rows, bytes);
-    this.emails = growingByteColumn(rows, bytes);
+    if (bytes > this.emails.bytes.length) {
+      this.names = growingByteColumn(rows, bytes);
+      this.emails = growingByteColumn(rows, bytes);
+    }
   }
 
   /** Adds a record whose name and email are strings (well-formed). */
