@@ -400,6 +400,33 @@ function decodeGroup(index: TrigramIndex, k: number, c: number, limit: number): 
   return rows;
 }
 
+/**
+ * Sets in `bits` (ceil(rowCount / 32) words) the rows of sparse list `k` whose status code is
+ * in `mask`, decoding its groups straight into the bitmap: O(rows), nothing allocated.
+ */
+export function setListBits(index: TrigramIndex, k: number, mask: number, bits: Uint32Array): void {
+  const gaps = index.gaps;
+  for (let c = 0; c < STATUSES; c++) {
+    if (((mask >>> c) & 1) === 0) continue;
+    const count = index.statusCounts[k * STATUSES + c];
+    let at = index.refs[k * STATUSES + c];
+    let row = 0;
+    for (let i = 0; i < count; i++) {
+      // inline LEB128 decode, as in decodeGroup
+      let b = gaps[at++];
+      let gap = b & 0x7f;
+      let shift = 7;
+      while (b & 0x80) {
+        b = gaps[at++];
+        gap |= (b & 0x7f) << shift;
+        shift += 7;
+      }
+      row += gap >>> 0;
+      bits[row >>> 5] |= 1 << (row & 31);
+    }
+  }
+}
+
 /** The first `limit` rows of the union of two ascending, disjoint row lists. */
 function mergeRows(a: Uint32Array, b: Uint32Array, limit: number): Uint32Array {
   const out = new Uint32Array(Math.min(a.length + b.length, limit));
