@@ -91,9 +91,9 @@ function columnWorkerSpecifier(): string {
 
 /**
  * The same store as {@link buildStore}, with the email column built in a worker while this
- * thread builds the name column (the two heaviest steps, on two cores). The email bytes (the
- * input's own when the ids are already ascending) are transferred to the worker, so they are
- * detached from `input` here.
+ * thread builds the name column (the two heaviest steps, on two cores). The email bytes and
+ * offsets (the input's own when the ids are already ascending) are transferred to the worker, so
+ * they are detached from `input` here and must not share a buffer with the other columns.
  * @throws RangeError as {@link buildStore}; Error when the worker fails.
  */
 export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
