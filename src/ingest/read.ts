@@ -33,7 +33,7 @@ import { isUtf8 } from "node:buffer";
 import { open } from "node:fs/promises";
 import { extname } from "node:path";
 import { statusCode, STATUS_VALUES } from "../schema.ts";
-import { type ByteColumn, appendBytes, appendString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
+import { type ByteColumn, appendString, commitValue, copyPlainJsonString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
 
 /**
  * The columns read from a file, in file order; every array has length n (the record count).
@@ -136,8 +136,9 @@ class ColumnsBuilder {
   ids = new Float64Array(1 << 16);
   statusCodes = new Uint8Array(1 << 16);
   lines = new Uint32Array(1 << 16);
-  private names = growingByteColumn(1 << 16, 1 << 20);
-  private emails = growingByteColumn(1 << 16, 1 << 21);
+  /** Names and emails so far; the NDJSON fast path writes into their free room directly. */
+  names = growingByteColumn(1 << 16, 1 << 20);
+  emails = growingByteColumn(1 << 16, 1 << 21);
 
   /**
    * Sizes the empty columns for a file of `fileBytes` bytes, so that they need not grow (each
@@ -167,11 +168,14 @@ class ColumnsBuilder {
     appendString(this.emails, email);
   }
 
-  /** Adds a record whose name and email are the UTF-8 `bytes[nameFrom..nameTo)` and `bytes[emailFrom..emailTo)`. */
-  addUtf8(id: number, bytes: Uint8Array, nameFrom: number, nameTo: number, emailFrom: number, emailTo: number, code: number, line: number): void {
+  /**
+   * Adds a record whose name and email bytes (`nameLength` and `emailLength` bytes) were
+   * already written into the columns' free room by byte-column.ts `copyPlainJsonString`.
+   */
+  addCopied(id: number, nameLength: number, emailLength: number, code: number, line: number): void {
     this.addFixed(id, code, line);
-    appendBytes(this.names, bytes, nameFrom, nameTo);
-    appendBytes(this.emails, bytes, emailFrom, emailTo);
+    commitValue(this.names, nameLength);
+    commitValue(this.emails, emailLength);
   }
 
   /** Appends the id, status code and line of the next record. */
@@ -383,16 +387,6 @@ function startsWithBytes(bytes: Uint8Array, at: number, key: Uint8Array): boolea
   return true;
 }
 
-/** The end of a JSON string body starting at `at`: the index of its closing '"', or -1 if it holds an escape or control character. */
-function plainStringEnd(bytes: Uint8Array, at: number): number {
-  for (let i = at; ; i++) {
-    const b = bytes[i];
-    // '"' ends it; '\\' and control characters (< 0x20, including LF) leave the fast path; past the end, b is undefined.
-    if (b === 34) return i;
-    if (b === 92 || !(b >= 32)) return -1;
-  }
-}
-
 /**
  * NDJSON: one JSON object per line; blank (whitespace-only) lines are skipped. Lines in the
  * canonical shape this project writes (`{"id":<integer>,"name":"…","email":"…","status":"active"}`,
@@ -443,11 +437,13 @@ function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
     const digits = p - digitsFrom;
     if (digits === 0 || digits > 15 || (digits > 1 && bytes[digitsFrom] === 48)) return -1;
     if (!startsWithBytes(bytes, p, NAME_KEY)) return -1;
+    // Name and email are copied into the columns as they are checked, and added only once the
+    // whole line is known to be canonical.
     const nameFrom = p + NAME_KEY.length;
-    const nameTo = plainStringEnd(bytes, nameFrom);
+    const nameTo = copyPlainJsonString(columns.names, bytes, nameFrom);
     if (nameTo < 0 || !startsWithBytes(bytes, nameTo, EMAIL_KEY)) return -1;
     const emailFrom = nameTo + EMAIL_KEY.length;
-    const emailTo = plainStringEnd(bytes, emailFrom);
+    const emailTo = copyPlainJsonString(columns.emails, bytes, emailFrom);
     if (emailTo < 0 || !startsWithBytes(bytes, emailTo, STATUS_KEY)) return -1;
     p = emailTo + STATUS_KEY.length;
     let code: number;
@@ -461,7 +457,7 @@ function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
     // '\r' before the '\n' (CRLF), then the line end or the end of the data.
     if (bytes[p] === 13) p++;
     if (p !== bytes.length && bytes[p] !== 10) return -1;
-    columns.addUtf8(negative ? -id : id, bytes, nameFrom, nameTo, emailFrom, emailTo, code, line);
+    columns.addCopied(negative ? -id : id, nameTo - nameFrom, emailTo - emailFrom, code, line);
     return p;
   };
 

@@ -178,6 +178,40 @@ export function gatherByteColumn(column: ByteColumn, rows: Uint32Array): ByteCol
   return { bytes: out, offsets: outOffsets };
 }
 
+/**
+ * Copies the body of a JSON string that starts at `source[from]` (just after its opening quote)
+ * into the column's free room, up to its closing quote, without adding a value yet (see
+ * {@link commitValue}): the NDJSON reader's fast path, which copies and checks in one pass.
+ * @returns the index of the closing `"` in `source`; -1 at a backslash or a control character
+ *   (the string needs JSON.parse), at the end of `source`, or when the free room is too short
+ *   (the caller then takes a path that grows the column)
+ */
+export function copyPlainJsonString(column: GrowingByteColumn, source: Uint8Array, from: number): number {
+  const bytes = column.bytes;
+  let at = column.offsets[column.count];
+  const room = bytes.length - at;
+  const end = Math.min(source.length, from + room);
+  for (let i = from; i < end; i++) {
+    const b = source[i];
+    // '"' ends it; '\\' and control characters leave the fast path
+    if (b === 0x22) return i;
+    if (b === 0x5c || b < 0x20) return -1;
+    bytes[at++] = b;
+  }
+  return -1;
+}
+
+/**
+ * Adds the `length` bytes written by {@link copyPlainJsonString} as the next value.
+ * @throws RangeError when the offsets would exceed their 4 GiB range (never: the bytes fit).
+ */
+export function commitValue(column: GrowingByteColumn, length: number): void {
+  if (column.count + 2 > column.offsets.length) reserveValue(column, 0);
+  const count = column.count;
+  column.offsets[count + 1] = column.offsets[count] + length;
+  column.count = count + 1;
+}
+
 /** JSON's short escapes for control characters (as JSON.stringify writes them). */
 const SHORT_ESCAPES: Record<number, number> = { 0x08: 0x62, 0x09: 0x74, 0x0a: 0x6e, 0x0c: 0x66, 0x0d: 0x72 };
 const HEX = new TextEncoder().encode("0123456789abcdef");

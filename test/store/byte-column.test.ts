@@ -3,6 +3,8 @@ import fc from "fast-check";
 import {
   appendBytes,
   appendString,
+  commitValue,
+  copyPlainJsonString,
   finishByteColumn,
   gatherByteColumn,
   growingByteColumn,
@@ -91,6 +93,40 @@ describe("growing columns", () => {
 
   test("stringAt keeps a leading U+FEFF", () => {
     expect(stringAt(packStrings(2, (i) => ["x", "\ufeffy"][i]), 1)).toBe("\ufeffy");
+  });
+});
+
+describe("copyPlainJsonString and commitValue", () => {
+  test("copy a string body up to its closing quote; add it only on commit", () => {
+    const source = encoder.encode('"ab é","x\\y","c\nd","tail');
+    const column = growingByteColumn(1, 64);
+    // byte offsets: "ab é" is 1..5 (é takes 2 bytes), then x\y from 9, c LF d from 15, tail from 21
+    expect(copyPlainJsonString(column, source, 1)).toBe(6);
+    expect(column.count).toBe(0);
+    commitValue(column, 6 - 1);
+    expect(copyPlainJsonString(column, source, 9)).toBe(-1); // a backslash
+    expect(copyPlainJsonString(column, source, 15)).toBe(-1); // a control character (LF)
+    expect(copyPlainJsonString(column, source, 21)).toBe(-1); // no closing quote before the end
+    expect(unpackStrings(finishByteColumn(column))).toEqual(["ab é"]);
+  });
+
+  test("too little free room: -1, and nothing is added", () => {
+    const column = growingByteColumn(1, 16);
+    const source = encoder.encode(`${"x".repeat(20)}"`);
+    expect(copyPlainJsonString(column, source, 0)).toBe(-1);
+    expect(copyPlainJsonString(column, source, 10)).toBe(20);
+    commitValue(column, 10);
+    expect(unpackStrings(finishByteColumn(column))).toEqual(["x".repeat(10)]);
+  });
+
+  test("many commits grow the offsets", () => {
+    const column = growingByteColumn(1, 4096);
+    const source = encoder.encode('a"');
+    for (let i = 0; i < 1000; i++) {
+      expect(copyPlainJsonString(column, source, 0)).toBe(1);
+      commitValue(column, 1);
+    }
+    expect(finishByteColumn(column).offsets.length).toBe(1001);
   });
 });
 
