@@ -453,7 +453,9 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
       lists.push(k);
     }
     lists.sort((a, b) => index.counts[a] - index.counts[b]);
-    if (op === "contains" && lists.length === 1 && trigrams.exact) {
+    // A needle of 3 code points is exactly its one list ("1111" also has one distinct trigram,
+    // but a row with "111" need not hold it).
+    if (op === "contains" && trigrams.codePoints === 3 && trigrams.exact) {
       // The list is the answer: referenced, not copied or decoded.
       const k = lists[0];
       const node = bitsNode(null);

@@ -35,6 +35,8 @@ export function trigramKey(c1: number, c2: number, c3: number): number {
 /** A needle's trigram keys (deduplicated, in needle order), and whether each key is exact. */
 export interface NeedleTrigrams {
   keys: number[];
+  /** The needle's length in code points (3 or more): only a 3-code-point needle is one list. */
+  codePoints: number;
   /** False when a code point above {@link MAX_KEY_CODE_POINT} made a key shared. */
   exact: boolean;
 }
@@ -54,7 +56,7 @@ export function needleTrigrams(needle: string): NeedleTrigrams | null {
     if (!keys.includes(key)) keys.push(key);
   }
   for (const cp of cps) if (cp >= MAX_KEY_CODE_POINT) exact = false;
-  return { keys, exact };
+  return { keys, codePoints: cps.length, exact };
 }
 
 /**

@@ -157,3 +157,22 @@ describe("posting lists under status filters, dense and sparse", () => {
     expect(counts.some((c) => c > 0 && c * 32 <= records.length)).toBe(true);
   });
 });
+
+test("a needle of 4 code points with one distinct trigram is checked, not taken as its list", () => {
+  // "1111" has the single trigram "111", which "111ué" also holds.
+  const records: UserRecord[] = [
+    { id: 1, name: "1111", email: "a@x", status: "active" },
+    { id: 2, name: "111ué01", email: "b@x", status: "active" },
+    { id: 3, name: "x11111", email: "c@x", status: "inactive" },
+  ];
+  const engine = createEngine(buildStoreFromRecords(records));
+  for (const codes of [[0], [0, 1]]) {
+    const query: Query = {
+      filter: { kind: "and", children: [{ kind: "status", codes }, { kind: "text", column: "name", op: "contains", value: "1111" }] },
+      sort: [],
+      offset: 0,
+      limit: 10,
+    };
+    expect(run(engine, query)).toEqual({ rows: naiveQuery(records, query).rows, total: naiveQuery(records, query).total });
+  }
+});

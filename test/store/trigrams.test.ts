@@ -52,12 +52,12 @@ describe("trigram index", () => {
 
   test("needle trigrams: null under 3 code points; code points past U+1FFFF share a key and are not exact", () => {
     expect(needleTrigrams("ов")).toBeNull();
-    expect(needleTrigrams("ова")).toEqual({ keys: [key("ова")], exact: true });
-    expect(needleTrigrams("aaaa")).toEqual({ keys: [key("aaa")], exact: true });
+    expect(needleTrigrams("ова")).toEqual({ keys: [key("ова")], codePoints: 3, exact: true });
+    expect(needleTrigrams("aaaa")).toEqual({ keys: [key("aaa")], codePoints: 4, exact: true });
     expect(needleTrigrams("a😀b")?.exact).toBe(true);
     const rare = String.fromCodePoint(0x20000); // CJK Extension B
     const other = String.fromCodePoint(0x20001);
-    expect(needleTrigrams(`a${rare}b`)).toEqual({ keys: [trigramKey(97, MAX_KEY_CODE_POINT, 98)], exact: false });
+    expect(needleTrigrams(`a${rare}b`)).toEqual({ keys: [trigramKey(97, MAX_KEY_CODE_POINT, 98)], codePoints: 3, exact: false });
     expect(needleTrigrams(`a${other}b`)?.keys).toEqual(needleTrigrams(`a${rare}b`)?.keys as number[]);
   });
 
