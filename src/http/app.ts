@@ -10,10 +10,12 @@ import { openapi } from "@elysiajs/openapi";
 import scalarBundle from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import { Elysia } from "elysia";
 import type { Logger } from "pino";
-import { type Engine, executeQuery } from "../engine/execute.ts";
+import { type Engine, type Page, executeQuery } from "../engine/execute.ts";
+import { DeferredQueue, isExpensive } from "../engine/scheduler.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
+import type { Query } from "../query/types.ts";
 import { getUsersDoc, healthDoc, postUsersDoc } from "./openapi-doc.ts";
 import { JSON_HEADERS, getResponse, postResponse, problemResponse } from "./responses.ts";
 
@@ -62,8 +64,11 @@ function fromError(logger: Logger, error: unknown): Response {
 
 /** The /api/users handlers: a Request in, a Response out, every failure a problem+json response. */
 export interface UsersHandlers {
-  /** GET /api/users (INTERFACE.md "GET /api/users"). */
-  get: (request: Request) => Response;
+  /**
+   * GET /api/users (INTERFACE.md "GET /api/users"): a Response at once, or a promise of one
+   * when the query is queued as expensive (engine/scheduler.ts).
+   */
+  get: (request: Request) => Response | Promise<Response>;
   /** POST /api/users (INTERFACE.md "POST /api/users"); reads the body, hence async. */
   post: (request: Request) => Promise<Response>;
 }
@@ -77,14 +82,20 @@ const bodyDecoder = new TextDecoder();
  */
 export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger">): UsersHandlers {
   const { maxPageSize, logger } = options;
-  const get = (request: Request): Response => {
+  // Expensive queries (an uncached substring filter, say) wait their turn here, so that cheap
+  // ones, answered at once, are not held up behind them (engine/scheduler.ts).
+  const queue = new DeferredQueue();
+  const answer = (engine: Engine, query: Query, respond: (page: Page) => Response): Response | Promise<Response> => {
+    if (!isExpensive(engine, query)) return respond(executeQuery(engine, query));
+    return queue.run(() => respond(executeQuery(engine, query))).catch((error: unknown) => fromError(logger, error));
+  };
+  const get = (request: Request): Response | Promise<Response> => {
     try {
       const url = request.url;
       const q = url.indexOf("?");
       const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
       const engine = options.engine();
-      const page = executeQuery(engine, parsed.query);
-      return getResponse(engine.store, page.rows, page.total, parsed);
+      return answer(engine, parsed.query, (page) => getResponse(engine.store, page.rows, page.total, parsed));
     } catch (error) {
       return fromError(logger, error);
     }
@@ -114,8 +125,7 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       }
       const parsed = parsePostBody(body, maxPageSize);
       const engine = options.engine();
-      const page = executeQuery(engine, parsed.query);
-      return postResponse(engine.store, page.rows, page.total);
+      return await answer(engine, parsed.query, (page) => postResponse(engine.store, page.rows, page.total));
     } catch (error) {
       return fromError(logger, error);
     }
