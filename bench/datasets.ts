@@ -7,8 +7,9 @@
  * {@link AUTO_REBUILD_ROWS} rows, or with `rebuild`) or reported as stale.
  *
  * Per row count N:
- * - `users-N.snap`: our snapshot, from buildSnapshotFromGenerator; `users-N.build.json` keeps
- *   its BuildReport (the build is timed once, when the cache is made);
+ * - `users-N.snap`: our snapshot, built by `snapshot build` (buildSnapshotFromFile) from the
+ *   users generated into a temporary NDJSON file; `users-N.build.json` keeps its BuildReport
+ *   (the build is timed once, when the cache is made);
  * - `users-N/`: what the peers load, column by column: `ids.f64`, `status.u8` (status codes),
  *   `name.txt`, `email.txt` and their folded forms `name_folded.txt`, `email_folded.txt`
  *   (fold() computed here, independently of the snapshot), one value a line; `name_rank.u32`,
@@ -25,9 +26,9 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { fold } from "../src/collation/collation.ts";
-import { csvField, generateUsers } from "../src/generate/users.ts";
+import { csvField, generateUsers, writeUsers } from "../src/generate/users.ts";
 import { STATUS_VALUES } from "../src/schema.ts";
-import { buildSnapshotFromGenerator, type BuildReport } from "../src/snapshot/build-file.ts";
+import { type BuildReport, buildSnapshotFromFile } from "../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 
 /** The generator seed of every dataset. */
@@ -242,15 +243,27 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
   renameSync(tmp, path);
 }
 
-/** Builds the snapshot of a dataset (timed) and records its report. */
-export function buildSnapshot(dataset: Dataset, log: (line: string) => void): BuildReport {
-  log(`building snapshot ${dataset.snapshot}`);
-  const started = performance.now();
-  const report = buildSnapshotFromGenerator({ count: dataset.rows, seed: SEED }, dataset.snapshot);
-  const wallMs = performance.now() - started;
-  writeAtomic(dataset.buildReport, JSON.stringify({ ...report, wallMs, builtAt: new Date().toISOString(), sources: snapshotSourcesHash() }, null, 2));
-  log(`built ${dataset.snapshot}: ${(report.bytes / 2 ** 20).toFixed(1)} MiB in ${(wallMs / 1000).toFixed(1)} s`);
-  return report;
+/**
+ * Builds the snapshot of a dataset and records its report. The users are generated into an
+ * NDJSON file first (not timed; deleted after), and the build timed is `snapshot build` of
+ * that file (src/snapshot/build-file.ts `buildSnapshotFromFile`): reading and validating the
+ * input, building the indexes on both cores, writing the snapshot.
+ */
+export async function buildSnapshot(dataset: Dataset, log: (line: string) => void): Promise<BuildReport> {
+  const input = `${dataset.snapshot}.${process.pid}.ndjson`;
+  log(`generating ${dataset.rows} users into ${input}`);
+  try {
+    await writeUsers(input, { count: dataset.rows, seed: SEED, format: "ndjson" });
+    log(`building snapshot ${dataset.snapshot} from ${input}`);
+    const started = performance.now();
+    const report = await buildSnapshotFromFile(input, dataset.snapshot);
+    const wallMs = performance.now() - started;
+    writeAtomic(dataset.buildReport, JSON.stringify({ ...report, wallMs, builtAt: new Date().toISOString(), sources: snapshotSourcesHash() }, null, 2));
+    log(`built ${dataset.snapshot}: ${(report.bytes / 2 ** 20).toFixed(1)} MiB in ${(wallMs / 1000).toFixed(1)} s`);
+    return report;
+  } finally {
+    rmSync(input, { force: true });
+  }
 }
 
 /** A text file written in large chunks as values arrive, then renamed into place. */
@@ -456,7 +469,7 @@ if (import.meta.main) {
   const log = (line: string) => process.stderr.write(`[datasets] ${line}\n`);
   for (const rows of sizes) {
     const dataset = datasetPaths(rows);
-    if (values.step === "snapshot") buildSnapshot(dataset, log);
+    if (values.step === "snapshot") await buildSnapshot(dataset, log);
     else if (values.step === "peers") await buildPeerFiles(dataset, log);
     else {
       buildDataset(dataset, log);
