@@ -16,7 +16,7 @@ import { setListBits } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
 import { emptyBitmap, selectRows } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
-import { type FilterResult, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
+import { type FilterResult, evaluateFilter, firstMatchRows, matchBits, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** All status codes as a mask. */
@@ -71,7 +71,7 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
 /** Size of a filter result, in bytes. */
 function filterBytes(result: FilterResult): number {
   if (result.kind !== "set") return 64;
-  // What is materialized later is not counted: a bitmap is at most rowCount / 8 bytes. A
+  // Rows and bitmaps materialized later are counted again when they are (executeQuery). A
   // shared bitmap is a view of the store.
   const set = result.set;
   return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + 64;
@@ -129,7 +129,9 @@ export function executeQuery(engine: Engine, query: Query): Page {
     const desc = keys[0].direction === "desc";
     if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
     if (set.rows !== null || set.bits === null) {
+      const hadRows = set.rows !== null;
       const rows = matchRows(store, set);
+      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter));
       if (!desc) return { rows: rows.slice(offset, end), total };
       const out = new Uint32Array(end - offset);
       for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
@@ -148,11 +150,22 @@ export function executeQuery(engine: Engine, query: Query): Page {
   const log = Math.log2(set.count + 2);
   const sortCost = keys.length === 1 && !keys[0].absolute ? set.count * (32 + log) : 16 * set.count * log;
   if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
+    const hadRows = set.rows !== null;
     const ordered = orderAll(store, matchRows(store, set), keys);
+    if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter));
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
     return { rows: ordered.slice(offset, end), total };
   }
   const segments = buildSegments(store, keys, set.mask);
+  // A set walked once borrows the scratch bitmap (most substring queries are asked once); a
+  // set walked again (the next AG Grid block, a repeated query) gets its own bitmap, kept with
+  // the cached set, so each later block costs only its walk.
+  if (set.bits === null && set.walks > 0) {
+    matchBits(store, set);
+    // Count the new bitmap against the cache's budget.
+    engine.filters.set(filterKey, filter, filterBytes(filter));
+  }
+  set.walks++;
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state);
   if (walked.checkpoint !== null) {
     state = { ordered: null, checkpoint: walked.checkpoint };

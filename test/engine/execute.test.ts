@@ -176,3 +176,27 @@ test("a needle of 4 code points with one distinct trigram is checked, not taken 
     expect(run(engine, query)).toEqual({ rows: naiveQuery(records, query).rows, total: naiveQuery(records, query).total });
   }
 });
+
+test("a match set walked again keeps its own bitmap, counted against the cache budget", () => {
+  // 6400 rows; "zzq" in 100 of them: a sparse list (100 * 32 <= 6400), walked in name order.
+  const records: UserRecord[] = Array.from({ length: 6400 }, (_, i) => ({
+    id: i + 1,
+    name: `n${(i * 7919) % 6400}${i % 64 === 0 ? " zzq" : ""}`,
+    email: `u${i}@x`,
+    status: "active",
+  }));
+  const engine = createEngine(buildStoreFromRecords(records), { plan: "walk" });
+  const query = (offset: number): Query => ({
+    filter: { kind: "text", column: "name", op: "contains", value: "zzq" },
+    sort: [{ column: "name", direction: "asc", absolute: false }],
+    offset,
+    limit: 10,
+  });
+  expect(run(engine, query(0))).toEqual({ rows: naiveQuery(records, query(0)).rows, total: 100 });
+  const afterFirst = engine.filters.bytes;
+  // The second block: the set now has its own bitmap (6400 / 8 bytes) and the cache counts it.
+  expect(run(engine, query(10))).toEqual({ rows: naiveQuery(records, query(10)).rows, total: 100 });
+  expect(engine.filters.bytes).toBeGreaterThanOrEqual(afterFirst + 6400 / 8);
+  // The scratch bitmap the first walk borrowed is zero again.
+  expect(engine.scratch?.every((w) => w === 0)).toBe(true);
+});
