@@ -16,7 +16,7 @@ import { setListBits } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
 import { emptyBitmap, selectRows } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
-import { type FilterResult, evaluateFilter, firstMatchRows, matchBits, matchRows } from "./filter.ts";
+import { type FilterResult, type MatchSet, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** All status codes as a mask. */
@@ -46,12 +46,15 @@ export interface Engine {
   filters: ByteLru<FilterResult>;
   orders: ByteLru<OrderState>;
   /**
-   * A zeroed bitmap over the store's rows (ceil(rowCount / 32) words), allocated on first use
-   * and reused: a walk over a match set held as rows sets them in it and clears them after.
-   * A fresh bitmap per walk would cost more in first touches of new memory (page faults:
-   * ~1 ms per 1.25 MB on this project's VMs) than the walk itself.
+   * A bitmap over the store's rows (ceil(rowCount / 32) words), allocated on first use and
+   * reused: a walk over a match set held as rows (or a sparse posting list) sets them in it.
+   * It keeps them until another set needs it, so the next window of the same set (AG Grid's
+   * next block) walks at once. A bitmap per set would cost more in first touches of new
+   * memory (page faults: ~1 ms per 1.25 MB on this project's VMs) than the walk itself.
    */
   scratch: Uint32Array | null;
+  /** The match set whose rows `scratch` holds, or null (then it is cleared before use). */
+  scratchOwner: MatchSet | null;
 }
 
 /** Engine options. */
@@ -65,7 +68,7 @@ export interface EngineOptions {
 /** Creates an engine over a store. */
 export function createEngine(store: Store, options: EngineOptions = {}): Engine {
   const budget = options.cacheBytes ?? 256 * 1024 * 1024;
-  return { store, plan: options.plan ?? "auto", filters: new ByteLru(budget * 0.75), orders: new ByteLru(budget * 0.25), scratch: null };
+  return { store, plan: options.plan ?? "auto", filters: new ByteLru(budget * 0.75), orders: new ByteLru(budget * 0.25), scratch: null, scratchOwner: null };
 }
 
 /** Size of a filter result, in bytes. */
@@ -157,15 +160,6 @@ export function executeQuery(engine: Engine, query: Query): Page {
     return { rows: ordered.slice(offset, end), total };
   }
   const segments = buildSegments(store, keys, set.mask);
-  // A set walked once borrows the scratch bitmap (most substring queries are asked once); a
-  // set walked again (the next AG Grid block, a repeated query) gets its own bitmap, kept with
-  // the cached set, so each later block costs only its walk.
-  if (set.bits === null && set.walks > 0) {
-    matchBits(store, set);
-    // Count the new bitmap against the cache's budget.
-    engine.filters.set(filterKey, filter, filterBytes(filter));
-  }
-  set.walks++;
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state);
   if (walked.checkpoint !== null) {
     state = { ordered: null, checkpoint: walked.checkpoint };
@@ -176,8 +170,8 @@ export function executeQuery(engine: Engine, query: Query): Page {
 
 /**
  * A walk over a match set held as rows or as a sparse posting list: its rows are set in the
- * engine's scratch bitmap for the walk only (a list decoded straight into it, nothing
- * allocated), which is zeroed after.
+ * engine's scratch bitmap (a list decoded straight into it, nothing allocated) unless the
+ * scratch holds them already from the set's previous walk.
  */
 function walkRows(
   engine: Engine,
@@ -188,12 +182,20 @@ function walkRows(
   state: OrderState | undefined,
 ): ReturnType<typeof windowRows> {
   const set = filter.set;
+  const fresh = engine.scratch === null;
   engine.scratch ??= emptyBitmap(engine.store.rowCount);
   const bits = engine.scratch;
-  if (set.rows === null && set.list !== null) setListBits(set.list.index, set.list.k, set.mask, bits);
-  else {
-    const rows = matchRows(engine.store, set);
-    for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+  if (engine.scratchOwner !== set) {
+    // Cleared unless just allocated; no owner while filling, so a failure mid-way leaves it to
+    // be cleared by the next walk.
+    if (!fresh) bits.fill(0);
+    engine.scratchOwner = null;
+    if (set.rows === null && set.list !== null) setListBits(set.list.index, set.list.k, set.mask, bits);
+    else {
+      const rows = matchRows(engine.store, set);
+      for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+    }
+    engine.scratchOwner = set;
   }
   set.bits = bits;
   set.bitsExact = true;
@@ -201,7 +203,6 @@ function walkRows(
     return windowRows(engine.store, segments, filter, offset, limit, state?.checkpoint ?? null);
   } finally {
     set.bits = null;
-    bits.fill(0);
   }
 }
 

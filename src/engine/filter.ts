@@ -56,8 +56,6 @@ export interface MatchSet {
   rows: Uint32Array | null;
   /** A sparse posting list whose rows of the status codes in `mask` are the matches. */
   list: ListRef | null;
-  /** Walks over the set so far (the executor gives a set walked more than once its own bitmap). */
-  walks: number;
 }
 
 /** The match set's rows ascending, decoded or built on first use and kept; length `set.count`. */
@@ -352,7 +350,6 @@ function finishMatchSet(store: Store, node: SetNode): MatchSet {
     sharedBits: node.shared,
     rows: node.rows,
     list: node.list,
-    walks: 0,
   };
 }
 

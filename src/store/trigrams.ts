@@ -371,13 +371,6 @@ export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): U
   return index.bitmaps.subarray(at, at + words);
 }
 
-/** Rows of list `k` whose status code is in `mask` (bit c = code c), from the stored counts: O(S). */
-export function listCount(index: TrigramIndex, k: number, mask: number): number {
-  let count = 0;
-  for (let c = 0; c < STATUSES; c++) if ((mask >>> c) & 1) count += index.statusCounts[k * STATUSES + c];
-  return count;
-}
-
 /** The first `limit` rows of status group `c` of sparse list `k`, decoded from its gaps. */
 function decodeGroup(index: TrigramIndex, k: number, c: number, limit: number): Uint32Array {
   const count = Math.min(index.statusCounts[k * STATUSES + c], limit);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { popcount32 } from "../../src/engine/bitmap.ts";
 import { createEngine, executeQuery } from "../../src/engine/execute.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/schema.ts";
@@ -177,26 +178,25 @@ test("a needle of 4 code points with one distinct trigram is checked, not taken 
   }
 });
 
-test("a match set walked again keeps its own bitmap, counted against the cache budget", () => {
-  // 6400 rows; "zzq" in 100 of them: a sparse list (100 * 32 <= 6400), walked in name order.
+test("the scratch bitmap of a walk is kept for the same set's next window and cleared for another", () => {
+  // 6400 rows; "zzq" in 100 of them, "qqz" in 50: sparse lists (count * 32 <= 6400), walked in name order.
   const records: UserRecord[] = Array.from({ length: 6400 }, (_, i) => ({
     id: i + 1,
-    name: `n${(i * 7919) % 6400}${i % 64 === 0 ? " zzq" : ""}`,
+    name: `n${(i * 7919) % 6400}${i % 64 === 0 ? " zzq" : ""}${i % 128 === 1 ? " qqz" : ""}`,
     email: `u${i}@x`,
     status: "active",
   }));
   const engine = createEngine(buildStoreFromRecords(records), { plan: "walk" });
-  const query = (offset: number): Query => ({
-    filter: { kind: "text", column: "name", op: "contains", value: "zzq" },
+  const query = (needle: string, offset: number): Query => ({
+    filter: { kind: "text", column: "name", op: "contains", value: needle },
     sort: [{ column: "name", direction: "asc", absolute: false }],
     offset,
     limit: 10,
   });
-  expect(run(engine, query(0))).toEqual({ rows: naiveQuery(records, query(0)).rows, total: 100 });
-  const afterFirst = engine.filters.bytes;
-  // The second block: the set now has its own bitmap (6400 / 8 bytes) and the cache counts it.
-  expect(run(engine, query(10))).toEqual({ rows: naiveQuery(records, query(10)).rows, total: 100 });
-  expect(engine.filters.bytes).toBeGreaterThanOrEqual(afterFirst + 6400 / 8);
-  // The scratch bitmap the first walk borrowed is zero again.
-  expect(engine.scratch?.every((w) => w === 0)).toBe(true);
+  const bitsSet = () => (engine.scratch as Uint32Array).reduce((n, w) => n + (w === 0 ? 0 : popcount32(w)), 0);
+  for (const [needle, offset, total] of [["zzq", 0, 100], ["zzq", 10, 100], ["qqz", 0, 50], ["zzq", 20, 100], ["qqz", 40, 50]] as const) {
+    expect(run(engine, query(needle, offset))).toEqual({ rows: naiveQuery(records, query(needle, offset)).rows, total });
+    // The scratch holds exactly the last walked set's rows.
+    expect(bitsSet()).toBe(total);
+  }
 });
