@@ -32,9 +32,9 @@ export interface ListRef {
 
 /**
  * The rows a filter selects: those of `bits`, `rows` or `list` (at least one is set) whose
- * status code is in `mask`. The others are built on first use by {@link matchBits},
- * {@link matchRows}, {@link matchCountByStatus} and kept (a cached match set gets cheaper
- * with use).
+ * status code is in `mask`. Rows and per-status counts are built on first use by
+ * {@link matchRows} and {@link matchCountByStatus} and kept (a cached match set gets cheaper
+ * with use); walks borrow the engine's scratch bitmap (execute.ts).
  */
 export interface MatchSet {
   /** Matching rows, in rows. */
@@ -66,19 +66,6 @@ export function matchRows(store: Store, set: MatchSet): Uint32Array {
     else set.rows = keepStatus(store, rowsOfBitmap(set.bits as Bitmap), set.mask);
   }
   return set.rows;
-}
-
-/**
- * A bitmap holding every match, built on first use and kept. Read-only. Unless
- * `set.bitsExact`, it also holds rows of other status codes: test the status too (walk
- * segments built for `set.mask`).
- */
-export function matchBits(store: Store, set: MatchSet): Bitmap {
-  if (set.bits === null) {
-    set.bits = bitmapOfRows(matchRows(store, set), store.rowCount);
-    set.bitsExact = true;
-  }
-  return set.bits;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { andInPlace, bitmapOfRows, countRows, emptyBitmap, fullBitmap, hasRow, notInPlace, orInPlace, popcount32, rowsOfBitmap, setRange } from "../../src/engine/bitmap.ts";
+import { andInPlace, andInto, bitmapOfRows, countRows, emptyBitmap, fullBitmap, hasRow, notInPlace, orInPlace, popcount32, rowsOfBitmap, setRange } from "../../src/engine/bitmap.ts";
 
 describe("bitmap", () => {
   test("literal ranges across word boundaries", () => {
@@ -50,6 +50,21 @@ describe("selectRows and countAnd", () => {
         expect(countAnd(bits, bitmapOfRows(Uint32Array.from(b), n))).toBe(a.filter((r) => sb.has(r)).length);
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe("andInto", () => {
+  test("writes a & b and returns its row count", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 300 }).chain((n) => fc.tuple(fc.constant(n), fc.uniqueArray(fc.nat(Math.max(0, n - 1)), { maxLength: n }), fc.uniqueArray(fc.nat(Math.max(0, n - 1)), { maxLength: n }))), ([n, a, b]) => {
+        const out = emptyBitmap(n);
+        const count = andInto(out, bitmapOfRows(Uint32Array.from(a), n), bitmapOfRows(Uint32Array.from(b), n));
+        const expected = a.filter((row) => b.includes(row)).sort((x, y) => x - y);
+        expect(Array.from(rowsOfBitmap(out))).toEqual(expected);
+        expect(count).toBe(expected.length);
+      }),
+      { numRuns: 200 },
     );
   });
 });
