@@ -5,8 +5,9 @@
  * search over the ascending ids; status predicates through the status codes.
  */
 import { fold } from "../collation/collation.ts";
-import { STATUS_VALUES } from "../schema.ts";
+import { STATUS_VALUES, type StringColumnId } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
+import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
 import type { Store, StringColumn, TrigramIndex } from "../store/types.ts";
 import {
@@ -199,7 +200,7 @@ function evalNode(store: Store, p: Predicate): Node {
     case "text":
       if (p.column === "status") return maskNode(statusTextMask(p.op, p.value));
       if (p.column === "id") return bitsNode(idText(store, p.op, p.value));
-      return textOnString(store, store.strings[p.column], p.op, p.value);
+      return textOnString(store, p.column, p.op, p.value);
     case "number":
       return idNumber(store, p.op, p.value, p.valueTo);
     case "set":
@@ -402,12 +403,13 @@ function positive(op: TextOp): { op: "contains" | "equals" | "startsWith" | "end
   }
 }
 
-function textOnString(store: Store, column: StringColumn, op: TextOp, value: string): Node {
+function textOnString(store: Store, columnId: StringColumnId, op: TextOp, value: string): Node {
+  const column = store.strings[columnId];
   const p = positive(op);
   const needleText = fold(value);
   let node: Node;
   if (p.blank) {
-    node = bitsNode(blankRows(store, column));
+    node = bitsNode(blankRows(store, columnId));
   } else if (!needleText.isWellFormed()) {
     // Stored values are well-formed Unicode, so no value contains a lone surrogate.
     node = NONE;
@@ -556,14 +558,13 @@ function verifyRows(column: StringColumn, candidates: Uint32Array, op: "contains
   return out.subarray(0, k);
 }
 
-const decoder = new TextDecoder();
-
 /**
  * Rows whose value is blank: empty or white space only (AG Grid's `isBlank`: null, or a string
  * whose trim() is empty). White space folds to white space, so only rows whose folded value
  * starts with white space or is empty are decoded and checked on the stored value.
  */
-function blankRows(store: Store, column: StringColumn): Bitmap {
+function blankRows(store: Store, columnId: StringColumnId): Bitmap {
+  const column = store.strings[columnId];
   const bits = emptyBitmap(store.rowCount);
   const folded = column.folded;
   const offsets = column.foldedOffsets;
@@ -573,8 +574,7 @@ function blankRows(store: Store, column: StringColumn): Bitmap {
       const b = folded[start];
       // ASCII printable other than space (0x20) cannot start a blank value.
       if (b > 0x20 && b < 0x80) continue;
-      const raw = JSON.parse(decoder.decode(column.json.subarray(column.jsonOffsets[row], column.jsonOffsets[row + 1]))) as string;
-      if (raw.trim() !== "") continue;
+      if (stringValueAt(store, columnId, row).trim() !== "") continue;
     }
     bits[row >>> 5] |= 1 << (row & 31);
   }
@@ -671,9 +671,8 @@ function setNode(store: Store, column: string, values: string[]): Node {
     }
     return bitsNode(bits);
   }
-  const col = store.strings[column as "name" | "email"];
   return orNodes(
     store,
-    [...new Set(values)].map((v) => textOnString(store, col, "equals", v)),
+    [...new Set(values)].map((v) => textOnString(store, column as StringColumnId, "equals", v)),
   );
 }

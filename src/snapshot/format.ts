@@ -1,5 +1,5 @@
 /**
- * The snapshot file format, version 2 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * The snapshot file format, version 3 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
  * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
  * loader views in place out of a memory map.
  */
@@ -10,7 +10,7 @@ import { COLUMN_IDS, STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -77,8 +77,6 @@ export function currentSchema(): SnapshotHeader["schema"] {
 /** Names of the sections a string column contributes, in file order. */
 export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): string[] {
   return [
-    `${column}.json`,
-    `${column}.jsonOffsets`,
     `${column}.folded`,
     `${column}.foldedOffsets`,
     `${column}.rowsByValue`,

@@ -4,7 +4,7 @@
  * no other work that grows with the row count.
  */
 import { STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
-import type { Store, StringColumn } from "../store/types.ts";
+import type { Records, Store, StringColumn } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,
@@ -132,13 +132,12 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     ) as T extends "u8" ? Uint8Array : T extends "u32" ? Uint32Array : Float64Array;
   };
 
+  const records: Records = { offsets: section("recordOffsets", "u32", rowCount + 1), bytes: section("records", "u8"), scratch: section("bodyScratch", "u8") };
+  if (records.offsets[0] !== 0 || records.offsets[rowCount] !== records.bytes.length) fail("corrupt: recordOffsets does not span records");
   const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
   for (const column of STRING_COLUMNS) {
-    const [json, jsonOffsets, folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] =
-      stringSectionNames(column);
+    const [folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] = stringSectionNames(column);
     const c: StringColumn = {
-      json: section(json, "u8"),
-      jsonOffsets: section(jsonOffsets, "u32", rowCount + 1),
       folded: section(folded, "u8"),
       foldedOffsets: section(foldedOffsets, "u32", rowCount + 1),
       rowsByValue: section(rowsByValue, "u32", rowCount),
@@ -153,7 +152,6 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
         gaps: section(gaps, "u8"),
       },
     };
-    if (c.jsonOffsets[rowCount] !== c.json.length) fail(`corrupt: ${jsonOffsets} does not end at the length of ${json}`);
     if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);
     const lists = c.trigrams.keys.length;
     if (c.trigrams.counts.length !== lists) fail(`corrupt: ${counts} length does not match ${keys}`);
@@ -169,6 +167,7 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     statusCounts: section("statusCounts", "u32", STATUS_VALUES.length),
     rowsByStatus: section("rowsByStatus", "u32", rowCount),
     rowsByAbsId: byName.has("rowsByAbsId") ? section("rowsByAbsId", "u32", rowCount) : null,
+    records,
     strings,
     snapshotId: header.checksum,
   };

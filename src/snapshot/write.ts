@@ -33,11 +33,15 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     { name: "rowsByStatus", type: "u32", data: store.rowsByStatus },
   ];
   if (store.rowsByAbsId) sections.push({ name: "rowsByAbsId", type: "u32", data: store.rowsByAbsId });
+  sections.push(
+    { name: "recordOffsets", type: "u32", data: store.records.offsets },
+    { name: "records", type: "u8", data: store.records.bytes },
+    // zeros whatever a server has assembled there: a snapshot's bytes depend on its data only
+    { name: "bodyScratch", type: "u8", data: new Uint8Array(store.records.scratch.length) },
+  );
   for (const column of STRING_COLUMNS) {
     const c = store.strings[column];
     const arrays: SectionArray[] = [
-      c.json,
-      c.jsonOffsets,
       c.folded,
       c.foldedOffsets,
       c.rowsByValue,

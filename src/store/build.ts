@@ -2,11 +2,12 @@
  * Builds the store's typed arrays and every index from validated records: the work the
  * snapshot builder does once so that start-up and queries do none of it.
  */
-import { STATUS_VALUES, type StringColumnId, type UserRecord, statusCode } from "../schema.ts";
+import { STATUS_VALUES, type UserRecord, statusCode } from "../schema.ts";
 import { type ByteColumn, gatherByteColumn, packStrings } from "./byte-column.ts";
 import type { ColumnJob } from "./column-worker.ts";
-import { buildStringColumn } from "./string-column.ts";
-import type { Store, StringColumn } from "./types.ts";
+import { buildRecords } from "./records.ts";
+import { type BuiltStringColumn, buildStringColumn } from "./string-column.ts";
+import type { Store } from "./types.ts";
 
 /**
  * Validated columns in input order (what the ingest readers produce); all of length n. A build
@@ -25,11 +26,11 @@ export interface InputColumns {
 }
 
 /** Named steps of a build, reported to a progress callback. */
-export type BuildStep = "order" | "name" | "email" | "status" | "done";
+export type BuildStep = "order" | "name" | "email" | "records" | "done";
 
 /** The store without its string columns, and those columns' values in row order. */
 interface Prepared {
-  base: Omit<Store, "strings">;
+  base: Omit<Store, "strings" | "records">;
   names: ByteColumn;
   emails: ByteColumn;
 }
@@ -63,10 +64,10 @@ function prepare(input: InputColumns): Prepared {
 
 /**
  * Builds a {@link Store} from input columns on this thread: rows reordered by ascending id,
- * string columns packed as JSON literals and folded UTF-8, collation permutations, ranks,
- * per-status permutations and trigram indexes. `snapshotId` is left empty (the snapshot
+ * string columns folded, collation permutations, ranks, per-status permutations and trigram
+ * indexes, and every row's JSON record. `snapshotId` is left empty (the snapshot
  * writer sets it). The store may share the input's arrays.
- * @throws RangeError on duplicate ids (the readers reject them first) or a column over 4 GiB.
+ * @throws RangeError on duplicate ids (the readers reject them first), or a column or the records over 4 GiB.
  */
 export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
   onStep?.("order");
@@ -75,8 +76,15 @@ export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => vo
   const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   onStep?.("email");
   const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
+  return finish(base, name, email, onStep);
+}
+
+/** Joins the parts of a build: the records from the columns' literals, then the store. */
+function finish(base: Omit<Store, "strings" | "records">, name: BuiltStringColumn, email: BuiltStringColumn, onStep?: (step: BuildStep) => void): Store {
+  onStep?.("records");
+  const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals);
   onStep?.("done");
-  return { ...base, strings: { name, email } };
+  return { ...base, records, strings: { name: name.column, email: email.column } };
 }
 
 /**
@@ -107,9 +115,9 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
   }
   const { base, names, emails } = prepared;
   const worker = new Worker(columnWorkerSpecifier());
-  const emailColumn = new Promise<StringColumn>((resolve, reject) => {
-    worker.onmessage = (event: MessageEvent<{ column?: StringColumn; error?: string }>) => {
-      if (event.data.column) resolve(event.data.column);
+  const emailColumn = new Promise<BuiltStringColumn>((resolve, reject) => {
+    worker.onmessage = (event: MessageEvent<{ built?: BuiltStringColumn; error?: string }>) => {
+      if (event.data.built) resolve(event.data.built);
       else reject(new Error(`email column worker failed: ${event.data.error}`));
     };
     worker.onerror = (event) => reject(new Error(`email column worker failed: ${event.message}`));
@@ -117,7 +125,7 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
   const job: ColumnJob = { bytes: emails.bytes, offsets: emails.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
   worker.postMessage(job, [job.bytes.buffer as ArrayBuffer, job.offsets.buffer as ArrayBuffer, job.statusCodes.buffer as ArrayBuffer]);
   onStep?.("name");
-  let name: StringColumn;
+  let name: BuiltStringColumn;
   try {
     name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   } catch (error) {
@@ -125,13 +133,7 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
     return Promise.reject(error);
   }
   onStep?.("email");
-  return emailColumn
-    .then((email) => {
-      onStep?.("done");
-      const strings: Record<StringColumnId, StringColumn> = { name, email };
-      return { ...base, strings };
-    })
-    .finally(() => worker.terminate());
+  return emailColumn.then((email) => finish(base, name, email, onStep)).finally(() => worker.terminate());
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Worker entry: builds one string column off the main thread (build.ts `buildStoreParallel`).
  * Receives the values as packed UTF-8 (transferred, no per-string cloning) and builds straight
- * from those bytes, then transfers the column's typed arrays back. Listed as an entry point of
+ * from those bytes, then transfers the column's typed arrays (and its JSON literals) back. Listed as an entry point of
  * `bun build --compile`.
  */
 import { buildStringColumn, columnBuffers } from "./string-column.ts";
@@ -23,8 +23,8 @@ declare const self: Worker;
 self.onmessage = (event: MessageEvent<ColumnJob>) => {
   try {
     const { bytes, offsets, statusCodes, statusCounts } = event.data;
-    const column = buildStringColumn({ bytes, offsets }, statusCodes, statusCounts);
-    self.postMessage({ column }, columnBuffers(column));
+    const built = buildStringColumn({ bytes, offsets }, statusCodes, statusCounts);
+    self.postMessage({ built }, columnBuffers(built));
   } catch (error) {
     self.postMessage({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
   }

@@ -1,7 +1,7 @@
 /**
  * Builds one string column's arrays and indexes (the part of a snapshot build that grows
- * fastest with the row count): JSON literals, folded bytes, collation permutation and ranks,
- * the per-status permutation and the trigram index. Pure, so it runs on the main thread or in
+ * fastest with the row count): folded bytes, collation permutation and ranks, the per-status
+ * permutation and the trigram index, and the values as JSON literals for the records. Pure, so it runs on the main thread or in
  * a worker (column-worker.ts) alike.
  */
 import { foldColumn } from "../collation/fold-column.ts";
@@ -41,6 +41,13 @@ function releaseGarbage(rowCount: number): void {
   if (rowCount >= COLLECT_FROM_ROWS) Bun.gc(true);
 }
 
+/** A built string column, and its values as JSON string literals (for store/records.ts `buildRecords`). */
+export interface BuiltStringColumn {
+  column: StringColumn;
+  /** Each row's value as a JSON string literal (quotes included), UTF-8; n values. */
+  literals: ByteColumn;
+}
+
 /**
  * Builds a string column from its values in row order, working on the UTF-8 bytes throughout
  * (no JS string per value).
@@ -49,19 +56,17 @@ function releaseGarbage(rowCount: number): void {
  * @param statusCounts rows per status code
  * @throws RangeError when a packed column would exceed 4 GiB
  */
-export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, statusCounts: Uint32Array): StringColumn {
+export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, statusCounts: Uint32Array): BuiltStringColumn {
   const n = values.offsets.length - 1;
   // The sort first: its temporaries (the largest of the build) are gone before the outputs grow.
   const { order, ranks } = sortUtf8ByCollation(values);
   releaseGarbage(n);
-  const json = packJsonLiterals(values);
+  const literals = packJsonLiterals(values);
   const folded = foldColumn(values);
   const rowsByValueByStatus = partitionByStatus(order, statusCodes, statusCounts);
   const trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n, statusCodes);
   releaseGarbage(n);
-  return {
-    json: json.bytes,
-    jsonOffsets: json.offsets,
+  const column: StringColumn = {
     folded: folded.bytes,
     foldedOffsets: folded.offsets,
     rowsByValue: order,
@@ -69,11 +74,13 @@ export function buildStringColumn(values: ByteColumn, statusCodes: Uint8Array, s
     rowsByValueByStatus,
     trigrams,
   };
+  return { column, literals };
 }
 
-/** Every typed array of a column, for transfer between threads. */
-export function columnBuffers(c: StringColumn): ArrayBuffer[] {
-  return [c.json, c.jsonOffsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.counts, c.trigrams.statusCounts, c.trigrams.refs, c.trigrams.bitmaps, c.trigrams.gaps].map(
+/** Every typed array of a built column, for transfer between threads. */
+export function columnBuffers(built: BuiltStringColumn): ArrayBuffer[] {
+  const c = built.column;
+  return [built.literals.bytes, built.literals.offsets, c.folded, c.foldedOffsets, c.rowsByValue, c.rankByRow, c.rowsByValueByStatus, c.trigrams.keys, c.trigrams.counts, c.trigrams.statusCounts, c.trigrams.refs, c.trigrams.bitmaps, c.trigrams.gaps].map(
     (a) => a.buffer as ArrayBuffer,
   );
 }

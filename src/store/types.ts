@@ -37,12 +37,8 @@ export interface TrigramIndex {
   gaps: Uint8Array;
 }
 
-/** A string column (`name` or `email`). */
+/** A string column's folded values and indexes (`name` or `email`); its raw values are in {@link Records}. */
 export interface StringColumn {
-  /** Each row's value as a JSON string literal (quotes included), UTF-8, back to back. */
-  json: Uint8Array;
-  /** Row r's literal is `json[jsonOffsets[r] .. jsonOffsets[r+1])`; length rowCount + 1, in bytes. */
-  jsonOffsets: Uint32Array;
   /** Each row's folded value (collation.ts `fold`), UTF-8, back to back. */
   folded: Uint8Array;
   /** Row r's folded value is `folded[foldedOffsets[r] .. foldedOffsets[r+1])`; length rowCount + 1, in bytes. */
@@ -58,6 +54,27 @@ export interface StringColumn {
   rowsByValueByStatus: Uint32Array;
   /** Trigram posting lists over `folded`. */
   trigrams: TrigramIndex;
+}
+
+/**
+ * Every row's JSON record, row-major: what a page body is assembled from, one bulk copy a row.
+ * The raw (unfolded) name and email values live only here, as the records' string literals.
+ */
+export interface Records {
+  /**
+   * Row r's record `{"id":…,"name":…,"email":…,"status":…}`, exactly as `JSON.stringify` of the
+   * seed's user record writes it (keys in that order, no white space), UTF-8, back to back.
+   */
+  bytes: Uint8Array;
+  /** Row r's record is `bytes[offsets[r] .. offsets[r+1])`; length rowCount + 1, in bytes. */
+  offsets: Uint32Array;
+  /**
+   * Response assembly area in the same ArrayBuffer as `bytes`, so that a body is assembled
+   * with `copyWithin` (a native memmove) rather than a JS byte loop: zeros in the file, written
+   * over by every response (a private mapping: the file is never changed). Any length; a body
+   * that does not fit is written to a heap buffer instead (store/rows-json.ts).
+   */
+  scratch: Uint8Array;
 }
 
 /** The whole store. */
@@ -80,7 +97,9 @@ export interface Store {
    * negative (then it is the identity and row order serves).
    */
   rowsByAbsId: Uint32Array | null;
-  /** The string columns. */
+  /** Every row's JSON record (the only copy of the raw name and email values). */
+  records: Records;
+  /** The string columns' indexes. */
   strings: Record<StringColumnId, StringColumn>;
   /** Identifies the snapshot the store came from (its checksum, hex). */
   snapshotId: string;

@@ -12,7 +12,7 @@ import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { listRows, trigramKey } from "../../src/store/trigrams.ts";
 
-const GOLDEN = join(import.meta.dir, "../fixtures/golden-v2.snap");
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v3.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";
 const RECORDS: UserRecord[] = [
   { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
@@ -34,7 +34,7 @@ function writeFixture(name = "s.snap"): string {
   return path;
 }
 
-describe("snapshot format v2", () => {
+describe("snapshot format v3", () => {
   test("is byte-for-byte the golden file", () => {
     const path = writeFixture();
     const bytes = readFileSync(path);
@@ -44,10 +44,10 @@ describe("snapshot format v2", () => {
 
   test("golden file loads to the literal store", () => {
     const { store, header } = loadSnapshot(GOLDEN);
-    expect(header.formatVersion).toBe(2);
+    expect(header.formatVersion).toBe(3);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
-    expect(header.sections.map((s) => s.name).slice(0, 5)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId"]);
+    expect(header.sections.map((s) => s.name).slice(0, 8)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId", "recordOffsets", "records", "bodyScratch"]);
     // Rows are in id order: -2, 1, 3, 7, 10.
     expect(Array.from(store.ids)).toEqual([-2, 1, 3, 7, 10]);
     expect(Array.from(store.statusCodes)).toEqual([0, 1, 0, 0, 1]);
@@ -62,6 +62,12 @@ describe("snapshot format v2", () => {
     // Emails: alice.21 < alice.111 (numeric) < bob.111 < emile.21 < ivan.
     expect(Array.from(store.strings.email.rowsByValue)).toEqual([0, 4, 1, 2, 3]);
     expect(recordAt(store, 2)).toEqual({ id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" });
+    // Records: each row's JSON.stringify, back to back in row order; the scratch area is zeros.
+    const byId = [...RECORDS].sort((a, b) => a.id - b.id);
+    expect(new TextDecoder().decode(store.records.bytes)).toBe(byId.map((r) => JSON.stringify(r)).join(""));
+    expect(Array.from(store.records.offsets).slice(1)).toEqual(byId.map((_, i) => new TextEncoder().encode(byId.slice(0, i + 1).map((r) => JSON.stringify(r)).join("")).length));
+    expect(store.records.scratch.length).toBeGreaterThan(store.records.bytes.length);
+    expect(store.records.scratch.every((b) => b === 0)).toBe(true);
     expect(new TextDecoder().decode(store.strings.name.folded)).toBe("alicebobemileиванalice");
     // Character trigrams: ali lic ice bob emi mil ile ива ван; "ива" is row 3's alone.
     const trigrams = store.strings.name.trigrams;
@@ -107,21 +113,21 @@ describe("refused files", () => {
   });
 
   test("another format version is refused with a rebuild hint", () => {
-    const path = writeFixture("v2.snap");
+    const path = writeFixture("v4.snap");
     const bytes = readFileSync(path);
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const length = view.getUint32(8, true);
     const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
-    header.formatVersion = 3;
+    header.formatVersion = 4;
     const encoded = headerPackr.pack(header);
     // Same length: only one small integer changed.
     expect(encoded.length).toBe(length);
     bytes.set(encoded, PREFIX_BYTES);
     view.setUint32(12, Bun.hash.crc32(encoded), true);
     writeFileSync(path, bytes);
-    expectRefused(path, /format version 3 is not supported \(this build reads version 2\); rebuild/);
-    // A version-1 file (byte trigrams) written by an older build.
-    expectRefused(join(import.meta.dir, "../fixtures/golden-v1.snap"), /format version 1 is not supported \(this build reads version 2\); rebuild/);
+    expectRefused(path, /format version 4 is not supported \(this build reads version 3\); rebuild/);
+    // A version-2 file (literal columns, no records) written by an older build.
+    expectRefused(join(import.meta.dir, "../fixtures/golden-v2.snap"), /format version 2 is not supported \(this build reads version 3\); rebuild/);
   });
 
   test("not a snapshot, empty, or missing", () => {

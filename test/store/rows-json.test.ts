@@ -2,7 +2,9 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
-import { createBodyBuffer, rowsToJson, writeRowsJson, writeRowsJsonInto } from "../../src/store/rows-json.ts";
+import { stringValueAt } from "../../src/store/records.ts";
+import { createBodyBuffer, recordAt, rowsToJson, writeRowsJson, writeRowsJsonInto } from "../../src/store/rows-json.ts";
+import type { Store } from "../../src/store/types.ts";
 import { recordsArb } from "../support/arbitraries.ts";
 
 const decode = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -31,6 +33,47 @@ describe("rows to JSON", () => {
     const enc = new TextEncoder();
     expect(decode(writeRowsJson(store, rows, enc.encode('{"data":'), enc.encode(',"total":3}')))).toBe(`{"data":${JSON.stringify(sorted)},"total":3}`);
     expect(decode(rowsToJson(store, new Uint32Array(0)))).toBe("[]");
+  });
+
+  test("raw values and records decode from the records, escapes included", () => {
+    fc.assert(
+      fc.property(recordsArb, (records) => {
+        const store = buildStoreFromRecords(records);
+        const byId = [...records].sort((a, b) => a.id - b.id);
+        byId.forEach((r, row) => {
+          expect(stringValueAt(store, "name", row)).toBe(r.name);
+          expect(stringValueAt(store, "email", row)).toBe(r.email);
+          expect(recordAt(store, row)).toEqual(r);
+        });
+      }),
+      { numRuns: 200 },
+    );
+    const tricky: UserRecord[] = [{ id: -12, name: 'a"\\"b\\', email: "\u0000\n\"@x", status: "inactive" }];
+    const store = buildStoreFromRecords(tricky);
+    expect(stringValueAt(store, "name", 0)).toBe(tricky[0].name);
+    expect(stringValueAt(store, "email", 0)).toBe(tricky[0].email);
+  });
+
+  test("bodies that do not fit the scratch area are written apart, with the same bytes", () => {
+    const records: UserRecord[] = Array.from({ length: 50 }, (_, i) => ({ id: i * 3 - 7, name: `Ünïcode "${i}"`, email: `u${i}@example.com`, status: i % 4 ? "active" : "inactive" }));
+    const store = buildStoreFromRecords(records);
+    const sorted = [...records].sort((a, b) => a.id - b.id);
+    const enc = new TextEncoder();
+    const prefix = enc.encode('{"data":');
+    const suffix = enc.encode(',"total":50}');
+    const rows = Uint32Array.from({ length: 50 }, (_, i) => (i * 7) % 50);
+    const expected = `{"data":${JSON.stringify(Array.from(rows, (r) => sorted[r]))},"total":50}`;
+    const { bytes, scratch } = store.records;
+    // a scratch area too short for the body, in the records' buffer; one in another buffer
+    const short: Store = { ...store, records: { ...store.records, scratch: new Uint8Array(bytes.buffer, scratch.byteOffset, 64) } };
+    const apart: Store = { ...store, records: { ...store.records, scratch: new Uint8Array(scratch.length) } };
+    for (const s of [store, short, apart]) {
+      const buffer = createBodyBuffer(16);
+      expect(decode(writeRowsJsonInto(buffer, s, rows, prefix, suffix))).toBe(expected);
+      expect(decode(writeRowsJson(s, rows, prefix, suffix))).toBe(expected);
+    }
+    // the scratch area was used only when the body fit
+    expect(decode(scratch.subarray(0, 8))).toBe('{"data":');
   });
 
   test("into a reusable buffer: the same bytes, the buffer growing as needed", () => {
