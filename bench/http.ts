@@ -4,6 +4,8 @@
  * connections, 2 threads, on 127.0.0.1, replaying request lists (bench/wrk/mix.lua):
  *
  * - ceiling: a raw Bun.serve returning a static body the size of a typical cheap-mix response;
+ * - floor: the same, reading every request of the cheap mix first (URL, or JSON body parsed):
+ *   what any server answering the mix pays before it does any work (bench/floor-server.ts);
  * - cheap mix: Q1, Q2, Q4, Q6, Q8 with varying offsets, GET and POST;
  * - substring mix: Q3 and Q5 with needles drawn from 2,000 different strings, GET and POST;
  * - cheap during substring: two wrk processes at once, 32 connections each;
@@ -37,7 +39,7 @@ const MIX_NEEDLES = 1000;
 export interface HttpRecord {
   rows: number;
   scenario: string;
-  server: "static" | "raw" | "ours" | "ours x2";
+  server: "static" | "floor" | "raw" | "ours" | "ours x2";
   mix: "static" | "cheap" | "substring";
   connections: number;
   threads: number;
@@ -317,6 +319,26 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
       await runWrk(server.url, staticList, CONNECTIONS, 1);
       const s = await runWrk(server.url, staticList, CONNECTIONS, durationS);
       records.push(toRecord({ rows, scenario: `ceiling: raw Bun.serve, static ${typicalBytes} B body`, server: "static", mix: "static", distinct_requests: 1 }, s, CONNECTIONS, rssOf(server.pid)));
+    } finally {
+      await server.stop();
+    }
+    log(describe(records[records.length - 1]));
+  }
+
+  {
+    const server = await spawnScript("floor-server.ts", String(typicalBytes));
+    try {
+      await probe(server.url, cheap.slice(0, 20));
+      await runWrk(server.url, cheapList, CONNECTIONS, 1);
+      const s = await runWrk(server.url, cheapList, CONNECTIONS, durationS);
+      records.push(
+        toRecord(
+          { rows, scenario: `floor: raw Bun.serve reading each cheap-mix request, static ${typicalBytes} B body`, server: "floor", mix: "cheap", distinct_requests: cheapDistinct },
+          s,
+          CONNECTIONS,
+          rssOf(server.pid),
+        ),
+      );
     } finally {
       await server.stop();
     }
