@@ -7,12 +7,13 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError } from "commander";
+import type { Logger } from "pino";
 import { demoPlugin } from "./demo/plugin.ts";
 import { type UserFileFormat, writeUsers } from "./generate/users.ts";
 import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
 import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator } from "./snapshot/build-file.ts";
-import { loadSnapshot } from "./snapshot/load.ts";
+import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { startServer } from "./server.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
@@ -56,6 +57,30 @@ function report(what: string, r: { rows: number; bytes: number; readMs: number; 
   );
 }
 
+/**
+ * Makes sure `path` holds a loadable snapshot of generated users (the default data): builds it
+ * when the file is absent, and again when the loader refuses it — a file of an older format
+ * version after an upgrade, say. Generated data loses nothing by a rebuild; a snapshot of the
+ * user's own data is never rebuilt this way (`serve --snapshot` refuses it with the reason).
+ * @param spec rows and seed of the generator
+ * @throws the build's errors (the file system's)
+ */
+export function ensureGeneratedSnapshot(path: string, spec: { count: number; seed: number }, logger: Logger): void {
+  let reason = "first start";
+  if (existsSync(path)) {
+    try {
+      loadSnapshot(path, { verify: false });
+      return;
+    } catch (error) {
+      if (!(error instanceof SnapshotError)) throw error;
+      reason = error.message;
+    }
+  }
+  logger.info({ snapshot: path, rows: spec.count, reason }, "building the default dataset");
+  const r = buildSnapshotFromGenerator(spec, path);
+  logger.info({ rows: r.rows, bytes: r.bytes, ms: Math.round(r.readMs + r.indexMs + r.writeMs) }, "default dataset built");
+}
+
 /** Builds the command tree. */
 export function createCli(): Command {
   const program = new Command()
@@ -65,7 +90,7 @@ export function createCli(): Command {
 
   program
     .command("serve")
-    .description(`serve /api/users; without --snapshot, serves ${DEFAULT_DATA.path}, building ${DEFAULT_DATA.count} generated users there first if absent`)
+    .description(`serve /api/users; without --snapshot, serves ${DEFAULT_DATA.path}, building ${DEFAULT_DATA.count} generated users there first if absent or refused`)
     .option("--snapshot <path>", "snapshot file to serve")
     .option("--port <port>", "port (env PORT; 0 picks a free one)", integer(0, 65535), process.env.PORT ? Number(process.env.PORT) : 3000)
     .option("--host <host>", "host to bind (env HOST)", process.env.HOST ?? "127.0.0.1")
@@ -78,11 +103,7 @@ export function createCli(): Command {
       let snapshot: string = opts.snapshot;
       if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
-        if (!existsSync(snapshot)) {
-          logger.info({ snapshot, rows: DEFAULT_DATA.count }, "building the default dataset (first start)");
-          const r = buildSnapshotFromGenerator(DEFAULT_DATA, snapshot);
-          logger.info({ rows: r.rows, bytes: r.bytes, ms: Math.round(r.readMs + r.indexMs + r.writeMs) }, "default dataset built");
-        }
+        ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
       const running = startServer({
         snapshot,
