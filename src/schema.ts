@@ -16,6 +16,14 @@ export interface UserRecord {
 /** The enum values of `status`, in collation order; a row stores the index (its status code, 0 or 1). */
 export const STATUS_VALUES = ["active", "inactive"] as const;
 
+/** Every status code as a mask (bit c = code c): a status filter that keeps all rows. */
+export const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
+
+/** The status code of a mask with exactly one bit set (bit c = code c), or -1 for any other mask. */
+export function singleStatus(mask: number): number {
+  return mask !== 0 && (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
+}
+
 /** A status value. */
 export type Status = (typeof STATUS_VALUES)[number];
 

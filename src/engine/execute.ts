@@ -11,7 +11,7 @@
  *   matches, a gather-sort of the m matches, O(m log m), cached.
  */
 import type { Query, SortKey } from "../query/types.ts";
-import { STATUS_VALUES } from "../schema.ts";
+import { ALL_STATUS, STATUS_VALUES } from "../schema.ts";
 import { setListBits } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
 import { emptyBitmap, selectRows } from "./bitmap.ts";
@@ -19,8 +19,6 @@ import { ByteLru } from "./cache.ts";
 import { type FilterResult, type MatchSet, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
-/** All status codes as a mask. */
-const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
 
 /** A query's answer: the window's row numbers and the total number of matching rows. */
 export interface Page {
@@ -80,9 +78,21 @@ function filterBytes(result: FilterResult): number {
   return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + 64;
 }
 
-/** The filter cache's key of a predicate tree: its JSON (equal trees, equal keys). */
+/** Keys already computed, per predicate tree object (a query's tree is keyed once, see below). */
+const filterKeys = new WeakMap<NonNullable<Query["filter"]>, string>();
+
+/**
+ * The filter cache's key of a predicate tree: its JSON (equal trees, equal keys). Remembered
+ * per tree object, so that the HTTP layer's cost check (scheduler.ts `isExpensive`) and the
+ * execution of the same query stringify the tree once.
+ */
 export function filterCacheKey(filter: NonNullable<Query["filter"]>): string {
-  return JSON.stringify(filter);
+  let key = filterKeys.get(filter);
+  if (key === undefined) {
+    key = JSON.stringify(filter);
+    filterKeys.set(filter, key);
+  }
+  return key;
 }
 
 /** The (cached) filter result of a query. */

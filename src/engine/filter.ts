@@ -5,7 +5,7 @@
  * search over the ascending ids; status predicates through the status codes.
  */
 import { fold } from "../collation/collation.ts";
-import { STATUS_VALUES, type StringColumnId } from "../schema.ts";
+import { ALL_STATUS, STATUS_VALUES, type StringColumnId, singleStatus } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
 import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
@@ -112,8 +112,6 @@ function keepStatus(store: Store, rows: Uint32Array, mask: number): Uint32Array 
  */
 export type FilterResult = { kind: "all" } | { kind: "status"; mask: number } | { kind: "set"; set: MatchSet };
 
-/** All status codes as a mask. */
-const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
 
 const encoder = new TextEncoder();
 
@@ -170,7 +168,7 @@ function rowsOfNode(store: Store, node: SetNode): Uint32Array {
 function bitsOf(store: Store, node: SetNode): Bitmap {
   if (node.bits !== null && !node.exact) {
     const maps = statusBitmaps(store);
-    const single = (node.mask & (node.mask - 1)) === 0 ? 31 - Math.clz32(node.mask) : -1;
+    const single = singleStatus(node.mask);
     const exact = emptyBitmap(store.rowCount);
     andInto(exact, node.bits, single >= 0 ? maps[single] : statusBitmap(store, node.mask));
     node.bits = exact;
@@ -268,7 +266,7 @@ function andNodes(store: Store, nodes: Node[]): Node {
     set = bitsNode(bits);
   }
   if (mask === ALL_STATUS) return set;
-  const single = (mask & (mask - 1)) === 0 ? 31 - Math.clz32(mask) : -1;
+  const single = singleStatus(mask);
   const source = set.source;
   if (source !== null && set.rows === null && (set.list !== null || set.shared)) {
     // One posting list under a status filter: counted from its per-status counts, no pass.

@@ -3,13 +3,11 @@
  * order and picks rows [offset, offset + limit) among the matches. Multi-key sorts resolve the
  * runs of equal first-key values by sorting just the runs the window touches.
  */
-import { STATUS_VALUES } from "../schema.ts";
+import { ALL_STATUS, STATUS_VALUES, singleStatus } from "../schema.ts";
 import type { SortKey } from "../query/types.ts";
 import type { Store } from "../store/types.ts";
 import { type FilterResult, matchCountByStatus } from "./filter.ts";
 
-/** All status codes as a mask. */
-const ALL_STATUS = (1 << STATUS_VALUES.length) - 1;
 
 /**
  * A stretch of the sort order: rows `perm[start..end)` (or row numbers start..end when `perm`
@@ -74,7 +72,7 @@ function idOrder(store: Store, key: SortKey): Uint32Array | null {
 export function buildSegments(store: Store, keys: SortKey[], mask: number): Segment[] {
   const n = store.rowCount;
   const k1 = keys[0];
-  const single = STATUS_VALUES.findIndex((_, c) => mask === 1 << c);
+  const single = singleStatus(mask);
   const seg = (s: Partial<Segment> & Pick<Segment, "perm" | "start" | "end" | "reverse">): Segment => ({
     statusMask: ALL_STATUS,
     statusOf: -1,

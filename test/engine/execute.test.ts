@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { popcount32 } from "../../src/engine/bitmap.ts";
-import { createEngine, executeQuery } from "../../src/engine/execute.ts";
+import { createEngine, executeQuery, filterCacheKey } from "../../src/engine/execute.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import { ALL_STATUS, type UserRecord, singleStatus } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { queryArb, recordsArb } from "../support/arbitraries.ts";
@@ -199,4 +199,21 @@ test("the scratch bitmap of a walk is kept for the same set's next window and cl
     // The scratch holds exactly the last walked set's rows.
     expect(bitsSet()).toBe(total);
   }
+});
+
+describe("filter cache keys and status masks", () => {
+  test("equal predicate trees share a key, different ones do not", () => {
+    const a: Predicate = { kind: "and", children: [{ kind: "status", codes: [1] }, { kind: "text", column: "name", op: "contains", value: "ann" }] };
+    const b: Predicate = JSON.parse(JSON.stringify(a));
+    const c: Predicate = { kind: "text", column: "name", op: "contains", value: "ann" };
+    expect(filterCacheKey(a)).toBe(JSON.stringify(a));
+    expect(filterCacheKey(a)).toBe(filterCacheKey(a));
+    expect(filterCacheKey(b)).toBe(filterCacheKey(a));
+    expect(filterCacheKey(c)).not.toBe(filterCacheKey(a));
+  });
+
+  test("singleStatus names the one code of a one-bit mask", () => {
+    expect(ALL_STATUS).toBe(0b11);
+    expect([0, 1, 2, 3].map(singleStatus)).toEqual([-1, 0, 1, -1]);
+  });
 });
