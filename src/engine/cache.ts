@@ -27,6 +27,11 @@ export class ByteLru<V> {
     return entry.value;
   }
 
+  /** The value for `key` without marking it used (its recency is left as it is); undefined when absent. */
+  peek(key: string): V | undefined {
+    return this.entries.get(key)?.value;
+  }
+
   /** True when `key` is cached (its recency is left as it is). */
   has(key: string): boolean {
     return this.entries.has(key);

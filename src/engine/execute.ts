@@ -18,6 +18,7 @@ import { emptyBitmap, selectRows } from "./bitmap.ts";
 import { ByteLru } from "./cache.ts";
 import { type FilterResult, type MatchSet, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
+import { COST, DEFER_ABOVE, queryCost, rowsInMask, walkCost, windowPlan } from "./planner.ts";
 
 
 /** A query's answer: the window's row numbers and the total number of matching rows. */
@@ -69,13 +70,18 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
   return { store, plan: options.plan ?? "auto", filters: new ByteLru(budget * 0.75), orders: new ByteLru(budget * 0.25), scratch: null, scratchOwner: null };
 }
 
-/** Size of a filter result, in bytes. */
-function filterBytes(result: FilterResult): number {
-  if (result.kind !== "set") return 64;
+/** Bytes a cache entry costs besides its value: the map entry, the entry object and the key's characters (2 bytes each). */
+function entryBytes(key: string): number {
+  return 96 + 2 * key.length;
+}
+
+/** Size of a filter result cached under `key`, in bytes (the key counted too: it holds the filter's values). */
+function filterBytes(result: FilterResult, key: string): number {
+  if (result.kind !== "set") return entryBytes(key);
   // Rows and bitmaps materialized later are counted again when they are (executeQuery). A
   // shared bitmap is a view of the store.
   const set = result.set;
-  return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + 64;
+  return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + entryBytes(key);
 }
 
 /** Keys already computed, per predicate tree object (a query's tree is keyed once, see below). */
@@ -102,9 +108,37 @@ function filterOf(engine: Engine, query: Query): { result: FilterResult; key: st
   let result = engine.filters.get(key);
   if (result === undefined) {
     result = evaluateFilter(engine.store, query.filter);
-    engine.filters.set(key, result, filterBytes(result));
+    engine.filters.set(key, result, filterBytes(result, key));
   }
   return { result, key };
+}
+
+/** The order cache's key of a filter (its cache key) and normalized sort keys. */
+function orderCacheKey(filterKey: string, keys: SortKey[]): string {
+  return `${filterKey}|${JSON.stringify(keys)}`;
+}
+
+/**
+ * The planner's estimate of what answering `query` costs now, given this engine's caches
+ * (planner.ts `queryCost`), in cost units. Looks the caches up without touching recency.
+ */
+export function estimateCost(engine: Engine, query: Query): number {
+  const keys = normalizeSort(query.sort);
+  if (query.filter === null) return queryCost(engine.store, query, keys, true, null, true);
+  const filterKey = filterCacheKey(query.filter);
+  const cached = engine.filters.peek(filterKey);
+  if (cached === undefined) return queryCost(engine.store, query, keys, false, null, false);
+  if (cached.kind !== "set") return queryCost(engine.store, query, keys, true, null, true);
+  const order = engine.orders.peek(orderCacheKey(filterKey, keys));
+  return queryCost(engine.store, query, keys, true, cached.set, order?.ordered != null);
+}
+
+/**
+ * True when answering `query` now is estimated to cost more than {@link DEFER_ABOVE} (planner.ts):
+ * the HTTP layer then runs it in the deferred queue (scheduler.ts), whatever its filter kind.
+ */
+export function isExpensive(engine: Engine, query: Query): boolean {
+  return estimateCost(engine, query) > DEFER_ABOVE;
 }
 
 /** True for the sort that is row order itself (id ascending or descending). */
@@ -132,48 +166,39 @@ export function executeQuery(engine: Engine, query: Query): Page {
   }
 
   const set = filter.set;
-  const n = store.rowCount;
-  // Rows walked to reach the window's end at this selectivity: walks cover the partitions of
-  // the set's status codes.
-  let scope = 0;
-  for (let c = 0; c < STATUS_VALUES.length; c++) if ((set.mask >>> c) & 1) scope += store.statusCounts[c];
-  const walkCost = (end * scope) / set.count;
+  // Walks cover the partitions of the set's status codes.
+  const scope = rowsInMask(store, set.mask);
   if (isIdOrder(keys) && engine.plan !== "walk") {
     const desc = keys[0].direction === "desc";
     if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
     if (set.rows !== null || set.bits === null) {
       const hadRows = set.rows !== null;
       const rows = matchRows(store, set);
-      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter));
+      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
       if (!desc) return { rows: rows.slice(offset, end), total };
       const out = new Uint32Array(end - offset);
       for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
       return { rows: out, total };
     }
-    // Row order is id order: pick the window's ranks straight from the bitmap.
-    if (set.bitsExact && walkCost > n / 32) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
+    // Row order is id order: pick the window's ranks straight from the bitmap (one pass over its words).
+    if (set.bitsExact && walkCost(end, scope, set.count) > ((store.rowCount + 31) >>> 5) * COST.BITMAP_WORD) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
   }
 
-  const orderKey = `${filterKey}|${JSON.stringify(keys)}`;
+  const orderKey = orderCacheKey(filterKey, keys);
   let state = engine.orders.get(orderKey);
   if (state?.ordered) return { rows: state.ordered.slice(offset, end), total };
-  // A gather-sort, in walked rows: each match costs a random read of its rank (a cache miss,
-  // some 30 walked rows) plus its share of the sort; a comparator sort (several keys) calls
-  // back on every comparison.
-  const log = Math.log2(set.count + 2);
-  const sortCost = keys.length === 1 && !keys[0].absolute ? set.count * (32 + log) : 16 * set.count * log;
-  if (engine.plan === "gather" || (engine.plan === "auto" && walkCost > sortCost)) {
+  if (engine.plan === "gather" || (engine.plan === "auto" && windowPlan(end, scope, set.count, keys).plan === "gather")) {
     const hadRows = set.rows !== null;
     const ordered = orderAll(store, matchRows(store, set), keys);
-    if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter));
-    engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + 64);
+    if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+    engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };
   }
   const segments = buildSegments(store, keys, set.mask);
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state);
   if (walked.checkpoint !== null) {
     state = { ordered: null, checkpoint: walked.checkpoint };
-    engine.orders.set(orderKey, state, 128);
+    engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
   }
   return { rows: walked.rows, total };
 }

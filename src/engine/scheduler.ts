@@ -1,15 +1,12 @@
 /**
  * Keeps expensive queries from stalling cheap ones on the one JavaScript thread.
  *
- * A query whose filter must be evaluated from the indexes (a substring needle not in the cache,
- * say: 0.1–10 ms at 10M rows) is queued here instead of run at once; the queue runs jobs for at
+ * A query the planner estimates to be expensive (planner.ts: an uncached substring needle, a
+ * scan, a large gather-sort: 0.1–10 ms at 10M rows) is queued here instead of run at once; the queue runs jobs for at
  * most {@link SLICE_MS} per event-loop turn, then yields, so that requests read in the meantime
  * — cheap ones are answered synchronously as they arrive — wait for one slice at most, not for
  * every expensive query ahead of them. Throughput is unchanged: the same work runs, in order.
  */
-import type { Query } from "../query/types.ts";
-import type { Engine } from "./execute.ts";
-import { filterCacheKey } from "./execute.ts";
 
 /** Longest run of queued jobs in one event-loop turn, in milliseconds. */
 export const SLICE_MS = 1;
@@ -74,29 +71,8 @@ export class DeferredQueue {
   };
 }
 
-/** True when a predicate tree holds a node evaluated from the string indexes or by a scan. */
-function hasIndexWork(p: NonNullable<Query["filter"]>): boolean {
-  switch (p.kind) {
-    case "status":
-    case "number":
-      return false;
-    case "text":
-      return p.column !== "status";
-    case "set":
-      return p.column !== "status";
-    case "and":
-    case "or":
-      return p.children.some(hasIndexWork);
-  }
-}
-
 /**
- * True when answering `query` may take long: its filter needs the string indexes or a scan
- * (text or set predicates on name, email or id) and its result is not cached yet. Status and
- * id-range filters, unfiltered windows and cached filters are cheap: O(window) plus binary
- * searches.
+ * Whether a query waits in the queue is the planner's cost estimate (planner.ts `DEFER_ABOVE`),
+ * computed by the executor from its caches; re-exported for the HTTP layer.
  */
-export function isExpensive(engine: Engine, query: Query): boolean {
-  if (query.filter === null || !hasIndexWork(query.filter)) return false;
-  return !engine.filters.has(filterCacheKey(query.filter));
-}
+export { isExpensive } from "./execute.ts";

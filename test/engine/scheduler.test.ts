@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createEngine, executeQuery } from "../../src/engine/execute.ts";
 import { DeferredQueue, SLICE_MS, isExpensive } from "../../src/engine/scheduler.ts";
-import type { Query } from "../../src/query/types.ts";
+import type { Predicate, Query } from "../../src/query/types.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 
 /** Keeps the thread busy for `ms` milliseconds. */
@@ -57,27 +57,39 @@ describe("deferred queue", () => {
   });
 });
 
-describe("isExpensive", () => {
+describe("isExpensive: the planner's cost, whatever the filter kind", () => {
+  // 50,000 rows: a scan of a string column (6 units a row) or of the ids as text (60 a row)
+  // costs more than DEFER_ABOVE; an id range or a status filter does not.
   const store = buildStoreFromRecords(
-    Array.from({ length: 200 }, (_, i) => ({ id: i + 1, name: `name ${i}`, email: `user${i}@example.com`, status: i % 3 ? "active" : "inactive" })),
+    Array.from({ length: 50_000 }, (_, i) => ({ id: i + 1, name: `name ${i}`, email: `user${i}@example.com`, status: i % 3 ? "active" : "inactive" })),
   );
   const window = { sort: [], offset: 0, limit: 10 };
 
-  test("uncached filters on the string indexes are expensive until their result is cached", () => {
+  test("a scan (a needle under 3 characters) is expensive until its result is cached", () => {
     const engine = createEngine(store);
     const query: Query = { ...window, filter: { kind: "text", column: "email", op: "contains", value: "r1" } };
     expect(isExpensive(engine, query)).toBe(true);
     executeQuery(engine, query);
     expect(isExpensive(engine, query)).toBe(false);
-    const nested: Query = { ...window, filter: { kind: "and", children: [{ kind: "status", codes: [0] }, { kind: "set", column: "name", values: ["name 3"] }] } };
+    const nested: Query = { ...window, filter: { kind: "and", children: [{ kind: "status", codes: [0] }, { kind: "text", column: "name", op: "blank", value: "" }] } };
     expect(isExpensive(engine, nested)).toBe(true);
   });
 
-  test("no filter, status and id-range filters are cheap", () => {
+  test("number-kind and text-on-id filters are judged by cost, not by kind", () => {
+    const engine = createEngine(store);
+    // every id formatted as a string: a scan, expensive although it is on the number column
+    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "id", op: "contains", value: "7" } })).toBe(true);
+    // a few binary searches and one bitmap: cheap
+    const ors: Predicate[] = Array.from({ length: 16 }, (_, i) => ({ kind: "number", column: "id", op: "equals", value: i * 7 }));
+    expect(isExpensive(engine, { ...window, filter: { kind: "or", children: ors } })).toBe(false);
+  });
+
+  test("no filter, status, id ranges and a 3-letter needle (one posting list) are cheap", () => {
     const engine = createEngine(store);
     expect(isExpensive(engine, { ...window, filter: null })).toBe(false);
     expect(isExpensive(engine, { ...window, filter: { kind: "status", codes: [1] } })).toBe(false);
     expect(isExpensive(engine, { ...window, filter: { kind: "number", column: "id", op: "inRange", value: 3, valueTo: 9 } })).toBe(false);
     expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "status", op: "contains", value: "act" } })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "email", op: "contains", value: "ser" } })).toBe(false);
   });
 });
