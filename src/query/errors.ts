@@ -43,10 +43,33 @@ export class ProblemError extends Error {
   }
 }
 
-/** The problem+json body of a problem: `{type, title, status, detail, errors?}`. */
+/**
+ * Most entries an `errors` list holds (INTERFACE.md "HTTP envelope", limits): a request with
+ * more bad fields gets the first ones and the count of the rest, so an error body never grows
+ * with the request.
+ */
+export const MAX_LISTED_ERRORS = 20;
+
+/**
+ * A ProblemError for a list of bad fields: the detail names the first {@link MAX_LISTED_ERRORS}
+ * of them and says how many more there were; the error keeps the full count.
+ * @param errors every bad field found, in request order (at least one)
+ */
+export function fieldsProblem(code: ProblemCode, errors: FieldError[]): ProblemError {
+  const listed = errors.slice(0, MAX_LISTED_ERRORS);
+  const more = errors.length - listed.length;
+  const detail = listed.map((e) => `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`).join("; ");
+  return new ProblemError(code, more > 0 ? `${detail}; and ${more} more` : detail, errors);
+}
+
+/**
+ * The problem+json body of a problem: `{type, title, status, detail, errors?, moreErrors?}`.
+ * `errors` lists at most {@link MAX_LISTED_ERRORS} entries; `moreErrors` counts the rest.
+ */
 export function problemBody(code: ProblemCode, detail: string, errors: FieldError[] = [], extra: Record<string, unknown> = {}): string {
   const p = PROBLEMS[code];
   const body: Record<string, unknown> = { type: p.type, title: p.title, status: p.status, detail, ...extra };
-  if (errors.length > 0) body.errors = errors;
+  if (errors.length > 0) body.errors = errors.length > MAX_LISTED_ERRORS ? errors.slice(0, MAX_LISTED_ERRORS) : errors;
+  if (errors.length > MAX_LISTED_ERRORS) body.moreErrors = errors.length - MAX_LISTED_ERRORS;
   return JSON.stringify(body);
 }

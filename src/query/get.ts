@@ -3,7 +3,7 @@
  * normalized query. Rules: INTERFACE.md "GET /api/users"; the seed, part 4.1.
  */
 import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
-import { type FieldError, ProblemError } from "./errors.ts";
+import { type FieldError, fieldsProblem } from "./errors.ts";
 import type { Predicate, Query, SortDirection } from "./types.ts";
 
 /** Longest accepted `filter[<col>]` value, in UTF-16 code units (INTERFACE.md). */
@@ -110,13 +110,13 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
     }
     const parsed = filterPredicate(column, raw);
     if (typeof parsed === "string") bad(name, parsed);
-    else {
+    else if (parsed !== null) {
       children.push(parsed.predicate);
       filters[column] = parsed.echo;
     }
   }
 
-  if (errors.length > 0) throw new ProblemError("BAD_PARAMETER", errors.map(describe).join("; "), errors);
+  if (errors.length > 0) throw fieldsProblem("BAD_PARAMETER", errors);
   const filter: Predicate | null = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
   const meta: GetRequest["meta"] = {};
   if (sortBy !== undefined) {
@@ -181,16 +181,13 @@ function decodeComponent(text: string): string {
   }
 }
 
-function describe(e: FieldError): string {
-  return `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`;
-}
-
 /**
  * One `filter[<col>]=<value>` (value non-empty) as a predicate and its normalized echo, or a
- * message saying what is wrong. name/email: substring; status: whole values, comma list = any;
- * id: "42" equals, "10,50" inclusive range with either side optional (INTERFACE.md).
+ * message saying what is wrong, or null when it asks for no filter (`filter[id]=,`).
+ * name/email: substring; status: whole values, comma list = any; id: "42" equals, "10,50"
+ * inclusive range with either side optional, "," no filter (INTERFACE.md).
  */
-function filterPredicate(column: ColumnId, value: string): { predicate: Predicate; echo: string } | string {
+function filterPredicate(column: ColumnId, value: string): { predicate: Predicate; echo: string } | string | null {
   if (column === "name" || column === "email") {
     return { predicate: { kind: "text", column, op: "contains", value }, echo: value };
   }
@@ -220,7 +217,8 @@ function filterPredicate(column: ColumnId, value: string): { predicate: Predicat
     return { predicate: { kind: "number", column: "id", op: "equals", value: x }, echo: String(x) };
   }
   const [lo, hi] = nums;
-  if (lo === "" && hi === "") return `a range needs at least one bound (got "${value}")`;
+  // "," alone: both bounds cleared, what a cleared range filter sends; no filter (INTERFACE.md).
+  if (lo === "" && hi === "") return null;
   const children: Predicate[] = [];
   if (lo !== "") children.push({ kind: "number", column: "id", op: "greaterThanOrEqual", value: Number(lo) });
   if (hi !== "") children.push({ kind: "number", column: "id", op: "lessThanOrEqual", value: Number(hi) });

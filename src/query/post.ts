@@ -4,7 +4,8 @@
  * model (text, number, set, combined) and sort model.
  */
 import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
-import { type FieldError, ProblemError } from "./errors.ts";
+import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
+import { MAX_FILTER_LENGTH } from "./get.ts";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
 
 /** Default row window when `endRow` is absent: AG Grid's block size (INTERFACE.md, cacheBlockSize). */
@@ -22,6 +23,12 @@ const NUMBER_OPS: readonly NumberOp[] = [
   "blank",
   "notBlank",
 ];
+/** Most conditions one column's combined filter model may hold (INTERFACE.md "HTTP envelope", limits). */
+export const MAX_CONDITIONS_PER_COLUMN = 16;
+
+/** Most predicates (simple filter models and conditions) one filter model may hold in all (INTERFACE.md, limits). */
+export const MAX_PREDICATES = 64;
+
 /** Server-Side Row Model fields that ask for grouping, pivoting or aggregation. */
 const GROUPING_FIELDS = ["rowGroupCols", "groupKeys", "pivotCols", "valueCols"] as const;
 const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
@@ -29,6 +36,12 @@ const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 /** A parsed POST body: the query (offset = startRow, limit = endRow - startRow). */
 export interface PostRequest {
   query: Query;
+}
+
+/** A value as JSON for an error message, cut to `max` characters: an error never echoes a large input. */
+function shown(value: unknown, max = 80): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
 /** Escapes a JSON pointer token (RFC 6901). */
@@ -62,13 +75,13 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
 
   let startRow = 0;
   if (body.startRow !== undefined && body.startRow !== null) {
-    if (!Number.isSafeInteger(body.startRow) || (body.startRow as number) < 0) bad("/startRow", `must be an integer >= 0 (got ${JSON.stringify(body.startRow)})`);
+    if (!Number.isSafeInteger(body.startRow) || (body.startRow as number) < 0) bad("/startRow", `must be an integer >= 0 (got ${shown(body.startRow)})`);
     else startRow = body.startRow as number;
   }
   let endRow = startRow + Math.min(DEFAULT_BLOCK_SIZE, maxPageSize);
   if (body.endRow !== undefined && body.endRow !== null) {
     const e = body.endRow;
-    if (!Number.isSafeInteger(e) || (e as number) < startRow) bad("/endRow", `must be an integer >= startRow (${startRow}) (got ${JSON.stringify(e)})`);
+    if (!Number.isSafeInteger(e) || (e as number) < startRow) bad("/endRow", `must be an integer >= startRow (${startRow}) (got ${shown(e)})`);
     else if ((e as number) - startRow > maxPageSize) bad("/endRow", `endRow - startRow must be at most ${maxPageSize} rows (got ${(e as number) - startRow})`);
     else endRow = e as number;
   }
@@ -81,10 +94,10 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
       sortModel.forEach((item, i) => {
         const at = `/sortModel/${i}`;
         if (!isObject(item)) return bad(at, "must be an object {colId, sort, type?}");
-        if (!isColumnId(item.colId)) return bad(`${at}/colId`, `unknown column ${JSON.stringify(item.colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
-        if (item.sort !== "asc" && item.sort !== "desc") return bad(`${at}/sort`, `must be "asc" or "desc" (got ${JSON.stringify(item.sort)})`);
+        if (!isColumnId(item.colId)) return bad(`${at}/colId`, `unknown column ${shown(item.colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
+        if (item.sort !== "asc" && item.sort !== "desc") return bad(`${at}/sort`, `must be "asc" or "desc" (got ${shown(item.sort)})`);
         if (item.type !== undefined && item.type !== null && item.type !== "default" && item.type !== "absolute") {
-          return bad(`${at}/type`, `must be "default" or "absolute" (got ${JSON.stringify(item.type)})`);
+          return bad(`${at}/type`, `must be "default" or "absolute" (got ${shown(item.type)})`);
         }
         sort.push({ column: item.colId, direction: item.sort, absolute: item.type === "absolute" });
       });
@@ -100,7 +113,7 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
       for (const [colId, model] of Object.entries(filterModel)) {
         const at = `/filterModel/${token(colId)}`;
         if (!isColumnId(colId)) {
-          bad(at, `unknown column "${colId}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+          bad(at, `unknown column ${shown(colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
           continue;
         }
         if (model === null || model === undefined) continue;
@@ -108,16 +121,29 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
         if (p !== null) children.push(p);
       }
       filter = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
+      const predicates = filter === null ? 0 : countLeaves(filter);
+      if (predicates > MAX_PREDICATES) bad("/filterModel", `holds ${predicates} predicates; at most ${MAX_PREDICATES} are accepted`);
     }
   }
 
-  if (errors.length > 0) {
-    throw new ProblemError("BAD_BODY", errors.map((e) => `${"pointer" in e ? e.pointer : e.parameter}: ${e.detail}`).join("; "), errors);
-  }
+  if (errors.length > 0) throw fieldsProblem("BAD_BODY", errors);
   return { query: { filter, sort, offset: startRow, limit: endRow - startRow } };
 }
 
 type Bad = (pointer: string, detail: string) => void;
+
+/** Leaves of a predicate tree: the simple conditions it tests. */
+function countLeaves(p: Predicate): number {
+  if (p.kind !== "and" && p.kind !== "or") return 1;
+  let count = 0;
+  for (const child of p.children) count += countLeaves(child);
+  return count;
+}
+
+/** The reason a filter value string is refused, or null: at most {@link MAX_FILTER_LENGTH} characters, like GET's. */
+function tooLong(value: string): string | null {
+  return value.length > MAX_FILTER_LENGTH ? `is ${value.length} characters long; at most ${MAX_FILTER_LENGTH} are accepted` : null;
+}
 
 /** One column's filter model (simple or combined) as a predicate; null after reporting errors. */
 function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad): Predicate | null {
@@ -133,11 +159,15 @@ function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad):
   if (conditions !== null || model.operator !== undefined) {
     const operator = model.operator;
     if (operator !== "AND" && operator !== "OR") {
-      bad(`${at}/operator`, `must be "AND" or "OR" (got ${JSON.stringify(operator)})`);
+      bad(`${at}/operator`, `must be "AND" or "OR" (got ${shown(operator)})`);
       return null;
     }
     if (conditions === null || conditions.length === 0) {
       bad(`${at}/conditions`, "must be a non-empty array of filter conditions");
+      return null;
+    }
+    if (conditions.length > MAX_CONDITIONS_PER_COLUMN) {
+      bad(`${at}/conditions`, `holds ${conditions.length} conditions; at most ${MAX_CONDITIONS_PER_COLUMN} per column are accepted`);
       return null;
     }
     const key = Array.isArray(model.conditions) ? "conditions" : "condition";
@@ -146,7 +176,7 @@ function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad):
       const where = key === "conditions" ? `${at}/conditions/${i}` : `${at}/condition${i + 1}`;
       if (isObject(c) && c.filterType === undefined) c = { ...c, filterType: model.filterType };
       if (isObject(c) && model.filterType !== undefined && c.filterType !== model.filterType) {
-        bad(`${where}/filterType`, `must match the combined model's filterType ${JSON.stringify(model.filterType)}`);
+        bad(`${where}/filterType`, `must match the combined model's filterType ${shown(model.filterType)}`);
         return;
       }
       const p = simplePredicate(column, c, where, bad);
@@ -164,19 +194,24 @@ function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad)
     bad(at, "must be a filter model object");
     return null;
   }
-  const describe = JSON.stringify(model).slice(0, 200);
+  const describe = shown(model, 200);
   switch (model.filterType) {
     case "text": {
       const type = model.type ?? "contains";
       if (!TEXT_OPS.includes(type as TextOp)) {
-        bad(`${at}/type`, `text filter type must be one of ${TEXT_OPS.join(", ")} (got ${JSON.stringify(type)}) in ${describe}`);
+        bad(`${at}/type`, `text filter type must be one of ${TEXT_OPS.join(", ")} (got ${shown(type)}) in ${describe}`);
         return null;
       }
       const op = type as TextOp;
       if (op === "blank" || op === "notBlank") return { kind: "text", column, op, value: "" };
       const f = model.filter;
       if (typeof f !== "string" && typeof f !== "number") {
-        bad(`${at}/filter`, `text filter "${op}" needs a string "filter" (got ${JSON.stringify(f)}) in ${describe}`);
+        bad(`${at}/filter`, `text filter "${op}" needs a string "filter" (got ${shown(f)}) in ${describe}`);
+        return null;
+      }
+      const long = tooLong(String(f));
+      if (long !== null) {
+        bad(`${at}/filter`, long);
         return null;
       }
       return { kind: "text", column, op, value: String(f) };
@@ -188,20 +223,20 @@ function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad)
       }
       const type = model.type ?? "equals";
       if (!NUMBER_OPS.includes(type as NumberOp)) {
-        bad(`${at}/type`, `number filter type must be one of ${NUMBER_OPS.join(", ")} (got ${JSON.stringify(type)}) in ${describe}`);
+        bad(`${at}/type`, `number filter type must be one of ${NUMBER_OPS.join(", ")} (got ${shown(type)}) in ${describe}`);
         return null;
       }
       const op = type as NumberOp;
       if (op === "blank" || op === "notBlank") return { kind: "number", column: "id", op, value: 0 };
       const value = numberOf(model.filter);
       if (value === null) {
-        bad(`${at}/filter`, `number filter "${op}" needs a number "filter" (got ${JSON.stringify(model.filter)}) in ${describe}`);
+        bad(`${at}/filter`, `number filter "${op}" needs a number "filter" (got ${shown(model.filter)}) in ${describe}`);
         return null;
       }
       if (op !== "inRange") return { kind: "number", column: "id", op, value };
       const valueTo = numberOf(model.filterTo);
       if (valueTo === null) {
-        bad(`${at}/filterTo`, `number filter "inRange" needs a number "filterTo" (got ${JSON.stringify(model.filterTo)}) in ${describe}`);
+        bad(`${at}/filterTo`, `number filter "inRange" needs a number "filterTo" (got ${shown(model.filterTo)}) in ${describe}`);
         return null;
       }
       return { kind: "number", column: "id", op, value, valueTo };
@@ -222,9 +257,14 @@ function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad)
         }
         if (typeof v !== "string" && typeof v !== "number") {
           ok = false;
-          return bad(`${at}/values/${i}`, `must be a string, a number or null (got ${JSON.stringify(v)})`);
+          return bad(`${at}/values/${i}`, `must be a string, a number or null (got ${shown(v)})`);
         }
         const s = String(v);
+        const long = tooLong(s);
+        if (long !== null) {
+          ok = false;
+          return bad(`${at}/values/${i}`, long);
+        }
         if (column === "status" && statusCode(s) < 0) {
           ok = false;
           return bad(`${at}/values/${i}`, `"${s}" is not a status; valid values: ${STATUS_VALUES.join(", ")}`);
@@ -244,15 +284,15 @@ function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad)
       return set;
     }
     default:
-      bad(`${at}/filterType`, `unsupported filterType ${JSON.stringify(model.filterType)} for column "${column}"; supported: text, number (id only), set`);
+      bad(`${at}/filterType`, `unsupported filterType ${shown(model.filterType)} for column "${column}"; supported: text, number (id only), set`);
       return null;
   }
 }
 
-/** A finite number from a number or a numeric string (INTERFACE.md: coerce "200"); else null. */
+/** A finite number from a number or a numeric string of at most MAX_FILTER_LENGTH characters (INTERFACE.md: coerce "200"); else null. */
 function numberOf(v: unknown): number | null {
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
-  if (typeof v === "string" && DECIMAL.test(v)) {
+  if (typeof v === "string" && v.length <= MAX_FILTER_LENGTH && DECIMAL.test(v)) {
     const x = Number(v);
     return Number.isFinite(x) ? x : null;
   }

@@ -217,3 +217,18 @@ describe("filter cache keys and status masks", () => {
     expect([0, 1, 2, 3].map(singleStatus)).toEqual([-1, 0, 1, -1]);
   });
 });
+
+describe("the cache budget counts keys", () => {
+  test("thousands of distinct long filter values stay within the byte budget, keys included", () => {
+    const records = Array.from({ length: 500 }, (_, i) => ({ id: i + 1, name: `name ${i}`, email: `u${i}@example.com`, status: i % 2 ? "active" : "inactive" }) as UserRecord);
+    const budget = 1 << 20;
+    const engine = createEngine(buildStoreFromRecords(records), { cacheBytes: budget });
+    for (let i = 0; i < 3_000; i++) {
+      const value = `${i}`.padStart(256, "x");
+      executeQuery(engine, { filter: { kind: "text", column: "name", op: "contains", value }, sort: [], offset: 0, limit: 10 });
+    }
+    // each key holds its 256-character value: 2 bytes a character at least
+    expect(engine.filters.size * 2 * 256).toBeLessThanOrEqual(engine.filters.maxBytes);
+    expect(engine.filters.bytes).toBeLessThanOrEqual(engine.filters.maxBytes);
+  });
+});
