@@ -4,8 +4,15 @@
  * GET /api/users?sortBy=name (Q1) and reports the wall time from spawn to that answer, and the
  * server's RSS then (the snapshot is mmap'd: only the pages touched so far count).
  *
- * Usage: `bun bench/startup.ts 1m` (prints one line per run; 3 runs).
+ * The server maps a private copy of the snapshot (src/snapshot/private-copy.ts), made on the
+ * first start and reused on the next: each size is measured both ways, "copy" with the cache
+ * directory emptied before the start, "reuse" with the copy already there.
+ *
+ * Usage: `bun bench/startup.ts 1m` (a benchmark dataset), or `bun bench/startup.ts FILE.snap`;
+ * prints one line per run, 3 runs of each kind.
  */
+import { rmSync } from "node:fs";
+import { defaultCacheDir } from "../src/snapshot/private-copy.ts";
 import { datasetPaths, parseSize, sizeLabel } from "./datasets.ts";
 import { formatMs } from "./measure.ts";
 import { rssOf, spawnServer } from "./server.ts";
@@ -35,10 +42,14 @@ export async function measureStartup(snapshot: string): Promise<StartupResult> {
 }
 
 if (import.meta.main) {
-  const rows = parseSize(process.argv[2] ?? "100k");
-  const dataset = datasetPaths(rows);
-  for (let i = 0; i < 3; i++) {
-    const r = await measureStartup(dataset.snapshot);
-    console.log(`${sizeLabel(rows)}: listening ${formatMs(r.listeningMs)}, first answer ${formatMs(r.firstAnswerMs)}, RSS ${(r.rssBytes / 2 ** 20).toFixed(0)} MiB`);
+  const arg = process.argv[2] ?? "100k";
+  const snapshot = arg.endsWith(".snap") ? arg : datasetPaths(parseSize(arg)).snapshot;
+  const label = arg.endsWith(".snap") ? arg : sizeLabel(parseSize(arg));
+  for (const kind of ["copy", "reuse"] as const) {
+    for (let i = 0; i < 3; i++) {
+      if (kind === "copy") rmSync(defaultCacheDir(snapshot), { recursive: true, force: true });
+      const r = await measureStartup(snapshot);
+      console.log(`${label} (${kind}): listening ${formatMs(r.listeningMs)}, first answer ${formatMs(r.firstAnswerMs)}, RSS ${(r.rssBytes / 2 ** 20).toFixed(0)} MiB`);
+    }
   }
 }

@@ -6,7 +6,7 @@ import type { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
 import { createApp } from "./http/app.ts";
-import { loadSnapshot } from "./snapshot/load.ts";
+import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -19,6 +19,12 @@ export interface ServeOptions {
   logger: Logger;
   /** Verify section checksums at load (default true). */
   verify?: boolean;
+  /**
+   * Where the server keeps its private copies of the snapshot (snapshot/private-copy.ts): it
+   * maps a copy, never the file at `snapshot`, so that file may be replaced, truncated or
+   * deleted while serving. Default: `.snapshot-cache` beside the snapshot.
+   */
+  cacheDir?: string;
   /** Extra app routes (the demo page). */
   plugins?: Elysia<any>[];
   /** Let several processes listen on one port (SO_REUSEPORT). */
@@ -45,7 +51,10 @@ export interface RunningServer {
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
-  const loaded = loadSnapshot(options.snapshot, { verify: options.verify });
+  const cacheDir = options.cacheDir ?? defaultCacheDir(options.snapshot);
+  const load = () => loadPrivately(options.snapshot, { verify: options.verify, cacheDir });
+  const loaded = load();
+  pruneCache(cacheDir, [loaded.privatePath]);
   logger.info(
     { snapshot: options.snapshot, rows: loaded.store.rowCount, bytes: loaded.bytes, snapshotId: loaded.store.snapshotId, loadMs: Math.round(loaded.loadMs) },
     "snapshot loaded",
@@ -57,8 +66,10 @@ export function startServer(options: ServeOptions): RunningServer {
   const server = app.server;
   if (server === null) throw new Error("server did not start");
   const reload = () => {
-    const next = loadSnapshot(options.snapshot, { verify: options.verify });
+    const next = load();
     engine = createEngine(next.store);
+    // The previous copy stays mapped until its engine is unreachable; its file can go now.
+    pruneCache(cacheDir, [next.privatePath]);
     logger.info({ rows: next.store.rowCount, snapshotId: next.store.snapshotId, loadMs: Math.round(next.loadMs) }, "snapshot reloaded");
   };
   const onHup = () => {

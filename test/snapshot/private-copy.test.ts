@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { SnapshotError } from "../../src/snapshot/load.ts";
+import { defaultCacheDir, loadPrivately, privateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
+import { recordAt } from "../../src/store/rows-json.ts";
+
+let dir: string;
+let one: string;
+let two: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "private-copy-"));
+  one = join(dir, "one.snap");
+  two = join(dir, "two.snap");
+  buildSnapshotFromGenerator({ count: 3_000, seed: 1 }, one);
+  buildSnapshotFromGenerator({ count: 2_000, seed: 2 }, two);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("private copies", () => {
+  test("the copy is named by the snapshot id, holds the same bytes, and is reused", () => {
+    const cache = join(dir, "cache-a");
+    const id = readSnapshotId(one);
+    const first = privateCopy(one, cache);
+    expect(first).toEqual({ path: join(cache, `${id}.snap`), snapshotId: id });
+    expect(readFileSync(first.path).equals(readFileSync(one))).toBe(true);
+    const copiedAt = statSync(first.path).mtimeMs;
+    expect(privateCopy(one, cache)).toEqual(first);
+    expect(statSync(first.path).mtimeMs).toBe(copiedAt);
+  });
+
+  test("whatever happens to the source afterwards, the loaded store reads the version it loaded", () => {
+    const served = join(dir, "served.snap");
+    copyFileSync(one, served);
+    const loaded = loadPrivately(served, { cacheDir: join(dir, "cache-b") });
+    const before = Array.from({ length: loaded.store.rowCount }, (_, row) => recordAt(loaded.store, row));
+    // truncated in place, then overwritten in place by another snapshot (`cp two served`)
+    truncateSync(served, 0);
+    expect(before).toEqual(Array.from({ length: loaded.store.rowCount }, (_, row) => recordAt(loaded.store, row)));
+    writeFileSync(served, readFileSync(two));
+    expect(before).toEqual(Array.from({ length: loaded.store.rowCount }, (_, row) => recordAt(loaded.store, row)));
+    expect(loaded.store.rowCount).toBe(3_000);
+    // the next load takes the new version, in a copy of its own
+    const next = loadPrivately(served, { cacheDir: join(dir, "cache-b") });
+    expect(next.store.rowCount).toBe(2_000);
+    expect(next.privatePath).not.toBe(loaded.privatePath);
+  });
+
+  test("the default cache directory is beside the snapshot", () => {
+    expect(defaultCacheDir("/srv/data/users.snap")).toBe("/srv/data/.snapshot-cache");
+  });
+
+  test("a source whose sections fail their checksums is refused by name, and its copy removed", () => {
+    const bad = join(dir, "bad.snap");
+    const bytes = readFileSync(one);
+    bytes[bytes.length - 9] ^= 0xff;
+    writeFileSync(bad, bytes);
+    const cache = join(dir, "cache-c");
+    expect(() => loadPrivately(bad, { cacheDir: cache })).toThrow(SnapshotError);
+    expect(() => loadPrivately(bad, { cacheDir: cache })).toThrow(/bad\.snap: corrupt: section .* fails its checksum/);
+    expect(readdirSync(cache)).toEqual([]);
+  });
+
+  test("a source that is not a snapshot is refused before anything is copied", () => {
+    const junk = join(dir, "junk.snap");
+    writeFileSync(junk, "not a snapshot at all");
+    expect(() => privateCopy(junk, join(dir, "cache-d"))).toThrow(/junk\.snap: not a snapshot: bad magic/);
+    expect(existsSync(join(dir, "cache-d"))).toBe(false);
+  });
+
+  test("pruning removes other versions and dead copies' temporary files, and keeps what is asked", async () => {
+    const cache = join(dir, "cache-e");
+    const a = privateCopy(one, cache).path;
+    const b = privateCopy(two, cache).path;
+    const dead = Bun.spawn(["true"]);
+    await dead.exited;
+    writeFileSync(join(cache, `.${"0".repeat(16)}.${dead.pid}.1.tmp`), "x");
+    writeFileSync(join(cache, `.${"1".repeat(16)}.${process.ppid}.1.tmp`), "x");
+    writeFileSync(join(cache, "notes.txt"), "an operator's file is left alone");
+    expect(pruneCache(cache, [b]).sort()).toEqual([`.${"0".repeat(16)}.${dead.pid}.1.tmp`, a.slice(cache.length + 1)].sort());
+    expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, b.slice(cache.length + 1), "notes.txt"].sort());
+  });
+});
