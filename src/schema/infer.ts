@@ -1,0 +1,116 @@
+/**
+ * Column kind inference (INTERFACE.md "Columns beyond the four"): without a schema file, a
+ * column's kind comes from all of its non-null values — all numbers → `number`; all
+ * `YYYY-MM-DD` → `date`; all ISO 8601 date-times → `datetime`; all `true`/`false` → `boolean`;
+ * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values
+ * and at most one distinct value per 10 rows, else `text`.
+ *
+ * A {@link ColumnProfile} is fed every value as it is read (one pass, constant memory per
+ * column: the distinct strings are tracked up to 33), then {@link inferKind} decides.
+ * JSON values keep their JSON type (the string "42" is a string); CSV fields are text, and
+ * are classified by their syntax (`42` is a number, `TRUE` a boolean, `{"a":1}` an object).
+ */
+import { collator } from "../collation/collation.ts";
+import { type ColumnKind, MAX_INFERRED_ENUM_VALUES, MIN_ROWS_PER_ENUM_VALUE } from "./kinds.ts";
+import { JSON_NUMBER, parseBooleanText, parseDate, parseDateTime } from "./values.ts";
+
+/** Counts of what a column's values were, as read. */
+export interface ColumnProfile {
+  /** Null values (JSON null, a missing field, an empty CSV field). */
+  nulls: number;
+  /** JSON numbers, or CSV fields in the JSON number grammar. */
+  numbers: number;
+  /** JSON booleans, or CSV fields `true`/`false` in any case. */
+  booleans: number;
+  /** JSON objects and arrays, or CSV fields that are a JSON object or array. */
+  objects: number;
+  /** Strings (of JSON, or CSV fields that are none of the above). */
+  strings: number;
+  /** Of the strings: those that are a date (`YYYY-MM-DD`), and those that are a date-time. */
+  dates: number;
+  datetimes: number;
+  /** Distinct strings seen, while there are at most {@link MAX_INFERRED_ENUM_VALUES}; null once there are more. */
+  distinct: Set<string> | null;
+  /** True when the values came as CSV text (untyped) rather than JSON values. */
+  fromText: boolean;
+}
+
+/** A profile of no values. */
+export function emptyProfile(): ColumnProfile {
+  return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Set(), fromText: false };
+}
+
+/** Counts one string value (dates and date-times are strings of a known shape). */
+function addString(profile: ColumnProfile, value: string): void {
+  profile.strings++;
+  if (!Number.isNaN(parseDate(value))) profile.dates++;
+  else if (!Number.isNaN(parseDateTime(value))) profile.datetimes++;
+  const distinct = profile.distinct;
+  if (distinct !== null && !distinct.has(value)) {
+    if (distinct.size === MAX_INFERRED_ENUM_VALUES) profile.distinct = null;
+    else distinct.add(value);
+  }
+}
+
+/** Counts one JSON value of the column (`undefined`, a missing field, counts as null). */
+export function profileJson(profile: ColumnProfile, value: unknown): void {
+  if (value === null || value === undefined) profile.nulls++;
+  else if (typeof value === "number") profile.numbers++;
+  else if (typeof value === "boolean") profile.booleans++;
+  else if (typeof value === "string") addString(profile, value);
+  else profile.objects++;
+}
+
+/** True when CSV text is a JSON object or array (`{…}` or `[…]` that parses). */
+export function isJsonContainerText(text: string): boolean {
+  const first = text.charCodeAt(0);
+  // '{' or '['
+  if (first !== 123 && first !== 91) return false;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** Counts one CSV field of the column (the empty field is null). */
+export function profileText(profile: ColumnProfile, text: string): void {
+  profile.fromText = true;
+  if (text === "") profile.nulls++;
+  else if (JSON_NUMBER.test(text)) profile.numbers++;
+  else if (parseBooleanText(text) >= 0) profile.booleans++;
+  else if (isJsonContainerText(text)) profile.objects++;
+  else addString(profile, text);
+}
+
+/** What {@link inferKind} decides: the kind, and an inferred enum's values in collation order. */
+export interface InferredKind {
+  kind: ColumnKind;
+  values?: string[];
+}
+
+/**
+ * The kind of a column from its profile (INTERFACE.md rules, see the module comment).
+ * @param rows rows in the dataset (an enum has at most one distinct value per 10 of them)
+ * @returns the kind; for an enum its values in collation order (`Intl.Collator` "en", base,
+ *   numeric). A column with no non-null value is `text`. Values of another type than the kind
+ *   decided (a number among strings, say) are refused when the column is built, not here.
+ */
+export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
+  const { numbers, booleans, objects, strings, dates, datetimes } = profile;
+  const nonNull = numbers + booleans + objects + strings;
+  if (nonNull === 0) return { kind: "text" };
+  // Objects or arrays make it json, which keeps every value as given; CSV text that is not JSON
+  // (a plain string) cannot be kept so: such a column is text.
+  if (objects > 0 && !(profile.fromText && strings > 0)) return { kind: "json" };
+  if (numbers === nonNull) return { kind: "number" };
+  if (booleans === nonNull) return { kind: "boolean" };
+  if (strings === nonNull && dates === nonNull) return { kind: "date" };
+  if (strings === nonNull && datetimes === nonNull) return { kind: "datetime" };
+  const distinct = profile.distinct;
+  if (strings === nonNull && distinct !== null && distinct.size * MIN_ROWS_PER_ENUM_VALUE <= rows) {
+    return { kind: "enum", values: [...distinct].sort(collator.compare) };
+  }
+  return { kind: "text" };
+}

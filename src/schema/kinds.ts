@@ -1,0 +1,135 @@
+/**
+ * A snapshot's schema as data (INTERFACE.md "Columns beyond the four"): an ordered list of
+ * columns, each with a column kind, and which column partitions the rows. Everything per column
+ * — the store's sections, the JSON record layout, request validation, the OpenAPI schemas, the
+ * demo's columns — is derived from this table.
+ */
+
+/** The column kinds (INTERFACE.md): how a column's values are stored, ordered, filtered and written. */
+export const COLUMN_KINDS = ["number", "text", "enum", "date", "datetime", "boolean", "json"] as const;
+
+/** A column kind. */
+export type ColumnKind = (typeof COLUMN_KINDS)[number];
+
+/** One column of a schema. */
+export interface ColumnSpec {
+  /** The column id: `[A-Za-z_][A-Za-z0-9_]{0,63}` ({@link COLUMN_ID}). */
+  id: string;
+  kind: ColumnKind;
+  /**
+   * An enum's values in their order (the sort order): declared in a schema file, or, when
+   * inferred, the distinct values in collation order. Absent for the other kinds.
+   */
+  values?: string[];
+}
+
+/** A schema: the columns in order (the seed's four first) and the column that partitions the rows. */
+export interface Schema {
+  columns: ColumnSpec[];
+  /** The enum column whose values partition the rows (per-value permutations, posting-list groups): `status`. */
+  partition: string;
+}
+
+/** What a column id must look like (INTERFACE.md). */
+export const COLUMN_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * The seed's four columns, always present, in this order, with their rules (INTERFACE.md
+ * "Columns"): `id` number (required, unique, finite, |id| ≤ 2^53), `name` and `email` text
+ * (never null: an empty CSV field is ""), `status` enum `active|inactive` (required; matched
+ * case-insensitively, stored lower case).
+ */
+export const SEED_COLUMNS: readonly ColumnSpec[] = [
+  { id: "id", kind: "number" },
+  { id: "name", kind: "text" },
+  { id: "email", kind: "text" },
+  { id: "status", kind: "enum", values: ["active", "inactive"] },
+];
+
+/** The seed's column ids. */
+export const SEED_COLUMN_IDS: readonly string[] = SEED_COLUMNS.map((c) => c.id);
+
+/** The partition column of every schema (INTERFACE.md: the seed's enum). */
+export const PARTITION_COLUMN = "status";
+
+/** The seed's schema: the four columns alone (the default dataset's). */
+export const SEED_SCHEMA: Schema = { columns: [...SEED_COLUMNS], partition: PARTITION_COLUMN };
+
+/** Kinds a sort may use (INTERFACE.md "Ordering on any column": sorting a `json` column is a 400). */
+export function isSortable(kind: ColumnKind): boolean {
+  return kind !== "json";
+}
+
+/** Kinds a filter may use (INTERFACE.md "Filtering on any column": `json` is kept and returned, never filtered). */
+export function isFilterable(kind: ColumnKind): boolean {
+  return kind !== "json";
+}
+
+/** Most distinct values an inferred enum may have (INTERFACE.md). */
+export const MAX_INFERRED_ENUM_VALUES = 32;
+
+/** Rows per distinct value an inferred enum needs at least (INTERFACE.md: at most one distinct value per 10 rows). */
+export const MIN_ROWS_PER_ENUM_VALUE = 10;
+
+/** Most values a declared enum may have (codes are one byte, and code 0 is null). */
+export const MAX_ENUM_VALUES = 255;
+
+/** Why a schema (or a schema file) is refused. */
+export class SchemaError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SchemaError";
+  }
+}
+
+/**
+ * Validates a schema file's content (`snapshot build --schema F`):
+ * `{"columns":[{"id":"created_at","kind":"datetime"},{"id":"role","kind":"enum","values":[…]}]}`.
+ * The seed's four may be listed (with their own kinds only) or left out; the others are kept in
+ * the file's order.
+ * @returns the columns the file declares beyond the seed's four, in file order
+ * @throws SchemaError naming the first problem: not an object, a column without a valid id, an
+ *   unknown kind, an enum without values (or with repeated, empty or more than 255 values),
+ *   `values` on another kind, a column listed twice, a seed column with another kind
+ */
+export function parseSchemaFile(value: unknown): ColumnSpec[] {
+  if (typeof value !== "object" || value === null || Array.isArray(value) || !Array.isArray((value as { columns?: unknown }).columns)) {
+    throw new SchemaError('a schema file is a JSON object {"columns": [{"id": …, "kind": …}, …]}');
+  }
+  const seen = new Set<string>();
+  const extra: ColumnSpec[] = [];
+  for (const [i, item] of ((value as { columns: unknown[] }).columns).entries()) {
+    const at = `columns[${i}]`;
+    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new SchemaError(`${at} must be an object {"id", "kind"}`);
+    const { id, kind, values } = item as { id?: unknown; kind?: unknown; values?: unknown };
+    if (typeof id !== "string" || !COLUMN_ID.test(id)) throw new SchemaError(`${at}: the id ${JSON.stringify(id)} must match [A-Za-z_][A-Za-z0-9_]{0,63}`);
+    if (seen.has(id)) throw new SchemaError(`${at}: column "${id}" is listed twice`);
+    seen.add(id);
+    if (typeof kind !== "string" || !(COLUMN_KINDS as readonly string[]).includes(kind)) {
+      throw new SchemaError(`${at}: column "${id}" has kind ${JSON.stringify(kind)}; kinds are ${COLUMN_KINDS.join(", ")}`);
+    }
+    const spec: ColumnSpec = { id, kind: kind as ColumnKind };
+    if (kind === "enum") {
+      if (!Array.isArray(values) || values.length === 0) throw new SchemaError(`${at}: enum column "${id}" needs a non-empty "values" list`);
+      if (values.length > MAX_ENUM_VALUES) throw new SchemaError(`${at}: enum column "${id}" has ${values.length} values; at most ${MAX_ENUM_VALUES}`);
+      const distinct = new Set<string>();
+      for (const v of values) {
+        if (typeof v !== "string" || v === "") throw new SchemaError(`${at}: enum column "${id}" has a value ${JSON.stringify(v)}; values are non-empty strings`);
+        if (distinct.has(v)) throw new SchemaError(`${at}: enum column "${id}" lists "${v}" twice`);
+        distinct.add(v);
+      }
+      spec.values = [...(values as string[])];
+    } else if (values !== undefined) {
+      throw new SchemaError(`${at}: only enum columns have "values" ("${id}" is ${kind})`);
+    }
+    const seed = SEED_COLUMNS.find((c) => c.id === id);
+    if (seed !== undefined) {
+      if (seed.kind !== spec.kind || (spec.values !== undefined && JSON.stringify(spec.values) !== JSON.stringify(seed.values))) {
+        throw new SchemaError(`${at}: column "${id}" is one of the seed's four and is always ${seed.kind}${seed.values ? ` (${seed.values.join(", ")})` : ""}`);
+      }
+      continue;
+    }
+    extra.push(spec);
+  }
+  return extra;
+}

@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import { ConversionError, addJsonValue, addTextValue, convertColumn, rawColumn } from "../../src/ingest/raw-column.ts";
+import { inferKind } from "../../src/schema/infer.ts";
+import type { ColumnSpec } from "../../src/schema/kinds.ts";
+import { unpackStrings } from "../../src/store/byte-column.ts";
+import { parseDate, parseDateTime } from "../../src/schema/values.ts";
+
+/** A raw column of JSON values. */
+function json(values: unknown[]) {
+  const column = rawColumn("c", 2);
+  for (const v of values) addJsonValue(column, v);
+  return column;
+}
+
+/** A raw column of CSV fields. */
+function csv(values: string[]) {
+  const column = rawColumn("c", 2);
+  for (const v of values) addTextValue(column, v);
+  return column;
+}
+
+/** The conversion error's row and reason. */
+function refused(run: () => unknown): { row: number; reason: string } {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof ConversionError) return { row: error.row, reason: error.reason };
+    throw error;
+  }
+  throw new Error("expected a ConversionError");
+}
+
+describe("raw columns converted to their kind", () => {
+  test("numbers, dates and date-times: typed values, NaN for null", () => {
+    const numbers = convertColumn(json([1, null, -2.5, undefined]), { id: "c", kind: "number" });
+    expect(numbers).toMatchObject({ kind: "number", nulls: 2 });
+    expect(Array.from((numbers as { values: Float64Array }).values)).toEqual([1, Number.NaN, -2.5, Number.NaN]);
+    const days = convertColumn(csv(["2024-01-02", "", "1970-01-01"]), { id: "c", kind: "date" }) as { values: Float64Array };
+    expect(Array.from(days.values)).toEqual([parseDate("2024-01-02"), Number.NaN, 0]);
+    const times = convertColumn(json(["2024-01-02T03:04:05Z", null]), { id: "c", kind: "datetime" }) as { values: Float64Array };
+    expect(Array.from(times.values)).toEqual([parseDateTime("2024-01-02T03:04:05Z"), Number.NaN]);
+  });
+
+  test("enums and booleans: codes, 0 for null", () => {
+    const raw = csv(["b", "", "a", "b"]);
+    const spec = { id: "c", ...inferKind(raw.profile, 40) } as ColumnSpec;
+    expect(spec).toEqual({ id: "c", kind: "enum", values: ["a", "b"] });
+    expect(convertColumn(raw, spec)).toEqual({ kind: "enum", codes: Uint8Array.of(2, 0, 1, 2), values: ["a", "b"], nulls: 1 });
+    expect(convertColumn(csv(["TRUE", "false", ""]), { id: "c", kind: "boolean" })).toEqual({ kind: "boolean", codes: Uint8Array.of(2, 1, 0), values: ["false", "true"], nulls: 1 });
+    expect(convertColumn(json([true, null, false]), { id: "c", kind: "boolean" })).toEqual({ kind: "boolean", codes: Uint8Array.of(2, 0, 1), values: ["false", "true"], nulls: 1 });
+  });
+
+  test("text keeps strings as given and marks nulls; json keeps values, compact", () => {
+    const text = convertColumn(json(["Zoë", null, ""]), { id: "c", kind: "text" }) as { strings: Parameters<typeof unpackStrings>[0]; isNull: Uint8Array; nulls: number };
+    expect(unpackStrings(text.strings)).toEqual(["Zoë", "", ""]);
+    expect(Array.from(text.isNull)).toEqual([0, 1, 0]);
+    const fromJson = convertColumn(json([{ a: [1, 2] }, "x", 3, true, null]), { id: "c", kind: "json" }) as { texts: Parameters<typeof unpackStrings>[0] };
+    expect(unpackStrings(fromJson.texts)).toEqual(['{"a":[1,2]}', '"x"', "3", "true", "null"]);
+    const fromCsv = convertColumn(csv(['{ "a" : 1 }', "", "[1, 2]"]), { id: "c", kind: "json" }) as { texts: Parameters<typeof unpackStrings>[0] };
+    expect(unpackStrings(fromCsv.texts)).toEqual(['{"a":1}', "null", "[1,2]"]);
+  });
+
+  test("a value that does not fit stops the conversion at its row, with the reason", () => {
+    expect(refused(() => convertColumn(csv(["1", "0x10"]), { id: "c", kind: "number" }))).toEqual({ row: 1, reason: 'column "c" (number): "0x10" is not a number in JSON syntax' });
+    expect(refused(() => convertColumn(json([1, "2"]), { id: "c", kind: "number" }))).toEqual({ row: 1, reason: 'column "c" (number): a string is not a JSON number' });
+    expect(refused(() => convertColumn(json(["2024-02-30"]), { id: "c", kind: "date" }))).toEqual({ row: 0, reason: 'column "c" (date): "2024-02-30" is not a calendar day' });
+    expect(refused(() => convertColumn(json(["a", 5]), { id: "c", kind: "text" })).reason).toContain("a number is not a string");
+    expect(refused(() => convertColumn(csv(["x"]), { id: "c", kind: "enum", values: ["a"] })).reason).toBe('column "c" (enum): "x" is not one of its values ("a")');
+    expect(refused(() => convertColumn(csv(["yes"]), { id: "c", kind: "boolean" })).reason).toBe('column "c" (boolean): "yes" is not true or false');
+    expect(refused(() => convertColumn(csv(["{nope"]), { id: "c", kind: "json" })).reason).toBe('column "c" (json): "{nope" is not JSON');
+  });
+});
