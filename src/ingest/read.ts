@@ -1,9 +1,10 @@
 /**
  * Input readers for user-record files (NDJSON, a JSON array, CSV) with validation of every
- * record. The file is streamed in chunks of {@link READ_CHUNK_BYTES}; the columns grow as
- * records arrive, and the first bad record stops the read with an {@link IngestError} that
- * names the file and the line. Duplicate ids are found after the read by sorting a copy of the
- * ids (no 10M-entry Set).
+ * record. The input is a byte stream ({@link readUserStream}): a plain file read in chunks of
+ * {@link READ_CHUNK_BYTES}, a `.gz` file gunzipped as it is read, or standard input (`-`), opened
+ * by {@link openInput}. The columns grow as records arrive, and the first bad record stops the
+ * read with an {@link IngestError} that names the file (`<stdin>` for standard input) and the
+ * line. Duplicate ids are found after the read by sorting a copy of the ids (no 10M-entry Set).
  *
  * Speed: NDJSON lines in the canonical shape that src/generate/users.ts writes are read straight
  * from the bytes, names and emails copied as UTF-8 without a JS string (about 3M rows/s at 10M
@@ -11,16 +12,23 @@
  * then encode the two strings (roughly 0.8–1.4M rows/s at 1M rows).
  *
  * Decisions (the seed and INTERFACE.md leave them open):
- * - An empty file, or one holding only whitespace (and blank lines), is a valid empty dataset:
- *   0 rows, in every format.
+ * - An empty input, or one holding only whitespace (and blank lines), a JSON `[]` or a CSV
+ *   header alone reads as 0 rows, in every format. The reader returns them; `snapshot build`
+ *   refuses them (src/snapshot/build-file.ts: an empty dataset is not built).
+ * - The format: `--format` if given; else the extension (`.ndjson`/`.jsonl`, `.json`, `.csv`; for
+ *   `.gz` the one before it); else the first character that is not whitespace (`[` JSON array,
+ *   `{` NDJSON, anything else CSV), as for standard input ({@link detectFormat}).
  * - A UTF-8 byte-order mark at the start is skipped. Bytes that are not well-formed UTF-8
  *   (including encoded surrogates) are an error; so is a JSON `\uD800`-style escape that leaves a
  *   lone surrogate in `name` or `email`.
  * - Fields beyond `id`, `name`, `email`, `status` are ignored (the seed: "Fields of the user
  *   record beyond the four listed: not shown"), in JSON objects and as extra CSV columns.
- * - `id` is a finite number (any: integer or not, negative or not), unique; `-0` and `0` are the
- *   same id. JSON wants a number (a string "42" is an error); CSV parses the text with `Number`,
- *   and an empty or all-blank field is an error.
+ * - `id` is a finite number (any: integer or not, negative or not), unique, with |id| ≤ 2^53
+ *   (INTERFACE.md: "an integer beyond ±2^53 is refused, never rounded"); a literal that parsing
+ *   rounds to ±2^53, such as 9007199254740993, is refused too (its source text is checked).
+ *   `-0` and `0` are the same id. JSON wants a number (a string "42" is an error); a CSV id must
+ *   match the JSON number grammar (no hex, blanks, `_`, `+`, `.5`, `5.` or `Infinity`;
+ *   `1e3` is 1000) and an empty field is an error.
  * - `name` and `email` are strings, possibly empty; they are stored as given (no trimming).
  * - `status` is matched case-insensitively against STATUS_VALUES (schema.ts `statusCode`):
  *   "Active" is accepted and stored as code 0.
@@ -28,10 +36,15 @@
  *   (compared trimmed and case-insensitively); records end with LF or CRLF; a quoted field may
  *   hold commas, doubled quotes, CR and LF; an empty or blank line is skipped; a quote inside an
  *   unquoted field, text after a closing quote, or a bare CR outside quotes is an error.
+ * - gzip data that is corrupt or truncated is an error on the line the decompressed text had
+ *   reached.
  */
 import { isUtf8 } from "node:buffer";
+import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
 import { extname } from "node:path";
+import { pipeline } from "node:stream";
+import { createGunzip } from "node:zlib";
 import { statusCode, STATUS_VALUES } from "../schema.ts";
 import { type ByteColumn, appendString, commitValue, copyPlainJsonString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
 
@@ -83,8 +96,15 @@ export const READ_CHUNK_BYTES = 8 << 20;
 
 /** Options of {@link readUsers}. */
 export interface ReadOptions {
-  /** Bytes per read call: an integer ≥ 4, default {@link READ_CHUNK_BYTES} (tests use tiny ones). */
+  /** Bytes per read call of a plain file: an integer ≥ 4, default {@link READ_CHUNK_BYTES} (tests use tiny ones). */
   chunkBytes?: number;
+  /** The input's format, overriding detection ({@link detectFormat}). */
+  format?: InputFormat;
+  /**
+   * Called once the format is known (before the first record is parsed): `file` as in error
+   * messages (`<stdin>` for `-`), the format, and whether the input is being gunzipped.
+   */
+  onFormat?: (info: { file: string; format: InputFormat; gzip: boolean }) => void;
 }
 
 /** Longest quoted value shown in an error reason, in UTF-16 code units. */
@@ -284,11 +304,85 @@ function isBlank(text: string, from: number, to: number): boolean {
   return true;
 }
 
+/** The largest magnitude of an id: every integer up to 2^53 is exact in a double (INTERFACE.md, Columns: |id| ≤ 2^53). */
+const MAX_ID_MAGNITUDE = 2 ** 53;
+
+/** The digits of 2^53, to compare a number's decimal digits against. */
+const MAX_ID_DIGITS = "9007199254740992";
+
+/**
+ * Compares the exact decimal value of the JSON number `text` (its magnitude) with 2^53, from its
+ * digits, without rounding: -1 below, 0 equal, 1 above. `text` must match the JSON number
+ * grammar.
+ */
+function compareMagnitudeToMaxId(text: string): number {
+  const match = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
+  if (match === null) throw new RangeError(`not a JSON number: ${text}`);
+  const fraction = match[2] ?? "";
+  // The value is digits × 10^exponent.
+  let digits = match[1] + fraction;
+  let exponent = (match[3] === undefined ? 0 : Number(match[3])) - fraction.length;
+  let first = 0;
+  while (first < digits.length && digits.charCodeAt(first) === 48) first++;
+  let last = digits.length;
+  while (last > first && digits.charCodeAt(last - 1) === 48) last--;
+  if (first === last) return -1;
+  exponent += digits.length - last;
+  digits = digits.slice(first, last);
+  // Digits before the decimal point: 0.d1d2… × 10^magnitude, with d1 ≠ 0; 2^53 has 16.
+  const magnitude = digits.length + exponent;
+  if (magnitude !== MAX_ID_DIGITS.length) return magnitude > MAX_ID_DIGITS.length ? 1 : -1;
+  const width = Math.max(digits.length, MAX_ID_DIGITS.length);
+  const a = digits.padEnd(width, "0");
+  const b = MAX_ID_DIGITS.padEnd(width, "0");
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The reason an id outside the exact range is refused, or null when it is in range. `id` is the
+ * parsed (finite) value and `source` its JSON number text: when `id` is exactly ±2^53, the text
+ * tells whether the input was 2^53 itself or a number that parsing rounded to it
+ * (9007199254740993 parses as 9007199254740992). Without the text (undefined), ±2^53 is refused
+ * as well, since it cannot be told exact. INTERFACE.md: an integer beyond ±2^53 is refused,
+ * never rounded.
+ */
+function idRangeReason(id: number, source: string | undefined): string | null {
+  const magnitude = Math.abs(id);
+  if (magnitude < MAX_ID_MAGNITUDE) return null;
+  const text = source ?? String(id);
+  const shown = text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
+  const beyond = `id ${shown} is beyond ±2^53 (ids must be exact in a double)`;
+  if (magnitude > MAX_ID_MAGNITUDE) return beyond;
+  if (source === undefined) return `id ${shown} is ±2^53 after parsing, and its source text is not available to tell whether it was exact`;
+  const order = compareMagnitudeToMaxId(source);
+  if (order === 0) return null;
+  if (order > 0) return beyond;
+  return `id ${shown} is not exact in a double (it would be rounded to ${id}; ids must be exact, |id| ≤ 2^53)`;
+}
+
+/**
+ * The source text of the top-level `id` member of the JSON object `text` (JSON.parse's source
+ * text access), or undefined. Only called for an id whose parsed magnitude is 2^53 or more, so
+ * the slower parse with a reviver costs nothing in the common case.
+ */
+function idSourceText(text: string): string | undefined {
+  const found: Array<[unknown, string | undefined]> = [];
+  type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+  const reviver: Reviver = function (key, value, context) {
+    if (key === "id") found.push([this, context?.source]);
+    return value;
+  };
+  const root = (JSON.parse as (text: string, reviver: Reviver) => unknown)(text, reviver);
+  for (let i = 0; i < found.length; i++) if (found[i][0] === root) return found[i][1];
+  return undefined;
+}
+
 /**
  * Validates one parsed JSON value as a user record and adds it; throws IngestError at `line`.
- * Shared by the NDJSON and JSON-array parsers.
+ * Shared by the NDJSON and JSON-array parsers. `text` is the JSON text `value` was parsed from
+ * (the id's source text is looked up in it when the id is at or beyond ±2^53).
  */
-function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, line: number): void {
+function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, line: number, text: string): void {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new IngestError(file, line, `record must be a JSON object (got ${show(value)})`);
   }
@@ -300,6 +394,10 @@ function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, li
   if (typeof id !== "number" || !Number.isFinite(id)) {
     if (id === undefined) throw new IngestError(file, line, `missing field "id"`);
     throw new IngestError(file, line, `id must be a finite number (got ${show(id)})`);
+  }
+  if (id >= MAX_ID_MAGNITUDE || id <= -MAX_ID_MAGNITUDE) {
+    const reason = idRangeReason(id, idSourceText(text));
+    if (reason !== null) throw new IngestError(file, line, reason);
   }
   if (typeof name !== "string") {
     if (name === undefined) throw new IngestError(file, line, `missing field "name"`);
@@ -337,6 +435,8 @@ interface ByteConsumer {
   consume(bytes: Buffer, final: boolean, fileOffset: number): number;
   /** The input is complete. */
   finish(): void;
+  /** The 1-based line of the first byte not consumed yet (for an error in the byte stream itself). */
+  line(): number;
 }
 
 /** The reason for invalid UTF-8 at `bytes[at]` (file offset `offset`). */
@@ -368,6 +468,9 @@ function textConsumer(file: string, parser: FormatParser): ByteConsumer {
     },
     finish() {
       parser.finish();
+    },
+    line() {
+      return parser.nextLine();
     },
   };
 }
@@ -414,7 +517,7 @@ function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
     } catch (error) {
       throw new IngestError(file, line, `malformed JSON: ${parseErrorText(error)}`);
     }
-    addJsonRecord(file, columns, value, line);
+    addJsonRecord(file, columns, value, line, text);
   };
 
   /**
@@ -488,6 +591,9 @@ function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
       return stop;
     },
     finish() {},
+    line() {
+      return line;
+    },
   };
 }
 
@@ -569,13 +675,14 @@ function jsonArrayParser(file: string, columns: ColumnsBuilder): FormatParser {
             } else if (c === 10) line++;
           }
           if (!closed) break;
+          const objectText = s.slice(objectStart, i);
           let value: unknown;
           try {
-            value = JSON.parse(s.slice(objectStart, i));
+            value = JSON.parse(objectText);
           } catch (error) {
             malformed(objectLine, parseErrorText(error));
           }
-          addJsonRecord(file, columns, value, objectLine);
+          addJsonRecord(file, columns, value, objectLine, objectText);
           state = AFTER_VALUE;
           continue;
         }
@@ -645,6 +752,9 @@ function jsonArrayParser(file: string, columns: ColumnsBuilder): FormatParser {
   };
 }
 
+/** The JSON number grammar (RFC 8259 §6), which a CSV id must match (INTERFACE.md: "CSV too"). */
+const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
 /** CSV columns the header must name. */
 const CSV_COLUMNS = ["id", "name", "email", "status"] as const;
 
@@ -694,8 +804,14 @@ function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
     }
     if (width !== headerWidth) fail(lineNo, `CSV row has ${width} fields, header has ${headerWidth}`);
     const idText = fields[idCol];
+    // Exactly the JSON number grammar: `Number` alone would also take hex, blanks, "Infinity", ".5".
+    if (!JSON_NUMBER.test(idText)) fail(lineNo, `id must be a number in JSON syntax (got ${show(idText)})`);
     const id = Number(idText);
-    if (!Number.isFinite(id) || idText.trim() === "") fail(lineNo, `id must be a finite number (got ${show(idText)})`);
+    if (!Number.isFinite(id)) fail(lineNo, `id must be a finite number (got ${show(idText)})`);
+    if (id >= MAX_ID_MAGNITUDE || id <= -MAX_ID_MAGNITUDE) {
+      const reason = idRangeReason(id, idText);
+      if (reason !== null) fail(lineNo, reason);
+    }
     const statusText = fields[statusCol];
     let code = statusText === "active" ? 0 : statusText === "inactive" ? 1 : statusCode(statusText);
     if (code < 0) fail(lineNo, `status must be one of ${STATUS_LIST} (got ${show(statusText)})`);
@@ -832,9 +948,10 @@ function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
 }
 
 /**
- * The format of `path`: by extension (`.ndjson`/`.jsonl` → ndjson, `.json` → json, `.csv` →
- * csv), else by the first non-whitespace character of `head` (`[` → json, `{` → ndjson, anything
- * else → csv). A `.json` file whose content starts with `{` is read as NDJSON.
+ * The format of `path` (for a `.gz` input, its name without `.gz`; "" for standard input): by
+ * extension (`.ndjson`/`.jsonl` → ndjson, `.json` → json, `.csv` → csv), else by the first
+ * non-whitespace character of `head` (`[` → json, `{` → ndjson, anything else → csv). A `.json`
+ * file whose content starts with `{` is read as NDJSON.
  */
 export function detectFormat(path: string, head: string): InputFormat {
   const ext = extname(path).toLowerCase();
@@ -906,94 +1023,330 @@ function firstInvalidUtf8(bytes: Uint8Array, end: number): number {
   return -1;
 }
 
+/** A path of `-` stands for standard input. */
+export const STDIN_PATH = "-";
+
+/** The name standard input goes by in error messages. */
+export const STDIN_NAME = "<stdin>";
+
+/** The name of input `path` in error messages: the path as given, or `<stdin>` for `-`. */
+export function inputName(path: string): string {
+  return path === STDIN_PATH ? STDIN_NAME : path;
+}
+
+/** An input opened by {@link openInput}: its bytes, and what to call it. */
+export interface InputSource {
+  /** The name in error messages: the path as given, or `<stdin>` for `-`. */
+  file: string;
+  /** The name whose extension suggests the format ({@link detectFormat}): the path without `.gz`; "" for standard input. */
+  formatName: string;
+  /** True when the bytes are gunzipped as they are read (a path ending in `.gz`). */
+  gzip: boolean;
+  /**
+   * The input's bytes (decompressed), in order. A chunk is valid only until the next one is
+   * requested: the plain-file reader reads every chunk into the same buffer.
+   */
+  chunks: AsyncIterable<Uint8Array>;
+  /** Bytes of the input on disk (compressed, for gzip); undefined for standard input. */
+  totalBytes: number | undefined;
+  /** Bytes taken from the input so far (compressed, for gzip). */
+  bytesRead(): number;
+  /** A guess of the decompressed size in bytes, to size the columns before reading; undefined when unknown. */
+  sizeHint: number | undefined;
+}
+
+/** Bytes per read of a gzip file, and per chunk of its decompressed output. */
+const GZIP_CHUNK_BYTES = 1 << 20;
+
 /**
- * Reads the user records of `path` into columns, validating every record; the first bad one
- * stops the read. The format comes from the extension with a content sniff as fallback
- * ({@link detectFormat}); the file is streamed in chunks of `options.chunkBytes` (default
- * {@link READ_CHUNK_BYTES}) and only the columns plus about one chunk of text are held.
- *
- * @param onProgress called after each chunk with the bytes read so far and the file size (bytes).
- * @param options `chunkBytes`: bytes per read (default 8 MiB).
- * @returns columns of length n (records in file order); n is 0 for an empty or blank file.
- * @throws IngestError (`file:line: reason`) for the first bad record in file order: malformed
- *   JSON, a record that is not an object, a missing field, a wrong type, an id that is not a
- *   finite number, a status outside STATUS_VALUES (case-insensitive), a lone surrogate, invalid
- *   UTF-8, a CSV header without the four columns, a CSV row of the wrong width, an unterminated
- *   quote, or a duplicate id (reported on the later line). Any I/O error as thrown by node:fs.
+ * Opens an input for {@link readUserStream}: `-` is standard input, a path ending in `.gz`
+ * (any case) is gunzipped while it is read (node:zlib; concatenated members are one stream),
+ * anything else is a plain file read in chunks of `chunkBytes`.
+ * @param options `chunkBytes`: bytes per read of a plain file (default {@link READ_CHUNK_BYTES});
+ *   `stdin`: the stream `-` reads (default `process.stdin`).
+ * @throws the file system's error when the file cannot be opened (ENOENT, EACCES, EISDIR…).
  */
-export async function readUsers(
-  path: string,
-  onProgress?: (bytesRead: number, totalBytes: number) => void,
-  options?: ReadOptions,
-): Promise<RawColumns> {
-  const chunkBytes = options?.chunkBytes ?? READ_CHUNK_BYTES;
+export async function openInput(path: string, options: { chunkBytes?: number; stdin?: AsyncIterable<Uint8Array> } = {}): Promise<InputSource> {
+  const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
   if (!Number.isInteger(chunkBytes) || chunkBytes < 4) throw new RangeError(`chunkBytes must be an integer >= 4 (got ${chunkBytes})`);
-  const columns = new ColumnsBuilder();
+  let bytesRead = 0;
+  if (path === STDIN_PATH) {
+    const stdin: AsyncIterable<Uint8Array> = options.stdin ?? process.stdin;
+    const chunks = (async function* () {
+      for await (const chunk of stdin) {
+        bytesRead += chunk.length;
+        yield chunk;
+      }
+    })();
+    return { file: STDIN_NAME, formatName: "", gzip: false, chunks, totalBytes: undefined, bytesRead: () => bytesRead, sizeHint: undefined };
+  }
   const handle = await open(path, "r");
+  let totalBytes: number;
   try {
-    const totalBytes = (await handle.stat()).size;
-    columns.reserveFor(totalBytes);
-    // Unconsumed bytes sit at the front of `buffer`; it grows when one record outgrows it.
-    let buffer = Buffer.allocUnsafe(chunkBytes + 3);
-    let carried = 0;
-    let bytesRead = 0;
-    // File offset of buffer[0].
-    let fileOffset = 0;
-    let consumer: ByteConsumer | null = null;
-    let atFileStart = true;
-    for (;;) {
-      if (buffer.length - carried < chunkBytes) {
-        const grown = Buffer.allocUnsafe(Math.max(buffer.length * 2, carried + chunkBytes + 3));
-        buffer.copy(grown, 0, 0, carried);
-        buffer = grown;
+    totalBytes = (await handle.stat()).size;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  if (path.toLowerCase().endsWith(".gz")) {
+    let sizeHint = totalBytes;
+    try {
+      // A gzip member ends with its uncompressed size mod 2^32 (RFC 1952 ISIZE): a good guess.
+      if (totalBytes >= 18) {
+        const trailer = Buffer.alloc(4);
+        await handle.read(trailer, 0, 4, totalBytes - 4);
+        sizeHint = Math.max(totalBytes, trailer.readUInt32LE(0));
       }
-      const { bytesRead: got } = await handle.read(buffer, carried, chunkBytes, null);
-      bytesRead += got;
-      let start = 0;
-      const end = carried + got;
-      const final = got === 0;
-      if (consumer === null) {
-        // Skip a UTF-8 byte-order mark (EF BB BF).
-        if (atFileStart && end >= 3 && buffer[0] === 0xef && buffer[1] === 0xbb && buffer[2] === 0xbf) start = 3;
-        atFileStart = false;
-        const head = buffer.toString("utf8", start, Math.min(end, start + 4096));
-        if (end > start || final) {
-          const format = detectFormat(path, head);
-          consumer =
-            format === "ndjson"
-              ? ndjsonConsumer(path, columns)
-              : textConsumer(path, format === "json" ? jsonArrayParser(path, columns) : csvParser(path, columns));
-        }
-      }
-      let consumed = start;
-      if (consumer !== null && (end > start || final)) {
-        consumed = start + consumer.consume(buffer.subarray(start, end), final, fileOffset + start);
-      }
-      if (final) break;
-      carried = end - consumed;
-      if (carried > 0 && consumed > 0) buffer.copyWithin(0, consumed, end);
-      fileOffset += consumed;
-      if (onProgress !== undefined) onProgress(bytesRead, totalBytes);
+    } finally {
+      await handle.close();
     }
-    if (consumer !== null) consumer.finish();
+    const chunks = (async function* () {
+      const file = createReadStream(path, { highWaterMark: GZIP_CHUNK_BYTES });
+      const gunzip = createGunzip({ chunkSize: GZIP_CHUNK_BYTES });
+      // A read error or bad gzip data destroys `gunzip` with it, which the loop below throws.
+      pipeline(file, gunzip, () => {});
+      try {
+        for await (const chunk of gunzip) {
+          bytesRead = file.bytesRead;
+          yield chunk as Buffer;
+        }
+        bytesRead = file.bytesRead;
+      } finally {
+        file.destroy();
+        gunzip.destroy();
+      }
+    })();
+    return { file: path, formatName: path.slice(0, -3), gzip: true, chunks, totalBytes, bytesRead: () => bytesRead, sizeHint };
+  }
+  const chunks = (async function* () {
+    try {
+      // One buffer for every read: a chunk is valid until the next is requested.
+      const buffer = Buffer.allocUnsafe(chunkBytes);
+      for (;;) {
+        const { bytesRead: got } = await handle.read(buffer, 0, chunkBytes, null);
+        if (got === 0) return;
+        bytesRead += got;
+        yield buffer.subarray(0, got);
+      }
+    } finally {
+      await handle.close();
+    }
+  })();
+  return { file: path, formatName: path, gzip: false, chunks, totalBytes, bytesRead: () => bytesRead, sizeHint: totalBytes };
+}
+
+/** Options of {@link readUserStream}. */
+export interface StreamReadOptions {
+  /** The format; default: from `formatName`, else the content ({@link detectFormat}). */
+  format?: InputFormat;
+  /** The name whose extension suggests the format; default: the `file` argument. */
+  formatName?: string;
+  /** Expected bytes, to size the columns up front (a guess: they grow past it). */
+  sizeHint?: number;
+  /** Called once the format is known, before the first record is parsed. */
+  onFormat?: (format: InputFormat) => void;
+  /** Called after each chunk has been parsed. */
+  onChunk?: () => void;
+}
+
+/** Bytes of a new chunk joined to the bytes carried over from the previous one (more when the carried record is longer). */
+const STITCH_BYTES = 64 << 10;
+
+/** The index of the first byte in `bytes[from..]` that is not JSON whitespace (space, tab, CR, LF), or -1. */
+function firstNonBlankByte(bytes: Uint8Array, from: number): number {
+  for (let i = from; i < bytes.length; i++) {
+    const b = bytes[i];
+    // ' ' '\t' '\r' '\n'
+    if (b !== 32 && b !== 9 && b !== 13 && b !== 10) return i;
+  }
+  return -1;
+}
+
+/** A failure of the byte stream itself as an IngestError when it is bad data (gzip), else the error unchanged. */
+function streamError(file: string, line: number, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string" || !code.startsWith("Z_")) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === "Z_BUF_ERROR") return new IngestError(file, line, `the gzip data is truncated (${message})`);
+  return new IngestError(file, line, `not valid gzip data (${message})`);
+}
+
+/**
+ * Reads user records from a byte stream into columns, validating every record; the first bad
+ * one stops the read. Chunks may end anywhere (inside a record or a UTF-8 character); the bytes
+ * a record left over are joined to the head of the next chunk and the rest of that chunk is
+ * parsed where it lies, so a plain file's bytes are not copied. A UTF-8 byte-order mark at the
+ * start is skipped; the format is decided at the first byte that is not whitespace.
+ *
+ * @param chunks the bytes; a chunk need only stay valid until the next one is requested.
+ * @param file the name in error messages (`<stdin>` for standard input).
+ * @param options format, format name, size hint, and callbacks (see {@link StreamReadOptions}).
+ * @returns columns of length n (records in input order); n is 0 for an empty or blank input.
+ * @throws IngestError (`file:line: reason`) for the first bad record in input order (see
+ *   {@link readUsers}), or for gzip data that is corrupt or truncated (on the line reached);
+ *   other errors of the stream unchanged.
+ */
+export async function readUserStream(chunks: AsyncIterable<Uint8Array>, file: string, options: StreamReadOptions = {}): Promise<RawColumns> {
+  const columns = new ColumnsBuilder();
+  if (options.sizeHint !== undefined) columns.reserveFor(options.sizeHint);
+  const formatName = options.formatName ?? file;
+  // Set by `feed` once the format is known (declared so that the checker does not narrow it to null).
+  let consumer = null as ByteConsumer | null;
+  let bomChecked = false;
+  // Bytes not consumed yet, carried over from earlier chunks (a copy): pending[0 .. carried).
+  let pending = Buffer.allocUnsafe(STITCH_BYTES);
+  let carried = 0;
+  // After an offer that did not get past the carried bytes (a record longer than what came so
+  // far), the next offer waits until they have doubled: a long record is rescanned O(log) times.
+  let offerAt = 0;
+  // Input offset of the first byte not consumed yet.
+  let offset = 0;
+
+  /** Offers `bytes` (starting at the first unconsumed byte) to the consumer; returns how many it consumed. */
+  const feed = (bytes: Buffer, final: boolean): number => {
+    let start = 0;
+    if (consumer === null) {
+      if (!bomChecked) {
+        if (bytes.length < 3 && !final) return 0;
+        bomChecked = true;
+        // Skip a UTF-8 byte-order mark (EF BB BF).
+        if (bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) start = 3;
+      }
+      // Wait for the first character that is not whitespace: it tells the format.
+      if (!final && firstNonBlankByte(bytes, start) < 0) return start;
+      const format = options.format ?? detectFormat(formatName, bytes.toString("utf8", start, Math.min(bytes.length, start + 4096)));
+      consumer = format === "ndjson" ? ndjsonConsumer(file, columns) : textConsumer(file, format === "json" ? jsonArrayParser(file, columns) : csvParser(file, columns));
+      options.onFormat?.(format);
+    }
+    return start + consumer.consume(start === 0 ? bytes : bytes.subarray(start), final, offset + start);
+  };
+
+  /** Makes `pending` hold at least `size` bytes, keeping its first `carried`. */
+  const reservePending = (size: number): void => {
+    if (pending.length >= size) return;
+    const grown = Buffer.allocUnsafe(Math.max(size, pending.length * 2));
+    pending.copy(grown, 0, 0, carried);
+    pending = grown;
+  };
+
+  /** Parses what `chunk` completes; keeps a copy of what is left over. */
+  const take = (chunk: Buffer): void => {
+    let from = 0;
+    // The consumer needs a record's bytes in one piece: join the carried bytes to the chunk's head.
+    while (carried > 0 && from < chunk.length) {
+      const size = Math.min(chunk.length - from, Math.max(STITCH_BYTES, carried));
+      const total = carried + size;
+      reservePending(total);
+      chunk.copy(pending, carried, from, from + size);
+      if (total < offerAt) {
+        carried = total;
+        from += size;
+        continue;
+      }
+      const used = feed(pending.subarray(0, total), false);
+      offset += used;
+      if (used >= carried) {
+        // Consumed past the carried bytes: the chunk goes on from the first unconsumed byte.
+        from += used - carried;
+        carried = 0;
+        offerAt = 0;
+      } else {
+        // Still inside the carried record: keep all of it, with the bytes just joined.
+        if (used > 0) pending.copyWithin(0, used, total);
+        carried = total - used;
+        from += size;
+        offerAt = 2 * carried;
+      }
+    }
+    if (from < chunk.length) {
+      const rest = from === 0 ? chunk : chunk.subarray(from);
+      const used = feed(rest, false);
+      offset += used;
+      const left = rest.length - used;
+      reservePending(left);
+      rest.copy(pending, 0, used);
+      carried = left;
+    }
+  };
+
+  const iterator = chunks[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        throw streamError(file, consumer?.line() ?? 1, error);
+      }
+      if (next.done) break;
+      const chunk = next.value;
+      if (chunk.length === 0) continue;
+      take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      options.onChunk?.();
+    }
+    feed(pending.subarray(0, carried), true);
+    carried = 0;
+    consumer?.finish();
     const duplicate = findFirstDuplicate(columns.ids, columns.n);
-    if (duplicate !== null) throw duplicateError(path, columns, duplicate);
-    if (onProgress !== undefined) onProgress(bytesRead, totalBytes);
+    if (duplicate !== null) throw duplicateError(file, columns, duplicate);
     return columns.finish();
   } catch (error) {
-    // The first bad record in file order: a duplicate id on an earlier line wins.
+    // The first bad record in input order: a duplicate id on an earlier line wins.
     if (error instanceof IngestError && !error.reason.startsWith("duplicate id")) {
       const duplicate = findFirstDuplicate(columns.ids, columns.n);
-      if (duplicate !== null) throw duplicateError(path, columns, duplicate);
+      if (duplicate !== null) throw duplicateError(file, columns, duplicate);
     }
     throw error;
   } finally {
-    await handle.close();
+    // Closes the file (or stops the stream) when the read stopped early; nothing to do after the end.
+    try {
+      await iterator.return?.();
+    } catch {}
   }
 }
 
+/**
+ * Reads the user records of `path` into columns, validating every record; the first bad one
+ * stops the read. `path` is a file, a `.gz` file (gunzipped while read) or `-` for standard
+ * input ({@link openInput}). The format is `options.format`, else it comes from the extension
+ * (for `.gz`, the one before it) with a content sniff as fallback ({@link detectFormat}); a plain
+ * file is read in chunks of `options.chunkBytes` (default {@link READ_CHUNK_BYTES}), and only the
+ * columns plus about one chunk are held.
+ *
+ * @param onProgress called after each chunk with the bytes taken from the input so far and its
+ *   size in bytes (both compressed for gzip; the size is undefined for standard input).
+ * @param options `chunkBytes`: bytes per read (default 8 MiB); `format`: the format, overriding
+ *   detection; `onFormat`: told the format once it is known, and whether the input is gunzipped.
+ * @returns columns of length n (records in input order); n is 0 for an empty or blank input
+ *   (`snapshot build` refuses that: build-file.ts).
+ * @throws IngestError (`file:line: reason`, file `<stdin>` for `-`) for the first bad record in
+ *   input order: malformed JSON, a record that is not an object, a missing field, a wrong type,
+ *   an id that is not a finite number (in CSV: not in the JSON number grammar), an id beyond
+ *   ±2^53 (or one that parsing would round to ±2^53), a status outside STATUS_VALUES
+ *   (case-insensitive), a lone surrogate, invalid UTF-8, a CSV header without the four columns,
+ *   a CSV row of the wrong width, an unterminated quote, corrupt or truncated gzip data, or a
+ *   duplicate id (reported on the later line). Any I/O error as thrown by node:fs.
+ */
+export async function readUsers(
+  path: string,
+  onProgress?: (bytesRead: number, totalBytes: number | undefined) => void,
+  options?: ReadOptions,
+): Promise<RawColumns> {
+  const source = await openInput(path, { chunkBytes: options?.chunkBytes });
+  const onFormat = options?.onFormat;
+  const columns = await readUserStream(source.chunks, source.file, {
+    format: options?.format,
+    formatName: source.formatName,
+    sizeHint: source.sizeHint,
+    onFormat: onFormat === undefined ? undefined : (format) => onFormat({ file: source.file, format, gzip: source.gzip }),
+    onChunk: onProgress === undefined ? undefined : () => onProgress(source.bytesRead(), source.totalBytes),
+  });
+  onProgress?.(source.bytesRead(), source.totalBytes);
+  return columns;
+}
+
 /** The IngestError for a duplicate id found by {@link findFirstDuplicate}. */
-function duplicateError(path: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
+function duplicateError(file: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
   const id = columns.ids[duplicate.index];
-  return new IngestError(path, columns.lines[duplicate.index], `duplicate id ${id} (first seen on line ${columns.lines[duplicate.firstIndex]})`);
+  return new IngestError(file, columns.lines[duplicate.index], `duplicate id ${id} (first seen on line ${columns.lines[duplicate.firstIndex]})`);
 }

@@ -1,19 +1,21 @@
 /**
- * `snapshot build`: input file (NDJSON, JSON array or CSV) → validated columns → store with
- * every index → snapshot file, written atomically. A failure at any step leaves the previous
- * snapshot at the output path untouched.
+ * `snapshot build`: input (a file of NDJSON, a JSON array or CSV, gzipped or not, or standard
+ * input) → validated columns → store with every index → snapshot file, written atomically. A
+ * failure at any step leaves the previous snapshot at the output path untouched; so does an
+ * input without a record, which is refused rather than built into an empty snapshot that would
+ * then be served.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { generateUsers } from "../generate/users.ts";
-import { readUsers } from "../ingest/read.ts";
+import { IngestError, type InputFormat, inputName, readUsers } from "../ingest/read.ts";
 import { statusCode } from "../schema.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
 import { appendString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
 import type { Store } from "../store/types.ts";
-import { writeSnapshot } from "./write.ts";
+import { writeSnapshot, writeSnapshotAsync } from "./write.ts";
 
-/** Progress of a build: a phase, and bytes done of bytes total while reading the input. */
+/** Progress of a build: a phase, and bytes done of bytes total while reading the input (total undefined for standard input). */
 export interface BuildProgress {
   phase: "read" | "generate" | BuildStep | "write";
   done?: number;
@@ -32,6 +34,20 @@ export interface BuildReport {
   writeMs: number;
 }
 
+/** Options of {@link buildSnapshotFromFile}. */
+export interface FileBuildOptions {
+  /** The input's format, overriding detection (ingest/read.ts `detectFormat`). */
+  format?: InputFormat;
+  /**
+   * Told, once the format is known and before any record is read: the input's name as in error
+   * messages (`<stdin>` for `-`), its format, and whether it is gunzipped.
+   */
+  onFormat?: (info: { file: string; format: InputFormat; gzip: boolean }) => void;
+}
+
+/** The reason an input without a record is refused. */
+export const NO_RECORDS_REASON = "no records (an empty dataset is not built)";
+
 /** Writes a built store and completes the report. */
 function writeBuilt(store: Store, output: string, readMs: number, t1: number, onProgress?: (p: BuildProgress) => void): BuildReport {
   const t2 = performance.now();
@@ -43,22 +59,41 @@ function writeBuilt(store: Store, output: string, readMs: number, t1: number, on
 }
 
 /**
- * Builds a snapshot from a data file.
- * @throws IngestError (`file:line: reason`) for the first bad record; file system errors.
+ * Builds a snapshot from a data file, a `.gz` file (gunzipped while read) or standard input
+ * (`-`); see ingest/read.ts `readUsers` for the formats and the rules. The snapshot is written
+ * with asynchronous writes (snapshot/write.ts `writeSnapshotAsync`), so that a signal handler
+ * can remove its temporary file mid-write.
+ * @param onProgress phases, and bytes read of the input's size while reading.
+ * @param options `format` overrides detection; `onFormat` is told the format once known.
+ * @throws IngestError (`file:line: reason`) for the first bad record, and
+ *   `file:1: no records (an empty dataset is not built)` for an input without a record (empty,
+ *   blank, `[]`, or a CSV header alone: line 1, the input's start, in every format); file system
+ *   errors.
  */
-export async function buildSnapshotFromFile(input: string, output: string, onProgress?: (p: BuildProgress) => void): Promise<BuildReport> {
+export async function buildSnapshotFromFile(
+  input: string,
+  output: string,
+  onProgress?: (p: BuildProgress) => void,
+  options: FileBuildOptions = {},
+): Promise<BuildReport> {
   const t0 = performance.now();
   let t1 = t0;
   // Both string columns at once, on the machine's two cores. The columns are handed over
   // without a name here, so nothing holds them once the build has taken what it needs.
   const store = await buildStoreParallel(
-    await readUsers(input, (done, total) => onProgress?.({ phase: "read", done, total })).then((columns) => {
+    await readUsers(input, (done, total) => onProgress?.({ phase: "read", done, total }), { format: options.format, onFormat: options.onFormat }).then((columns) => {
+      if (columns.ids.length === 0) throw new IngestError(inputName(input), 1, NO_RECORDS_REASON);
       t1 = performance.now();
       return columns;
     }),
     (step) => onProgress?.({ phase: step }),
   );
-  return writeBuilt(store, output, t1 - t0, t1, onProgress);
+  const t2 = performance.now();
+  onProgress?.({ phase: "write" });
+  mkdirSync(dirname(output), { recursive: true });
+  const { snapshotId, bytes } = await writeSnapshotAsync(output, store);
+  const t3 = performance.now();
+  return { rows: store.rowCount, bytes, snapshotId, readMs: t1 - t0, indexMs: t2 - t1, writeMs: t3 - t2 };
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
  * Writes a store as a snapshot file: to a temporary file beside the target, fsynced, then
- * renamed over it, so a failed write never leaves a half-written or replaced snapshot.
+ * renamed over it, so a failed write never leaves a half-written or replaced snapshot. A process
+ * killed before the rename (SIGKILL, a crash) leaves its temporary file; the next write to the
+ * same target removes it once its process is gone. An interrupted build (SIGINT, SIGTERM)
+ * removes its own, through {@link removePendingTemporaryFiles}.
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync, write, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { STRING_COLUMNS } from "../schema.ts";
 import type { Store } from "../store/types.ts";
 import {
@@ -67,13 +71,18 @@ function bytesOf(data: SectionArray): Uint8Array {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-/**
- * Writes `store` to `path` atomically (temporary file + fsync + rename).
- * @param options `createdAt`: the header's build time (ISO 8601), default now (fixed in the golden test).
- * @returns the snapshot id (the header checksum, 16 hex digits) and the file size in bytes.
- * @throws the file system's error (the target is then untouched and the temporary file removed).
- */
-export function writeSnapshot(path: string, store: Store, options: { createdAt?: string } = {}): { snapshotId: string; bytes: number } {
+/** A snapshot laid out for writing: its bytes as pieces in file order (views, no copies). */
+interface SnapshotLayout {
+  /** Prefix, header, then each section after its zero padding, then the final padding. */
+  pieces: Uint8Array[];
+  /** The header checksum: the snapshot id (16 hex digits). */
+  checksum: string;
+  /** The file size, in bytes. */
+  bytes: number;
+}
+
+/** Lays out `store` as a snapshot file: header, section offsets and checksums. */
+function layoutSnapshot(store: Store, createdAt: string): SnapshotLayout {
   const sections = storeSections(store);
   const entries: SectionEntry[] = sections.map((s) => ({
     name: s.name,
@@ -86,7 +95,7 @@ export function writeSnapshot(path: string, store: Store, options: { createdAt?:
   const header: SnapshotHeader = {
     format: "users-listing-snapshot",
     formatVersion: FORMAT_VERSION,
-    createdAt: options.createdAt ?? new Date().toISOString(),
+    createdAt,
     rowCount: store.rowCount,
     schema: currentSchema(),
     collation: { locale: "en", sensitivity: "base", numeric: true, icu: process.versions.icu ?? "unknown" },
@@ -116,23 +125,120 @@ export function writeSnapshot(path: string, store: Store, options: { createdAt?:
   view.setUint32(8, encoded.length, true);
   view.setUint32(12, Bun.hash.crc32(encoded), true);
 
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = openSync(tmp, "w");
-  let position = 0;
   const zeros = new Uint8Array(8);
-  const put = (bytes: Uint8Array) => {
-    let done = 0;
-    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
-    position += bytes.length;
-  };
+  const pieces: Uint8Array[] = [prefix, encoded];
+  let position = prefix.length + encoded.length;
+  for (let i = 0; i < sections.length; i++) {
+    pieces.push(zeros.subarray(0, entries[i].offset - position));
+    const data = bytesOf(sections[i].data);
+    pieces.push(data);
+    position = entries[i].offset + data.length;
+  }
+  pieces.push(zeros.subarray(0, alignUp(position) - position));
+  return { pieces, checksum, bytes: alignUp(position) };
+}
+
+/** Temporary files being written by this process, removed by {@link removePendingTemporaryFiles}. */
+const pendingTemporaryFiles = new Set<string>();
+
+/**
+ * The temporary file for a write to `path`: `.<name>.<pid>.<ms>.tmp` beside it, so that the
+ * rename is atomic (same file system) and {@link removeStaleTemporaryFiles} can tell whose it is.
+ */
+function temporaryPath(path: string): string {
+  return join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+}
+
+/** True when process `pid` is running: `kill(pid, 0)` fails with ESRCH only for a process that does not exist. */
+function isRunning(pid: number): boolean {
   try {
-    put(prefix);
-    put(encoded);
-    for (let i = 0; i < sections.length; i++) {
-      put(zeros.subarray(0, entries[i].offset - position));
-      put(bytesOf(sections[i].data));
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by another user.
+    return (error as { code?: string }).code !== "ESRCH";
+  }
+}
+
+/**
+ * Removes the temporary files that writes to `path` left behind when their process died before
+ * the rename (killed, say): files named `.<name>.<pid>.<ms>.tmp` beside `path` whose pid is no
+ * longer running. A file of a running process (another build of the same target, or this
+ * process) is kept, and so is anything else in the directory. Pids are this machine's: a file
+ * written from another PID namespace onto a shared directory would look stale.
+ * @returns the paths removed.
+ * @throws nothing for a missing directory or a file that vanished meanwhile; other file system
+ *   errors as thrown by node:fs.
+ */
+export function removeStaleTemporaryFiles(path: string): string[] {
+  const dir = dirname(path);
+  const prefix = `.${basename(path)}.`;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return [];
+    throw error;
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
+    const match = /^([0-9]+)\.([0-9]+)\.tmp$/.exec(name.slice(prefix.length));
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isRunning(pid)) continue;
+    const stale = join(dir, name);
+    rmSync(stale, { force: true });
+    removed.push(stale);
+  }
+  return removed;
+}
+
+/**
+ * Removes the temporary files of this process's writes in progress, at once (synchronously): for
+ * a signal handler that then exits, so that an interrupted build leaves nothing behind. The
+ * interrupted write's target is untouched (the rename has not happened).
+ * @returns the paths removed.
+ */
+export function removePendingTemporaryFiles(): string[] {
+  const removed = [...pendingTemporaryFiles];
+  for (const tmp of removed) rmSync(tmp, { force: true });
+  pendingTemporaryFiles.clear();
+  return removed;
+}
+
+/** Options of {@link writeSnapshot} and {@link writeSnapshotAsync}. */
+export interface WriteOptions {
+  /** The header's build time (ISO 8601), default now (fixed in the golden test). */
+  createdAt?: string;
+}
+
+/**
+ * Writes `store` to `path` atomically (temporary file + fsync + rename), on this thread. Stale
+ * temporary files of earlier writes to `path` are removed first ({@link removeStaleTemporaryFiles}).
+ * @returns the snapshot id (the header checksum, 16 hex digits) and the file size in bytes.
+ * @throws the file system's error (the target is then untouched and the temporary file removed).
+ */
+export function writeSnapshot(path: string, store: Store, options: WriteOptions = {}): { snapshotId: string; bytes: number } {
+  const layout = layoutSnapshot(store, options.createdAt ?? new Date().toISOString());
+  removeStaleTemporaryFiles(path);
+  const tmp = temporaryPath(path);
+  // Registered before it exists: a signal handler that runs once it does must find it.
+  pendingTemporaryFiles.add(tmp);
+  let fd: number;
+  try {
+    fd = openSync(tmp, "w");
+  } catch (error) {
+    pendingTemporaryFiles.delete(tmp);
+    throw error;
+  }
+  let position = 0;
+  try {
+    for (const piece of layout.pieces) {
+      let done = 0;
+      while (done < piece.length) done += writeSync(fd, piece, done, piece.length - done, position + done);
+      position += piece.length;
     }
-    put(zeros.subarray(0, alignUp(position) - position));
     fsyncSync(fd);
     closeSync(fd);
     renameSync(tmp, path);
@@ -142,6 +248,62 @@ export function writeSnapshot(path: string, store: Store, options: { createdAt?:
     } catch {}
     rmSync(tmp, { force: true });
     throw error;
+  } finally {
+    pendingTemporaryFiles.delete(tmp);
   }
-  return { snapshotId: checksum, bytes: position };
+  return { snapshotId: layout.checksum, bytes: layout.bytes };
+}
+
+/** `fs.write` of a byte range at a file position, resolving to the bytes written (off this thread). */
+const writeAsync = (fd: number, bytes: Uint8Array, offset: number, length: number, position: number): Promise<number> =>
+  new Promise((resolve, reject) => write(fd, bytes, offset, length, position, (error, written) => (error ? reject(error) : resolve(written))));
+
+/** `fs.fsync`, off this thread. */
+const fsyncAsync = promisify(fsync);
+
+/** Most bytes per write call of {@link writeSnapshotAsync}: between two calls, a signal handler can run. */
+const WRITE_SLICE_BYTES = 32 << 20;
+
+/**
+ * Writes `store` to `path` atomically, like {@link writeSnapshot}, but with asynchronous writes
+ * of at most 32 MiB: the event loop turns between them, so a SIGINT or SIGTERM handler can run
+ * during the write, remove the temporary file ({@link removePendingTemporaryFiles}) and exit
+ * before the rename, leaving the previous snapshot at `path` as it was.
+ * @returns the snapshot id (the header checksum, 16 hex digits) and the file size in bytes.
+ * @throws the file system's error (the target is then untouched and the temporary file removed).
+ */
+export async function writeSnapshotAsync(path: string, store: Store, options: WriteOptions = {}): Promise<{ snapshotId: string; bytes: number }> {
+  const layout = layoutSnapshot(store, options.createdAt ?? new Date().toISOString());
+  removeStaleTemporaryFiles(path);
+  const tmp = temporaryPath(path);
+  // Registered before it exists, and created and renamed on this thread, so that a signal
+  // handler sees the file exactly when it is there (writes in flight on an unlinked file are harmless).
+  pendingTemporaryFiles.add(tmp);
+  let fd: number;
+  try {
+    fd = openSync(tmp, "w");
+  } catch (error) {
+    pendingTemporaryFiles.delete(tmp);
+    throw error;
+  }
+  let position = 0;
+  try {
+    for (const piece of layout.pieces) {
+      let done = 0;
+      while (done < piece.length) done += await writeAsync(fd, piece, done, Math.min(piece.length - done, WRITE_SLICE_BYTES), position + done);
+      position += piece.length;
+    }
+    await fsyncAsync(fd);
+    closeSync(fd);
+    renameSync(tmp, path);
+  } catch (error) {
+    try {
+      closeSync(fd);
+    } catch {}
+    rmSync(tmp, { force: true });
+    throw error;
+  } finally {
+    pendingTemporaryFiles.delete(tmp);
+  }
+  return { snapshotId: layout.checksum, bytes: layout.bytes };
 }

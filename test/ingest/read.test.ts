@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
-import { detectFormat, findFirstDuplicate, IngestError, readUsers, READ_CHUNK_BYTES, type RawColumns } from "../../src/ingest/read.ts";
+import { detectFormat, findFirstDuplicate, IngestError, openInput, readUserStream, readUsers, READ_CHUNK_BYTES, type RawColumns, STDIN_NAME } from "../../src/ingest/read.ts";
 import { STATUS_VALUES, type UserRecord } from "../../src/schema.ts";
 import { stringAt, unpackStrings } from "../../src/store/byte-column.ts";
 
@@ -100,11 +100,11 @@ describe("readUsers round trip", () => {
       ];
       const path = join(dir, `span.${format}`);
       await writeRecords(path, rows, format);
-      const progress: Array<[number, number]> = [];
+      const progress: Array<[number, number | undefined]> = [];
       const columns = await readUsers(path, (read, total) => progress.push([read, total]));
       expect(records(columns)).toEqual(rows);
       const [read, total] = progress[progress.length - 1];
-      expect(read).toBe(total);
+      expect(read).toBe(total as number);
       expect(progress.length).toBeGreaterThan(1);
     });
   }
@@ -244,7 +244,7 @@ describe("readUsers errors name the file and line", () => {
           "ndjson",
           [
             canonical("-0"),
-            canonical("12345678901234567890"),
+            canonical("9007199254740992"),
             canonical("2.5", "Active"),
             canonical("-7e2", "INACTIVE"),
             `{"status":"inactive","email":"e","name":"x\\"y\\u00e9","id":3}`,
@@ -253,7 +253,7 @@ describe("readUsers errors name the file and line", () => {
           ].join("\n"),
         ),
       );
-      expect(Array.from(columns.ids)).toEqual([0, 12345678901234567000, 2.5, -700, 3, 4, 5]);
+      expect(Array.from(columns.ids)).toEqual([0, 2 ** 53, 2.5, -700, 3, 4, 5]);
       expect(Object.is(columns.ids[0], 0)).toBe(true);
       expect(Array.from(columns.statusCodes)).toEqual([0, 0, 0, 1, 1, 0, 0]);
       expect(stringAt(columns.names, 4)).toBe('x"yé');
@@ -327,10 +327,10 @@ describe("readUsers errors name the file and line", () => {
       await expectFailure(file("csv", `${header}1,a\rb,e,active\n`), 2, "bare carriage return");
     });
     test("ids: empty, blank, not a number", async () => {
-      await expectFailure(file("csv", `${header}1,a,b,active\n,a,b,active\n`), 3, 'id must be a finite number (got "")');
-      await expectFailure(file("csv", `${header}  ,a,b,active\n`), 2, 'id must be a finite number (got "  ")');
-      await expectFailure(file("csv", `${header}abc,a,b,active\n`), 2, 'id must be a finite number (got "abc")');
-      await expectFailure(file("csv", `${header}Infinity,a,b,active\n`), 2, 'id must be a finite number (got "Infinity")');
+      await expectFailure(file("csv", `${header}1,a,b,active\n,a,b,active\n`), 3, 'id must be a number in JSON syntax (got "")');
+      await expectFailure(file("csv", `${header}  ,a,b,active\n`), 2, 'id must be a number in JSON syntax (got "  ")');
+      await expectFailure(file("csv", `${header}abc,a,b,active\n`), 2, 'id must be a number in JSON syntax (got "abc")');
+      await expectFailure(file("csv", `${header}1e999,a,b,active\n`), 2, 'id must be a finite number (got "1e999")');
     });
     test("status outside the enum", async () => {
       await expectFailure(file("csv", `${header}1,a,b,pending\n`), 2, 'status must be one of active, inactive (got "pending")');
@@ -350,7 +350,7 @@ describe("properties (fast-check)", () => {
   const text = fc.string({ unit: "binary", maxLength: 12 });
   const statusText = fc.constantFrom<UserRecord["status"]>("active", "inactive");
   const rowsArb = fc
-    .uniqueArray(fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, noDefaultInfinity: true })), {
+    .uniqueArray(fc.oneof(fc.integer({ min: -1e9, max: 1e9 }), fc.double({ noNaN: true, min: -(2 ** 53), max: 2 ** 53 })), {
       maxLength: 12,
       comparator: (a, b) => a === b,
     })
@@ -418,5 +418,196 @@ describe("properties (fast-check)", () => {
       }),
       { numRuns: 400 },
     );
+  });
+});
+
+/** A file of one record per id literal (written as given, not through a JS number), in `format`. */
+function idFile(format: (typeof FORMATS)[number], idTexts: string[]): string {
+  const objects = idTexts.map((id, i) => `{"id":${id},"name":"n${i}","email":"e${i}","status":"active"}`);
+  if (format === "ndjson") return file("ndjson", `${objects.join("\n")}\n`);
+  if (format === "json") return file("json", `[\n${objects.join(",\n")}\n]\n`);
+  return file("csv", `id,name,email,status\n${idTexts.map((id, i) => `${id},n${i},e${i},active`).join("\n")}\n`);
+}
+
+describe("ids beyond ±2^53 are refused, never rounded (INTERFACE.md)", () => {
+  for (const format of FORMATS) {
+    // ndjson and csv: record k on line k + 1 (after the header for csv); json: line k + 1 after "[".
+    const lineOf = (k: number) => (format === "ndjson" ? k : k + 1);
+
+    test(`${format}: 2^53 + 1 next to 2^53 is out of range, not a duplicate`, async () => {
+      await expectFailure(idFile(format, ["9007199254740992", "9007199254740993"]), lineOf(2), "id 9007199254740993 is beyond ±2^53 (ids must be exact in a double)");
+      await expectFailure(idFile(format, ["1", "-9007199254740993"]), lineOf(2), "id -9007199254740993 is beyond ±2^53 (ids must be exact in a double)");
+    });
+
+    test(`${format}: literals beyond 2^53, or rounded to it, are refused`, async () => {
+      for (const id of ["9007199254740994", "12345678901234567890", "1e16", "-1E300", "9007199254740992.5", "90071992547409921e-1"]) {
+        await expectFailure(idFile(format, ["7", id]), lineOf(2), `id ${id} is beyond ±2^53 (ids must be exact in a double)`);
+      }
+      // 2^53 - 0.5 parses to 2^53 (ties to even): not beyond, but not exact either.
+      await expectFailure(idFile(format, ["9007199254740991.5"]), lineOf(1), "id 9007199254740991.5 is not exact in a double (it would be rounded to 9007199254740992");
+    });
+
+    test(`${format}: ±2^53 itself, in any spelling, is accepted`, async () => {
+      for (const id of ["9007199254740992", "9007199254740992.000", "9.007199254740992e15", "900719925474099200e-2", "0.9007199254740992E+16"]) {
+        expect(Array.from((await readUsers(idFile(format, [id]))).ids)).toEqual([2 ** 53]);
+      }
+      const columns = await readUsers(idFile(format, ["-9007199254740992", "9007199254740991", "-9007199254740991"]));
+      expect(Array.from(columns.ids)).toEqual([-(2 ** 53), 2 ** 53 - 1, -(2 ** 53 - 1)]);
+    });
+  }
+
+  test("json: only the record's own id counts (nested ids, duplicate keys)", async () => {
+    const nested = `{"id":9007199254740992,"name":"n","email":"e","status":"active","extra":{"id":9007199254740993}}`;
+    expect(Array.from((await readUsers(file("ndjson", `${nested}\n`))).ids)).toEqual([2 ** 53]);
+    // JSON.parse keeps the last of two equal keys: that is the id checked.
+    const twice = `{"id":1,"name":"n","email":"e","status":"active","id":9007199254740993}`;
+    await expectFailure(file("ndjson", `${twice}\n`), 1, "id 9007199254740993 is beyond ±2^53");
+    await expectFailure(file("json", `[${twice}]`), 1, "id 9007199254740993 is beyond ±2^53");
+  });
+
+  test("a written double beyond ±2^53 is refused in every format", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => Math.abs(x) > 2 ** 53), fc.constantFrom(...FORMATS), async (id, format) => {
+        const path = join(dir, `far-${fileCounter++}.${format}`);
+        await writeRecords(path, [{ id, name: "n", email: "e", status: "active" }], format);
+        const error = await failure(path);
+        expect(error.reason).toContain("is beyond ±2^53");
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("CSV ids are JSON numbers (INTERFACE.md: no hex, no spaces, no 1_000)", () => {
+  const header = "id,name,email,status\n";
+  test("anything outside the JSON number grammar is refused, quoted or not", async () => {
+    const bad = ["0x10", "0b101", "0o7", " 5 ", "5 ", " 5", "1_000", "Infinity", "-Infinity", "NaN", "+5", ".5", "5.", "-.5", "01", "-01", "1e", "1e+", "e3", "--1", "1.2.3", "١٢", "５", "\t7"];
+    for (const id of bad) {
+      await expectFailure(file("csv", `${header}1,a,b,active\n${id},c,d,active\n`), 3, `id must be a number in JSON syntax (got ${JSON.stringify(id)})`);
+      await expectFailure(file("csv", `${header}"${id}",c,d,active\n`), 2, `id must be a number in JSON syntax (got ${JSON.stringify(id)})`);
+    }
+  });
+
+  test("the JSON number grammar is read as JSON reads it", async () => {
+    const good: Array<[string, number]> = [["1e3", 1000], ["-0", 0], ["1.0", 1], ["2.5", 2.5], ["-7E+2", -700], ["0.5e-1", 0.05], ["10", 10], ["-3.25", -3.25], ["1E2", 100]];
+    const columns = await readUsers(file("csv", `${header}${good.map(([id], i) => `${id},n${i},e${i},active`).join("\n")}\n`));
+    expect(Array.from(columns.ids)).toEqual(good.map(([, id]) => id));
+    expect(Object.is(columns.ids[1], 0)).toBe(true);
+    // As JSON reads them (-0 stored as 0, the same id).
+    for (const [id, value] of good) expect(JSON.parse(id) + 0).toBe(value);
+  });
+});
+
+describe("input streams: gzip, standard input, chunks, --format", () => {
+  const gz = (ext: string, content: string | Uint8Array<ArrayBuffer>): string =>
+    file(`${ext}.gz`, Bun.gzipSync(typeof content === "string" ? new TextEncoder().encode(content) : content));
+
+  for (const format of FORMATS) {
+    test(`${format}.gz: gunzipped while read, format from the name before .gz`, async () => {
+      const plain = join(dir, `gzsrc.${format}`);
+      await writeUsers(plain, { count: 3000, seed: 4, format });
+      const bytes = await Bun.file(plain).bytes();
+      const formats: unknown[] = [];
+      const progress: Array<[number, number | undefined]> = [];
+      const path = gz(format, bytes);
+      const columns = await readUsers(path, (read, total) => progress.push([read, total]), { onFormat: (info) => formats.push(info) });
+      expect(records(columns)).toEqual([...generateUsers({ count: 3000, seed: 4 })]);
+      expect(Array.from(columns.lines.subarray(0, 2))).toEqual(format === "ndjson" ? [1, 2] : [2, 3]);
+      expect(formats).toEqual([{ file: path, format, gzip: true }]);
+      // Progress counts the compressed bytes, up to the file's size.
+      const size = Bun.file(path).size;
+      expect(progress[progress.length - 1]).toEqual([size, size]);
+    });
+  }
+
+  test(".gz without a format extension: the content decides; several gzip members are one stream", async () => {
+    const one = '{"id":1,"name":"a","email":"e","status":"active"}\n';
+    const two = '{"id":2,"name":"b","email":"f","status":"inactive"}\n';
+    const path = file("gz", new Uint8Array([...Bun.gzipSync(new TextEncoder().encode(one)), ...Bun.gzipSync(new TextEncoder().encode(two))]));
+    const formats: unknown[] = [];
+    const columns = await readUsers(path, undefined, { onFormat: (info) => formats.push(info) });
+    expect(Array.from(columns.ids)).toEqual([1, 2]);
+    expect(formats).toEqual([{ file: path, format: "ndjson", gzip: true }]);
+    expect((await readUsers(gz("data", "id,name,email,status\n5,a,b,active\n"))).ids[0]).toBe(5);
+  });
+
+  test("corrupt or truncated gzip data names the file and the line reached", async () => {
+    const notGzip = file("csv.gz", "id,name,email,status\n1,a,b,active\n");
+    await expectFailure(notGzip, 1, "not valid gzip data");
+    const lines = Array.from({ length: 2000 }, (_, i) => `{"id":${i + 1},"name":"name ${i}","email":"e${i}@x.org","status":"active"}`).join("\n");
+    const whole = Bun.gzipSync(new TextEncoder().encode(lines), { level: 0 });
+    const error = await failure(file("ndjson.gz", whole.subarray(0, whole.length >> 1)));
+    expect(error.reason).toContain("the gzip data is truncated");
+    expect(error.line).toBeGreaterThan(100);
+    expect(error.line).toBeLessThan(2000);
+  });
+
+  test("bad records in gzip data are found as in plain files", async () => {
+    await expectFailure(gz("csv", "id,name,email,status\n1,a,b,active\n0x10,c,d,active\n"), 3, 'id must be a number in JSON syntax (got "0x10")');
+    await expectFailure(gz("ndjson", '{"id":1,"name":"a","email":"e","status":"active"}\n{"id":1,"name":"a","email":"e","status":"active"}\n'), 2, "duplicate id 1");
+  });
+
+  test("readUserStream: any split into chunks, BOM included, reads the same records", async () => {
+    const rows: UserRecord[] = [...TRICKY, ...generateUsers({ count: 50, seed: 9 })].map((r, i) => ({ ...r, id: i + 1 }));
+    for (const format of FORMATS) {
+      const path = join(dir, `split.${format}`);
+      await writeRecords(path, rows, format);
+      const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...(await Bun.file(path).bytes())]);
+      await fc.assert(
+        fc.asyncProperty(fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 40 }), async (cuts) => {
+          cuts.sort((a, b) => a - b);
+          const edges = [0, ...cuts, bytes.length];
+          const chunks = (async function* () {
+            for (let i = 1; i < edges.length; i++) yield bytes.slice(edges[i - 1], edges[i]);
+          })();
+          // No extension: the format comes from the content.
+          const columns = await readUserStream(chunks, "<stdin>");
+          expect(records(columns)).toEqual(rows);
+        }),
+        { numRuns: 40 },
+      );
+    }
+  });
+
+  test("readUserStream: tiny chunks (1 byte) and a record far longer than a chunk", async () => {
+    const long = "x".repeat(200_000);
+    const text = `\n\n{"id":1,"name":"${long}","email":"e","status":"active"}\n{"id":2,"name":"b","email":"f","status":"inactive"}`;
+    const bytes = new TextEncoder().encode(text);
+    const bySize = (size: number) =>
+      (async function* () {
+        for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
+      })();
+    for (const size of [1, 7, 70_000]) {
+      const columns = await readUserStream(bySize(size), "s.ndjson");
+      expect(Array.from(columns.ids)).toEqual([1, 2]);
+      expect(Array.from(columns.lines)).toEqual([3, 4]);
+      expect(stringAt(columns.names, 0)).toBe(long);
+    }
+  });
+
+  test("errors of standard input are named <stdin>", async () => {
+    const source = await openInput("-", {
+      stdin: (async function* () {
+        yield new TextEncoder().encode('{"id":1,"name":"a","email":"e","status":"active"}\n{"id":');
+        yield new TextEncoder().encode('2,"name":"b","email":"f","status":"pending"}\n');
+      })(),
+    });
+    expect(source.file).toBe(STDIN_NAME);
+    expect(source.totalBytes).toBeUndefined();
+    const error = await readUserStream(source.chunks, source.file).catch((e) => e);
+    expect(error).toBeInstanceOf(IngestError);
+    expect(error.message).toBe('<stdin>:2: status must be one of active, inactive (got "pending")');
+  });
+
+  test("the format option overrides the name and the content", async () => {
+    const csvText = "id,name,email,status\n3,a,b,active\n";
+    expect((await readUsers(file("txt", csvText), undefined, { format: "csv" })).ids[0]).toBe(3);
+    // A .csv name holding NDJSON, read as NDJSON.
+    expect((await readUsers(file("csv", '{"id":4,"name":"a","email":"e","status":"active"}\n'), undefined, { format: "ndjson" })).ids[0]).toBe(4);
+    // A CSV file forced to be read as a JSON array fails as JSON.
+    const path = file("csv", csvText);
+    const asJson = await readUsers(path, undefined, { format: "json" }).catch((e) => e);
+    expect(asJson).toBeInstanceOf(IngestError);
+    expect(asJson.message).toBe(`${path}:1: malformed JSON: expected '[' to open an array of user objects (got "i")`);
   });
 });

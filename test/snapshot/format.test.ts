@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { IngestError } from "../../src/ingest/read.ts";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildSnapshotFromFile } from "../../src/snapshot/build-file.ts";
 import { MAGIC, PREFIX_BYTES, headerPackr } from "../../src/snapshot/format.ts";
 import { SnapshotError, loadSnapshot } from "../../src/snapshot/load.ts";
-import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { removePendingTemporaryFiles, removeStaleTemporaryFiles, writeSnapshot, writeSnapshotAsync } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { listRows, trigramKey } from "../../src/store/trigrams.ts";
@@ -207,4 +207,106 @@ describe("parallel build", () => {
       expect(Array.from(a.ids.subarray(0, 3))).toEqual([1, 2, 3]);
     });
   }
+});
+
+describe("snapshot build refuses what it cannot build exactly", () => {
+  const snapshotOf = (name: string) => {
+    const output = join(dir, name);
+    writeFileSync(join(dir, "seed.ndjson"), `${RECORDS.map((r) => JSON.stringify(r)).join("\n")}\n`);
+    return buildSnapshotFromFile(join(dir, "seed.ndjson"), output).then(() => output);
+  };
+
+  test("an input without records: empty, blank, [] or a CSV header alone, on line 1", async () => {
+    const output = await snapshotOf("empty-keep.snap");
+    const before = readFileSync(output);
+    const inputs: Array<[string, string]> = [
+      ["ndjson", ""],
+      ["ndjson", "  \n\n"],
+      ["ndjson", "\uFEFF"],
+      ["json", "[]"],
+      ["json", " [ \n ]\n"],
+      ["csv", "id,name,email,status\n"],
+      ["csv", "id,name,email,status\n\n\n"],
+      ["txt", ""],
+    ];
+    let k = 0;
+    for (const [ext, content] of inputs) {
+      const input = join(dir, `empty${k++}.${ext}`);
+      writeFileSync(input, content);
+      const error = await buildSnapshotFromFile(input, output).catch((e) => e);
+      expect(error).toBeInstanceOf(IngestError);
+      expect(error.message).toBe(`${input}:1: no records (an empty dataset is not built)`);
+      expect(Buffer.compare(readFileSync(output), before)).toBe(0);
+    }
+  });
+
+  test("ids 2^53 and 2^53 + 1: out of range, not a duplicate", async () => {
+    const input = join(dir, "far.ndjson");
+    writeFileSync(input, '{"id":9007199254740992,"name":"a","email":"b","status":"active"}\n{"id":9007199254740993,"name":"c","email":"d","status":"active"}\n');
+    const error = await buildSnapshotFromFile(input, join(dir, "far.snap")).catch((e) => e);
+    expect(error).toBeInstanceOf(IngestError);
+    expect(error.message).toBe(`${input}:2: id 9007199254740993 is beyond ±2^53 (ids must be exact in a double)`);
+  });
+
+  test("a gzipped file with a format option, and its format reported", async () => {
+    const input = join(dir, "users.data.gz");
+    writeFileSync(input, Bun.gzipSync(new TextEncoder().encode(`id,name,email,status\n${RECORDS.map((r) => `${r.id},"${r.name}",${r.email},${r.status}`).join("\n")}\n`)));
+    const formats: unknown[] = [];
+    const report = await buildSnapshotFromFile(input, join(dir, "gz.snap"), undefined, { format: "csv", onFormat: (info) => formats.push(info) });
+    expect(report.rows).toBe(5);
+    expect(formats).toEqual([{ file: input, format: "csv", gzip: true }]);
+    expect(Array.from(loadSnapshot(join(dir, "gz.snap")).store.ids)).toEqual([-2, 1, 3, 7, 10]);
+  });
+});
+
+describe("temporary files of interrupted writes", () => {
+  /** The pid of a process that has exited (spawned and waited for). */
+  const deadPid = async (): Promise<number> => {
+    const child = Bun.spawn(["true"]);
+    await child.exited;
+    return child.pid;
+  };
+
+  for (const writer of ["writeSnapshot", "writeSnapshotAsync"] as const) {
+    test(`${writer} removes a dead process's temporary file of the same target, and nothing else`, async () => {
+      const sub = join(dir, `stale-${writer}`);
+      mkdirSync(sub);
+      const target = join(sub, "users.snap");
+      const dead = await deadPid();
+      // A running process: a child that sleeps until killed.
+      const live = Bun.spawn(["sleep", "60"]);
+      try {
+        expect(() => process.kill(dead, 0)).toThrow();
+        const stale = join(sub, `.users.snap.${dead}.1700000000000.tmp`);
+        const ofLive = join(sub, `.users.snap.${live.pid}.1700000000001.tmp`);
+        const ofThis = join(sub, `.users.snap.${process.pid}.1700000000002.tmp`);
+        const otherTarget = join(sub, `.other.snap.${dead}.1700000000003.tmp`);
+        const lookalike = join(sub, `.users.snap.${dead}.tmp`);
+        const prefixOfName = join(sub, `.users.snap.old.${dead}.1700000000004.tmp`);
+        for (const path of [stale, ofLive, ofThis, otherTarget, lookalike, prefixOfName]) writeFileSync(path, "partial");
+        const store = buildStoreFromRecords(RECORDS);
+        if (writer === "writeSnapshot") writeSnapshot(target, store, { createdAt: CREATED_AT });
+        else await writeSnapshotAsync(target, store, { createdAt: CREATED_AT });
+        expect(existsSync(stale)).toBe(false);
+        for (const path of [ofLive, ofThis, otherTarget, lookalike, prefixOfName]) expect(existsSync(path)).toBe(true);
+        expect(readdirSync(sub).sort()).toEqual([basename(ofLive), basename(ofThis), basename(otherTarget), basename(lookalike), basename(prefixOfName), "users.snap"].sort());
+        expect(Buffer.compare(readFileSync(target), readFileSync(GOLDEN))).toBe(0);
+        expect(removeStaleTemporaryFiles(target)).toEqual([]);
+      } finally {
+        live.kill();
+        await live.exited;
+      }
+      // Once its process is gone, the live one's file is stale too.
+      expect(removeStaleTemporaryFiles(target)).toEqual([join(sub, `.users.snap.${live.pid}.1700000000001.tmp`)]);
+    });
+  }
+
+  test("the asynchronous writer writes the golden bytes and leaves no temporary file", async () => {
+    const path = join(dir, "async.snap");
+    const pending = writeSnapshotAsync(path, buildStoreFromRecords(RECORDS), { createdAt: CREATED_AT });
+    await pending;
+    expect(Buffer.compare(readFileSync(path), readFileSync(GOLDEN))).toBe(0);
+    expect(removePendingTemporaryFiles()).toEqual([]);
+    expect(readdirSync(dir).filter((name) => name.startsWith(".async.snap."))).toEqual([]);
+  });
 });
