@@ -12,6 +12,7 @@ import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Faker, base, de, el, en, es, fr, ja, pl, ru, tr, uk, vi, zh_CN, type LocaleDefinition } from "@faker-js/faker";
 import type { Status, UserRecord } from "../schema.ts";
+import { WIDE_COLUMNS, type WideRowMaker, type WideUserRecord, wideRecords } from "./wide.ts";
 
 /** Options of {@link generateUsers}. */
 export interface GenerateOptions {
@@ -21,6 +22,11 @@ export interface GenerateOptions {
   seed: number;
   /** The first id: an integer ≥ 0, default 1. Row i (0-based) gets id `startId + i`. */
   startId?: number;
+  /**
+   * True: every record also gets the wide table's seven fields after the four (src/generate/wide.ts,
+   * {@link WideUserRecord}); the four are the same as without. Default false.
+   */
+  wide?: boolean;
 }
 
 /** The file formats {@link writeUsers} and {@link writeRecords} write. */
@@ -187,10 +193,18 @@ function capitalize(slug: string): string {
  *   ("anna.21@…" before "anna.111@…"). About 10% are capitalized ("Anna.Kowalska21@…").
  * - `status`: `active` with probability 0.7, else `inactive`.
  *
- * Cost: about 0.1 s to build the name pools with faker, then well over 1M rows/s.
+ * With `wide: true`, each record is a {@link WideUserRecord}: the same four fields, then
+ * `created_at`, `birthday`, `role`, `age`, `verified`, `notes`, `prefs` from a seeded stream of
+ * their own (src/generate/wide.ts `wideRecords`; `created_at` depends on `count` as well, so a
+ * shorter wide run is not a prefix of a longer one in that field).
+ *
+ * Cost: about 0.1 s to build the name pools with faker, then well over 1M rows/s (wide: about
+ * half that).
  * @throws RangeError when `count` is not an integer ≥ 0, `startId` not an integer ≥ 0, or
  *   `startId + count - 1` is not a safe integer.
  */
+export function generateUsers(options: GenerateOptions & { wide: true }): Generator<WideUserRecord>;
+export function generateUsers(options: GenerateOptions): Generator<UserRecord>;
 export function* generateUsers(options: GenerateOptions): Generator<UserRecord> {
   const count = options.count;
   const startId = options.startId ?? 1;
@@ -201,6 +215,7 @@ export function* generateUsers(options: GenerateOptions): Generator<UserRecord> 
   if (count === 0) return;
 
   const { pools, englishFirst, englishLast, companyDomains } = buildPools(options.seed);
+  const widen: WideRowMaker | undefined = options.wide === true ? wideRecords(count, options.seed) : undefined;
 
   // Locale lookup: the top 10 bits of a u32 index a 1024-slot table filled by weight (1000 slots
   // by weight, the last 24 go to the first locale, English).
@@ -320,22 +335,18 @@ export function* generateUsers(options: GenerateOptions): Generator<UserRecord> 
     const domain = v3 >>> 3 < 26 ? companyDomains[(r4 >>> 16) % companyDomains.length] : pool.domains[(r4 >>> 20) % pool.domains.length];
 
     const status: Status = r5 < P_ACTIVE ? "active" : "inactive";
-    yield { id, name, email: `${local}@${domain}`, status };
+    if (widen !== undefined) yield widen(i, id, name, `${local}@${domain}`, status);
+    else yield { id, name, email: `${local}@${domain}`, status };
   }
 }
 
-/** Bytes of text gathered before one write call. */
-const WRITE_CHUNK_CHARS = 1 << 20;
+/** Bytes of output gathered before one write call. */
+const WRITE_CHUNK_BYTES = 1 << 20;
 /** Rows between two progress callbacks. */
 const PROGRESS_EVERY_ROWS = 1 << 16;
 
 // Characters that JSON.stringify would escape (or that need a check: lone surrogates).
 const JSON_ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** A JSON string literal of `value`: `"value"` when nothing needs escaping, else JSON.stringify. */
-function jsonString(value: string): string {
-  return JSON_ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`;
-}
 
 /** One CSV field, quoted per RFC 4180 §2 (6–7) when it holds `"`, `,`, CR or LF. */
 export function csvField(value: string): string {
@@ -345,6 +356,155 @@ export function csvField(value: string): string {
     if (c === 34 || c === 44 || c === 10 || c === 13) return `"${value.replaceAll('"', '""')}"`;
   }
   return value;
+}
+
+/**
+ * UTF-8 output being assembled: `bytes[0, length)` is pending, written to the file in chunks.
+ * Rows are encoded straight into it: building each row as a string (a rope of its fields) and
+ * joining the rows costs two to three times more at millions of rows.
+ */
+interface Output {
+  bytes: Buffer;
+  length: number;
+}
+
+/** Makes room for `n` more bytes, growing the buffer (a row longer than the free space). */
+function reserve(out: Output, n: number): void {
+  if (out.bytes.length - out.length >= n) return;
+  const bigger = Buffer.allocUnsafe(Math.max(out.bytes.length * 2, out.length + n));
+  out.bytes.copy(bigger, 0, 0, out.length);
+  out.bytes = bigger;
+}
+
+/**
+ * Encodes `text` as UTF-8 into `bytes` at `at` (room for 3 bytes a UTF-16 code unit must be
+ * reserved); a lone surrogate becomes U+FFFD, as Buffer and TextEncoder write it. Encoded here
+ * rather than by a native call per string: for strings of tens of characters the call costs
+ * more than the encoding.
+ * @returns the offset after the last byte written
+ */
+function encodeUtf8(bytes: Buffer, at: number, text: string): number {
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes[at++] = c;
+    else if (c < 0x800) {
+      bytes[at++] = 0xc0 | (c >>> 6);
+      bytes[at++] = 0x80 | (c & 0x3f);
+    } else if (c < 0xd800 || c > 0xdfff) {
+      bytes[at++] = 0xe0 | (c >>> 12);
+      bytes[at++] = 0x80 | ((c >>> 6) & 0x3f);
+      bytes[at++] = 0x80 | (c & 0x3f);
+    } else {
+      const d = c <= 0xdbff && i + 1 < n ? text.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        // A surrogate pair: one code point above U+FFFF, 4 bytes.
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+        bytes[at++] = 0xf0 | (cp >>> 18);
+        bytes[at++] = 0x80 | ((cp >>> 12) & 0x3f);
+        bytes[at++] = 0x80 | ((cp >>> 6) & 0x3f);
+        bytes[at++] = 0x80 | (cp & 0x3f);
+        i++;
+      } else {
+        // A lone surrogate: U+FFFD.
+        bytes[at++] = 0xef;
+        bytes[at++] = 0xbf;
+        bytes[at++] = 0xbd;
+      }
+    }
+  }
+  return at;
+}
+
+/** Appends `text` encoded as UTF-8 (see {@link encodeUtf8}). */
+function putText(out: Output, text: string): void {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8.
+  reserve(out, text.length * 3);
+  out.length = encodeUtf8(out.bytes, out.length, text);
+}
+
+/** Appends an ASCII string (keys, numbers, literals) one byte a character. */
+function putAscii(out: Output, text: string): void {
+  reserve(out, text.length);
+  const bytes = out.bytes;
+  let at = out.length;
+  for (let i = 0; i < text.length; i++) bytes[at++] = text.charCodeAt(i);
+  out.length = at;
+}
+
+/**
+ * Appends `value` as a JSON string literal, the UTF-8 of JSON.stringify(value): quoted as it is,
+ * or, when it holds a quote, backslash, control character or surrogate, JSON.stringify's text.
+ */
+function putJsonString(out: Output, value: string): void {
+  if (JSON_ESCAPED.test(value)) {
+    putText(out, JSON.stringify(value));
+    return;
+  }
+  reserve(out, value.length * 3 + 2);
+  const bytes = out.bytes;
+  bytes[out.length] = 34; // '"'
+  const end = encodeUtf8(bytes, out.length + 1, value);
+  bytes[end] = 34;
+  out.length = end + 1;
+}
+
+/** Appends {@link csvField}(value) as UTF-8 (see {@link encodeUtf8}). */
+function putCsvField(out: Output, value: string): void {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    // '"' ',' '\n' '\r': quoted.
+    if (c === 34 || c === 44 || c === 10 || c === 13) {
+      putText(out, csvField(value));
+      return;
+    }
+  }
+  putText(out, value);
+}
+
+/**
+ * Appends an added column's value as JSON: `null` for null or a missing field, a string
+ * literal, a finite number, `true`/`false`, or an object or array as JSON.stringify writes it.
+ * @throws TypeError for a number that is not finite, or a value JSON cannot hold (a function,
+ *   a symbol, a bigint).
+ */
+function putJsonValue(out: Output, value: unknown, column: string, row: number): void {
+  if (value === null || value === undefined) putAscii(out, "null");
+  else if (typeof value === "string") putJsonString(out, value);
+  else if (typeof value === "boolean") putAscii(out, value ? "true" : "false");
+  else if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new TypeError(`record ${row}: ${column} must be a finite number (got ${value})`);
+    putAscii(out, String(value));
+  } else putText(out, jsonText(value, column, row));
+}
+
+/**
+ * Appends an added column's value as a CSV field: empty for null or a missing field; `""` for
+ * the empty string (a quoted empty field, so that readers that tell the two apart, such as
+ * Postgres' COPY, keep it a string); numbers and booleans as their JSON text; objects and arrays
+ * as their JSON text, quoted.
+ * @throws TypeError as {@link putJsonValue}.
+ */
+function putCsvValue(out: Output, value: unknown, column: string, row: number): void {
+  if (value === null || value === undefined) return;
+  if (typeof value === "string") {
+    if (value === "") putAscii(out, '""');
+    else putCsvField(out, value);
+  } else if (typeof value === "object" || typeof value === "function" || typeof value === "symbol" || typeof value === "bigint") {
+    putText(out, csvField(jsonText(value, column, row)));
+  } else putJsonValue(out, value, column, row);
+}
+
+/** JSON.stringify(value) for an object or array. @throws TypeError when JSON cannot hold it. */
+function jsonText(value: unknown, column: string, row: number): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new TypeError(`record ${row}: ${column} cannot be written as JSON (${(error as Error).message})`);
+  }
+  if (text === undefined) throw new TypeError(`record ${row}: ${column} cannot be written as JSON (a ${typeof value})`);
+  return text;
 }
 
 /**
@@ -359,14 +519,28 @@ export function csvField(value: string): string {
  *   on line i + 2.
  * - `csv`: header `id,name,email,status`, CRLF line ends, fields quoted per RFC 4180 when they
  *   hold a comma, quote, CR or LF (quotes doubled); ids as `String(id)`.
+ * Strings are written as JSON.stringify and {@link csvField} write them, encoded as UTF-8 (a
+ * lone surrogate: escaped in JSON, U+FFFD in CSV).
  *
+ * `columns` adds fields after the four, in its order, to every record (the header too): a
+ * missing field or null is JSON `null` or an empty CSV field; strings, numbers and booleans as
+ * in JSON (in CSV: booleans `true`/`false`, the empty string `""`); objects and arrays as their
+ * JSON text (in CSV: that text, quoted).
+ *
+ * Cost, beyond producing the records: roughly 1 µs a four-field row and 2 µs a wide row
+ * (src/generate/wide.ts, about 300 bytes).
  * @param onProgress called with the rows written so far (every 65,536 rows and at the end).
+ * @param columns field names after `id`, `name`, `email`, `status` (default none; not one of
+ *   those four).
+ * @throws TypeError for an unknown format, or a record with a non-finite id or number or a
+ *   value JSON cannot hold.
  */
 export async function writeRecords(
   path: string,
   records: Iterable<UserRecord>,
   format: UserFileFormat,
   onProgress?: (rows: number) => void,
+  columns: readonly string[] = [],
 ): Promise<void> {
   if (format !== "ndjson" && format !== "csv" && format !== "json") {
     throw new TypeError(`format must be ndjson, csv or json (got ${JSON.stringify(format)})`);
@@ -375,33 +549,62 @@ export async function writeRecords(
   const handle = await open(tmp, "wx");
   let closed = false;
   try {
-    let parts: string[] = [];
-    let chars = 0;
+    // Room for a chunk and the row that crosses its end.
+    const out: Output = { bytes: Buffer.allocUnsafe(2 * WRITE_CHUNK_BYTES), length: 0 };
+    const csv = format === "csv";
+    const extra = columns.length;
+    // Each added field's JSON member prefix, made once: `,"created_at":`.
+    const jsonKeys = columns.map((c) => `,${JSON.stringify(c)}:`);
+    if (csv) putText(out, `id,name,email,status${columns.map((c) => `,${csvField(c)}`).join("")}\r\n`);
+    else if (format === "json") putAscii(out, "[\n");
     let rows = 0;
-    if (format === "csv") parts.push("id,name,email,status\r\n");
-    else if (format === "json") parts.push("[\n");
     for (const r of records) {
       if (!Number.isFinite(r.id)) throw new TypeError(`record ${rows + 1}: id must be a finite number (got ${r.id})`);
-      let line: string;
-      if (format === "csv") {
-        line = `${r.id},${csvField(r.name)},${csvField(r.email)},${csvField(r.status)}\r\n`;
+      // String(id) is the JSON form of a finite number.
+      const id = String(r.id);
+      if (csv) {
+        putAscii(out, id);
+        putAscii(out, ",");
+        putCsvField(out, r.name);
+        putAscii(out, ",");
+        putCsvField(out, r.email);
+        putAscii(out, ",");
+        putCsvField(out, r.status);
+        if (extra > 0) {
+          const fields = r as unknown as Record<string, unknown>;
+          for (let c = 0; c < extra; c++) {
+            putAscii(out, ",");
+            putCsvValue(out, fields[columns[c]], columns[c], rows + 1);
+          }
+        }
+        putAscii(out, "\r\n");
       } else {
-        // String(id) is the JSON form of a finite number.
-        const obj = `{"id":${r.id},"name":${jsonString(r.name)},"email":${jsonString(r.email)},"status":${jsonString(r.status)}}`;
-        line = format === "ndjson" ? `${obj}\n` : rows === 0 ? obj : `,\n${obj}`;
+        putAscii(out, format === "json" && rows > 0 ? ',\n{"id":' : '{"id":');
+        putAscii(out, id);
+        putAscii(out, ',"name":');
+        putJsonString(out, r.name);
+        putAscii(out, ',"email":');
+        putJsonString(out, r.email);
+        putAscii(out, ',"status":');
+        putJsonString(out, r.status);
+        if (extra > 0) {
+          const fields = r as unknown as Record<string, unknown>;
+          for (let c = 0; c < extra; c++) {
+            putText(out, jsonKeys[c]);
+            putJsonValue(out, fields[columns[c]], columns[c], rows + 1);
+          }
+        }
+        putAscii(out, format === "ndjson" ? "}\n" : "}");
       }
-      parts.push(line);
-      chars += line.length;
       rows++;
-      if (chars >= WRITE_CHUNK_CHARS) {
-        await handle.write(parts.join(""));
-        parts = [];
-        chars = 0;
+      if (out.length >= WRITE_CHUNK_BYTES) {
+        await handle.write(out.bytes.subarray(0, out.length));
+        out.length = 0;
       }
       if (onProgress !== undefined && (rows & (PROGRESS_EVERY_ROWS - 1)) === 0) onProgress(rows);
     }
-    if (format === "json") parts.push(rows === 0 ? "]\n" : "\n]\n");
-    if (parts.length > 0) await handle.write(parts.join(""));
+    if (format === "json") putAscii(out, rows === 0 ? "]\n" : "\n]\n");
+    if (out.length > 0) await handle.write(out.bytes.subarray(0, out.length));
     await handle.sync();
     await handle.close();
     closed = true;
@@ -417,7 +620,9 @@ export async function writeRecords(
 /**
  * Generates `options.count` users ({@link generateUsers}) and writes them to `path` in
  * `options.format` ({@link writeRecords}: temporary file + rename, so a failure leaves no
- * half-written file).
+ * half-written file). With `options.wide`, the records carry the wide fields and the files their
+ * columns ({@link WIDE_COLUMNS}; CSV header
+ * `id,name,email,status,created_at,birthday,role,age,verified,notes,prefs`).
  * @param onProgress called with the rows written so far (every 65,536 rows and at the end).
  * @throws RangeError for bad options (see {@link generateUsers}); any I/O error, after removing
  *   the temporary file.
@@ -427,5 +632,5 @@ export async function writeUsers(
   options: WriteUsersOptions,
   onProgress?: (rows: number) => void,
 ): Promise<void> {
-  await writeRecords(path, generateUsers(options), options.format, onProgress);
+  await writeRecords(path, generateUsers(options), options.format, onProgress, options.wide === true ? WIDE_COLUMNS : []);
 }
