@@ -1,20 +1,24 @@
 /**
  * `npm run build`: compiles the CLI, the server and its assets into one executable,
- * dist/users-listing. Full `--minify` is known to break Elysia apps, so only whitespace and
+ * dist/users-listing. The static assets (the demo page, the docs UI) are built first when
+ * missing or stale (scripts/build-assets.ts); the compiler embeds them through the generated
+ * dist/assets/embed.ts. Full `--minify` is known to break Elysia apps, so only whitespace and
  * syntax are minified. The column worker (src/store/column-worker.ts) is a second entry point,
  * as Bun requires for workers in a compiled executable.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { buildAssets } from "./build-assets.ts";
 
 /** Path of the compiled binary, relative to the project root. */
 export const BINARY = join("dist", "users-listing");
 
 /**
- * Runs `bun build --compile` and returns the binary's path.
- * @throws Error with bun's output when the build fails.
+ * Builds the static assets when stale, runs `bun build --compile` and returns the binary's path.
+ * @throws Error with bun's output when the build fails, or the asset build's error.
  */
 export async function buildBinary(root = join(import.meta.dir, "..")): Promise<string> {
+  await buildAssets(root);
   mkdirSync(join(root, "dist"), { recursive: true });
   const outfile = join(root, BINARY);
   const proc = Bun.spawn(

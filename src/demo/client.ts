@@ -39,6 +39,9 @@ function start(): void {
           : `request for rows ${startRow}–${endRow - 1} failed (HTTP ${record.status})`;
     }
   });
+  // The filters apply as they change; Enter in a field must not submit (reload) the page. A
+  // listener, not an inline handler: the page's Content-Security-Policy allows no inline script.
+  document.getElementById("ts-toolbar")?.addEventListener("submit", (event) => event.preventDefault());
   const mode: UrlMode = new URLSearchParams(location.search).get("tsUrl") === "raw" ? "raw" : "encoded";
   window.tanstackDemo = mountTanstack(ENDPOINT, mode);
 }
