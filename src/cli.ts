@@ -1,20 +1,26 @@
 #!/usr/bin/env bun
 /**
- * The one command-line entry: `serve`, `generate`, `snapshot build`, `snapshot info`.
- * Run `bun src/cli.ts --help` (or the compiled binary with --help).
+ * The one command-line entry: `serve`, `generate`, `snapshot build`, `snapshot info`, and
+ * `--version`. Run `bun src/cli.ts --help` (or the compiled binary with --help).
  */
 import { existsSync } from "node:fs";
+import { constants as osConstants } from "node:os";
 import { resolve } from "node:path";
 import { SingleBar } from "cli-progress";
-import { Command, InvalidArgumentError } from "commander";
+import { Command, InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
 import { demoPlugin } from "./demo/plugin.ts";
 import { type UserFileFormat, writeUsers } from "./generate/users.ts";
 import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
+import packageJson from "../package.json" with { type: "json" };
+import type { InputFormat } from "./ingest/read.ts";
 import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator } from "./snapshot/build-file.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
-import { startServer } from "./server.ts";
+import { removePendingTemporaryFiles } from "./snapshot/write.ts";
+import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
+import { parseCorsOrigins } from "./http/cors.ts";
+import { parsePort, startServer } from "./server.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
 export const DEFAULT_DATA = { path: "data/users.snap", count: 100_000, seed: 1 } as const;
@@ -40,7 +46,8 @@ function progressBar(label: string) {
         bar.start(100, 0, { phase: p.phase });
         started = true;
       }
-      const pct = p.done !== undefined && p.total ? Math.floor((100 * p.done) / p.total) : 100;
+      // Standard input has no known size: 0 while it is read.
+      const pct = p.done !== undefined ? (p.total ? Math.floor((100 * p.done) / p.total) : 0) : 100;
       bar.update(pct, { phase: p.phase.padEnd(8) });
     },
     stop() {
@@ -48,6 +55,9 @@ function progressBar(label: string) {
     },
   };
 }
+
+/** How `snapshot build` names the input formats on stderr. */
+const FORMAT_NAMES: Record<InputFormat, string> = { ndjson: "NDJSON", json: "a JSON array", csv: "CSV" };
 
 /** Prints a build report on stderr. */
 function report(what: string, r: { rows: number; bytes: number; readMs: number; indexMs: number; writeMs: number; snapshotId: string }) {
@@ -86,19 +96,28 @@ export function createCli(): Command {
   const program = new Command()
     .name("users-listing")
     .description("Server-side listing service for data tables: GET and POST /api/users over a columnar snapshot.")
+    // Read from package.json when this module is built, so the compiled binary knows it too.
+    .version(packageJson.version, "-V, --version", "print the version and exit")
     .showHelpAfterError();
 
   program
     .command("serve")
     .description(`serve /api/users; without --snapshot, serves ${DEFAULT_DATA.path}, building ${DEFAULT_DATA.count} generated users there first if absent or refused`)
     .option("--snapshot <path>", "snapshot file to serve")
-    .option("--port <port>", "port (env PORT; 0 picks a free one)", integer(0, 65535), process.env.PORT ? Number(process.env.PORT) : 3000)
+    .option("--port <port>", "port (env PORT; 0 picks a free one; default 3000)", (value: string) => parsePort(value, "--port"))
     .option("--host <host>", "host to bind (env HOST)", process.env.HOST ?? "127.0.0.1")
     .option("--max-page-size <rows>", "largest pageSize / row window", integer(1, 1_000_000), DEFAULT_MAX_PAGE_SIZE)
     .option("--no-verify", "skip section checksums at start-up (structure is still checked)")
+    .option("--cache-dir <dir>", "where the server keeps its private copy of the snapshot (env SNAPSHOT_CACHE_DIR; default .snapshot-cache beside the snapshot)")
     .option("--reuse-port", "let several processes share the port (SO_REUSEPORT)")
     .option("--no-demo", "do not serve the demo page (AG Grid and TanStack Table clients) at /")
+    .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
+    .option("--api-keys-file <path>", "require Authorization: Bearer <key> on /api/* and /metrics; one key a line, # comments (env API_KEYS: a comma list; default: keys off)")
     .action((opts) => {
+      // Configuration errors stop here, before any work: the message, and exit code 1.
+      const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
+      const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
+      const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
       const logger = createLogger();
       let snapshot: string = opts.snapshot;
       if (snapshot === undefined) {
@@ -107,16 +126,20 @@ export function createCli(): Command {
       }
       const running = startServer({
         snapshot,
-        port: opts.port,
+        port,
         host: opts.host,
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,
+        cacheDir: opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined),
         reusePort: opts.reusePort === true,
         plugins: opts.demo === false ? [] : [demoPlugin()],
         logger,
+        cors,
+        apiKeys,
       });
+      // Drain, then exit 0 (INTERFACE.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
-        running.stop().finally(() => process.exit(0));
+        running.drain().finally(() => process.exit(0));
       };
       process.on("SIGINT", shutdown);
       process.on("SIGTERM", shutdown);
@@ -128,11 +151,13 @@ export function createCli(): Command {
     .requiredOption("--count <rows>", "rows to generate", integer(0))
     .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
     .option("--format <format>", "ndjson, json or csv", "ndjson")
+    .option("--wide", "add created_at, birthday, role, age, verified, notes and prefs after the four fields")
     .requiredOption("--out <path>", "output file (written atomically)")
     .action(async (opts) => {
       if (!["ndjson", "json", "csv"].includes(opts.format)) throw new InvalidArgumentError("--format must be ndjson, json or csv");
       const bar = progressBar("generate");
-      await writeUsers(opts.out, { count: opts.count, seed: opts.seed, format: opts.format as UserFileFormat }, (rows) =>
+      const options = { count: opts.count, seed: opts.seed, format: opts.format as UserFileFormat, wide: opts.wide === true };
+      await writeUsers(opts.out, options, (rows) =>
         bar.update({ phase: "generate", done: rows, total: opts.count }),
       );
       bar.stop();
@@ -142,17 +167,47 @@ export function createCli(): Command {
   const snapshot = program.command("snapshot").description("build or inspect snapshot files");
   snapshot
     .command("build")
-    .description("build a snapshot from NDJSON, a JSON array or CSV (records validated; the first bad one stops the build)")
-    .argument("<input>", "data file (.ndjson/.jsonl, .json or .csv)")
+    .description("build a snapshot from NDJSON, a JSON array or CSV (records validated; the first bad one, or an input without records, stops the build)")
+    .argument("<input>", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input")
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
+    .addOption(
+      new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
+    )
     .action(async (input: string, opts) => {
       const bar = progressBar("build");
+      // While the snapshot is written, SIGINT and SIGTERM remove the temporary file and exit
+      // with 128 + the signal's number (130, 143), the previous snapshot untouched. Before the
+      // write there is no file to remove and the default action stays (a handler would wait
+      // for the synchronous index build to yield).
+      const onSignal = (signal: NodeJS.Signals) => {
+        removePendingTemporaryFiles();
+        bar.stop();
+        process.exit(128 + osConstants.signals[signal]);
+      };
+      let handling = false;
       try {
-        const r = await buildSnapshotFromFile(input, opts.output, (p) => bar.update(p));
+        const r = await buildSnapshotFromFile(
+          input,
+          opts.output,
+          (p) => {
+            if (p.phase === "write" && !handling) {
+              handling = true;
+              process.on("SIGINT", onSignal);
+              process.on("SIGTERM", onSignal);
+            }
+            bar.update(p);
+          },
+          {
+            format: opts.format as InputFormat | undefined,
+            onFormat: ({ file, format, gzip }) => process.stderr.write(`reading ${file} as ${FORMAT_NAMES[format]}${gzip ? " (gzip)" : ""}\n`),
+          },
+        );
         bar.stop();
         report(`built ${opts.output}`, r);
       } finally {
         bar.stop();
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
       }
     });
   snapshot

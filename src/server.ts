@@ -1,12 +1,59 @@
 /**
- * The running service: loads a snapshot, serves the app on Bun, and reloads the snapshot on
- * SIGHUP (a failed reload is logged and the old snapshot keeps serving).
+ * The running service: loads a snapshot, serves the app on Bun, reloads the snapshot on SIGHUP
+ * (a failed reload is logged and the old snapshot keeps serving), and drains on request
+ * (INTERFACE.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
  */
 import type { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
-import { createApp } from "./http/app.ts";
+import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
+import { MAX_BODY_BYTES, type ServerState, createService } from "./http/app.ts";
+import type { CorsPolicy } from "./http/cors.ts";
+import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
+import { problemResponse } from "./http/responses.ts";
 import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
+
+/**
+ * Bun's own request body limit, in bytes: a small multiple of {@link MAX_BODY_BYTES}, so that
+ * Bun never buffers more than this for any request. The POST handler refuses bodies over
+ * MAX_BODY_BYTES itself, with a problem+json 413, while they stream in (http/body.ts); a body
+ * *declared* (Content-Length) larger than this limit is refused by Bun before any handler runs,
+ * with a bare `413 Payload Too Large` and `Connection: close` (no body).
+ */
+export const BUN_MAX_REQUEST_BODY_BYTES = 4 * MAX_BODY_BYTES;
+
+/** Longest a drain waits for requests in flight before closing their connections, in ms (exit within 10 s). */
+export const DRAIN_TIMEOUT_MS = 8000;
+
+/** Longest each last step of a drain (closing the connections left, flushing the log) may take, in ms. */
+const STEP_TIMEOUT_MS = 500;
+
+/** Waits for `promise` to settle, at most `ms`; resolves to true when the time ran out first. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(true), ms);
+  });
+  const settled = promise.then(
+    () => false,
+    () => false,
+  );
+  return Promise.race([settled, late]).finally(() => clearTimeout(timer));
+}
+
+/** Seconds a keep-alive connection may stay idle before Bun closes it. */
+const IDLE_TIMEOUT_S = 30;
+
+/**
+ * A port number from the command line or the environment.
+ * @param name where the value came from (`--port`, `PORT`), for the message
+ * @throws Error `PORT must be an integer from 0 to 65535 (got "abc")` for anything else
+ */
+export function parsePort(value: string, name: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || port > 65535) throw new Error(`${name} must be an integer from 0 to 65535 (got "${value}")`);
+  return port;
+}
 
 /** Options of {@link startServer}. */
 export interface ServeOptions {
@@ -29,6 +76,10 @@ export interface ServeOptions {
   plugins?: Elysia<any>[];
   /** Let several processes listen on one port (SO_REUSEPORT). */
   reusePort?: boolean;
+  /** Allowed CORS origins (http/cors.ts `parseCorsOrigins`); null or absent: CORS off. */
+  cors?: CorsPolicy | null;
+  /** API keys for /api/* and /metrics; empty or absent: keys off. */
+  apiKeys?: readonly string[];
 }
 
 /** A running server. */
@@ -37,20 +88,33 @@ export interface RunningServer {
   url: string;
   port: number;
   engine: () => Engine;
+  /** "ready" while serving, "draining" once {@link RunningServer.drain} began. */
+  state: () => ServerState;
+  metrics: ServerMetrics;
   /**
-   * Loads the snapshot file again and swaps it in.
+   * Loads the snapshot file again and swaps it in; counted in the reload metric by result.
    * @throws SnapshotError when the new file is refused; the old snapshot keeps serving.
    */
   reload: () => void;
+  /**
+   * Drains (SIGTERM): /readyz turns 503, the listening socket closes (new connections are
+   * refused) and so do idle keep-alive connections (Bun's `server.stop(false)`), requests in
+   * flight finish, and every answer sent meanwhile carries `Connection: close`. Resolves once
+   * none is left, or after {@link DRAIN_TIMEOUT_MS}, when the rest are cut. Logs its start and
+   * end. Calling it again returns the same promise.
+   */
+  drain: () => Promise<void>;
+  /** Stops at once, closing every connection (tests). */
   stop: () => Promise<void>;
 }
 
 /**
  * Loads the snapshot and starts listening.
- * @throws SnapshotError when the snapshot is missing or refused.
+ * @throws SnapshotError when the snapshot is missing or refused; Error when the port cannot be bound
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
+  let state: ServerState = "starting";
   const cacheDir = options.cacheDir ?? defaultCacheDir(options.snapshot);
   const load = () => loadPrivately(options.snapshot, { verify: options.verify, cacheDir });
   const loaded = load();
@@ -60,14 +124,58 @@ export function startServer(options: ServeOptions): RunningServer {
     "snapshot loaded",
   );
   let engine = createEngine(loaded.store);
-  const app = createApp({ engine: () => engine, maxPageSize: options.maxPageSize, logger, plugins: options.plugins });
-  // development: false: no hot-reload socket or dev bundling for the demo page in a served process.
-  app.listen({ port: options.port, hostname: options.host, reusePort: options.reusePort, maxRequestBodySize: 16 * 1024 * 1024, development: false });
-  const server = app.server;
-  if (server === null) throw new Error("server did not start");
+  let loadMs = loaded.loadMs;
+
+  // Bun's count of requests being answered; set once the server exists.
+  let pending = () => 0;
+  const metrics = createMetrics({
+    inFlight: () => pending(),
+    engine: () => engine,
+    snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs }),
+  });
+  const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
+  const service = createService({
+    engine: () => engine,
+    maxPageSize: options.maxPageSize,
+    logger,
+    plugins: options.plugins,
+    cors: options.cors ?? null,
+    apiKeys,
+    metrics,
+    state: () => state,
+  });
+  const server = Bun.serve({
+    port: options.port,
+    hostname: options.host,
+    reusePort: options.reusePort,
+    maxRequestBodySize: BUN_MAX_REQUEST_BODY_BYTES,
+    idleTimeout: IDLE_TIMEOUT_S,
+    // No hot-reload socket or dev bundling in a served process.
+    development: false,
+    routes: service.routes as never,
+    fetch: service.fetch,
+    // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
+    error(error) {
+      const requestId = crypto.randomUUID();
+      logger.error({ err: error, requestId }, "unexpected error");
+      return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
+    },
+  });
+  pending = () => server.pendingRequests;
+  state = "ready";
+
   const reload = () => {
-    const next = load();
+    let next: ReturnType<typeof load>;
+    try {
+      next = load();
+    } catch (error) {
+      metrics.reloaded("refused");
+      throw error;
+    }
+    metrics.retireEngine(engine);
     engine = createEngine(next.store);
+    loadMs = next.loadMs;
+    metrics.reloaded("ok");
     // The previous copy stays mapped until its engine is unreachable; its file can go now.
     pruneCache(cacheDir, [next.privatePath]);
     logger.info({ rows: next.store.rowCount, snapshotId: next.store.snapshotId, loadMs: Math.round(next.loadMs) }, "snapshot reloaded");
@@ -80,16 +188,47 @@ export function startServer(options: ServeOptions): RunningServer {
     }
   };
   process.on("SIGHUP", onHup);
+
+  let drained: Promise<void> | null = null;
+  const drain = (): Promise<void> => {
+    if (drained !== null) return drained;
+    state = "draining";
+    process.off("SIGHUP", onHup);
+    const started = performance.now();
+    const inFlight = server.pendingRequests;
+    // Closes the listening socket and the idle keep-alive connections now; resolves once the
+    // requests in flight are answered.
+    const stopped = server.stop(false);
+    logger.info({ inFlight }, "draining: new connections refused, finishing the requests in flight");
+    drained = (async () => {
+      const timedOut = await settlesWithin(stopped, DRAIN_TIMEOUT_MS);
+      const unfinished = timedOut ? server.pendingRequests : 0;
+      if (timedOut) await settlesWithin(server.stop(true), STEP_TIMEOUT_MS);
+      logger.info({ ms: Math.round(performance.now() - started), unfinished }, "drained");
+      // The log lines are written before the caller exits, in order.
+      await settlesWithin(new Promise<void>((resolve) => logger.flush(() => resolve())), STEP_TIMEOUT_MS);
+    })();
+    return drained;
+  };
+
   const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${server.port}`;
+  logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0 }, "HTTP envelope");
   logger.info({ url }, "listening");
+  if (apiKeys === null && !isLoopbackHost(options.host)) {
+    logger.warn({ host: options.host }, "listening beyond loopback without API keys: anyone who reaches this address reads the data (set --api-keys-file or API_KEYS)");
+  }
   return {
     url,
     port: server.port as number,
     engine: () => engine,
+    state: () => state,
+    metrics,
     reload,
+    drain,
     stop: async () => {
       process.off("SIGHUP", onHup);
-      await app.stop();
+      state = "draining";
+      await server.stop(true);
     },
   };
 }

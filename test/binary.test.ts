@@ -29,8 +29,9 @@ beforeAll(async () => {
     const { value, done } = await reader.read();
     if (done) break;
     log += new TextDecoder().decode(value);
-    const m = /"url":"(http:\/\/[^"]+)","msg":"listening"/.exec(log);
-    if (m) url = m[1];
+    // pino JSON lines: the one whose msg is "listening" carries the url (other fields may come between)
+    const line = log.split("\n").slice(0, -1).find((l) => l.includes('"msg":"listening"'));
+    if (line !== undefined) url = (JSON.parse(line) as { url: string }).url;
   }
   reader.releaseLock();
   if (!url) throw new Error(`binary did not start:\n${log}`);

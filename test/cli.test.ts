@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { ensureGeneratedSnapshot } from "../src/cli.ts";
+import { writeUsers } from "../src/generate/users.ts";
 import { FORMAT_VERSION } from "../src/snapshot/format.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 
@@ -42,4 +43,128 @@ describe("the default data's snapshot", () => {
     expect(loadSnapshot(junk).store.rowCount).toBe(500);
     expect(existsSync(junk)).toBe(true);
   });
+});
+
+const CLI = join(import.meta.dir, "../src/cli.ts");
+
+/** Runs the command line with `args` (and `input` on standard input); resolves when it exits. */
+async function run(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = Bun.spawn([process.execPath, CLI, ...args], {
+    stdin: input === undefined ? "ignore" : new Blob([input]),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
+const NDJSON = `${[3, 1, 2].map((id) => JSON.stringify({ id, name: `n${id}`, email: `e${id}@x.org`, status: "active" })).join("\n")}\n`;
+const CSV = "id,name,email,status\n3,n3,e3@x.org,active\n1,n1,e1@x.org,inactive\n";
+
+describe("the program", () => {
+  test("--version prints package.json's version and exits 0", async () => {
+    const { version } = JSON.parse(readFileSync(join(import.meta.dir, "../package.json"), "utf8"));
+    for (const flag of ["--version", "-V"]) {
+      const r = await run([flag]);
+      expect(r).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
+    }
+  });
+});
+
+describe("snapshot build", () => {
+  test("- reads standard input; the format comes from the content and is reported", async () => {
+    const out = join(dir, "stdin.snap");
+    const r = await run(["snapshot", "build", "-", "-o", out], NDJSON);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toStartWith("reading <stdin> as NDJSON\n");
+    expect(Array.from(loadSnapshot(out).store.ids)).toEqual([1, 2, 3]);
+    const csv = await run(["snapshot", "build", "-", "-o", out], CSV);
+    expect(csv.stderr).toStartWith("reading <stdin> as CSV\n");
+    expect(Array.from(loadSnapshot(out).store.ids)).toEqual([1, 3]);
+  });
+
+  test("a .gz input is gunzipped, its format from the name before .gz; --format overrides", async () => {
+    const gz = join(dir, "users.csv.gz");
+    writeFileSync(gz, Bun.gzipSync(new TextEncoder().encode(CSV)));
+    const out = join(dir, "gz.snap");
+    const r = await run(["snapshot", "build", gz, "-o", out]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toStartWith(`reading ${gz} as CSV (gzip)\n`);
+    expect(loadSnapshot(out).store.rowCount).toBe(2);
+    // NDJSON in a file named .csv, and on standard input.
+    const misnamed = join(dir, "misnamed.csv");
+    writeFileSync(misnamed, NDJSON);
+    const forced = await run(["snapshot", "build", misnamed, "--format", "ndjson", "-o", out]);
+    expect(forced.stderr).toStartWith(`reading ${misnamed} as NDJSON\n`);
+    expect(loadSnapshot(out).store.rowCount).toBe(3);
+    const asJson = await run(["snapshot", "build", "-", "--format", "json", "-o", out], NDJSON);
+    expect(asJson.code).toBe(1);
+    expect(asJson.stderr).toContain(`error: <stdin>:1: malformed JSON: expected '['`);
+    const unknown = await run(["snapshot", "build", "-", "--format", "xml", "-o", out], NDJSON);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain("Allowed choices are ndjson, json, csv");
+  });
+
+  test("bad or empty standard input: <stdin>:line: reason, exit 1, the previous snapshot kept", async () => {
+    const out = join(dir, "kept.snap");
+    await run(["snapshot", "build", "-", "-o", out], NDJSON);
+    const before = readFileSync(out);
+    const bad = await run(["snapshot", "build", "-", "-o", out], `${CSV}0x10,n,e,active\n`);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toEndWith('error: <stdin>:4: id must be a number in JSON syntax (got "0x10")\n');
+    for (const empty of ["", "\n  \n", "[]", "id,name,email,status\n"]) {
+      const r = await run(["snapshot", "build", "-", "-o", out], empty);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toEndWith("error: <stdin>:1: no records (an empty dataset is not built)\n");
+    }
+    expect(Buffer.compare(readFileSync(out), before)).toBe(0);
+  });
+
+  test("SIGTERM or SIGINT during the write removes the temporary file and keeps the previous snapshot; after a SIGKILL, the next build does", async () => {
+    const input = join(dir, "large.ndjson");
+    await writeUsers(input, { count: 300_000, seed: 3, format: "ndjson" });
+    const sub = join(dir, "signals");
+    mkdirSync(sub);
+    const out = join(sub, "users.snap");
+    ensureGeneratedSnapshot(out, SPEC, logger);
+    const before = readFileSync(out);
+    for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+      // The kill must land while the temporary file exists: a slow machine may miss that
+      // window, so a few attempts are allowed.
+      let caught = false;
+      for (let attempt = 0; attempt < 3 && !caught; attempt++) {
+        const child = Bun.spawn([process.execPath, CLI, "snapshot", "build", input, "-o", out], { stdout: "ignore", stderr: "pipe" });
+        let exited = false;
+        child.exited.then(() => {
+          exited = true;
+        });
+        while (!exited) {
+          if (readdirSync(sub).some((name) => name.endsWith(".tmp"))) {
+            child.kill(signal);
+            caught = true;
+            break;
+          }
+          await Bun.sleep(1);
+        }
+        await child.exited;
+        if (caught) {
+          expect({ exitCode: child.exitCode, signalCode: child.signalCode }).toEqual({ exitCode: code, signalCode: null });
+        }
+        expect(readdirSync(sub)).toEqual(["users.snap"]);
+        if (caught) expect(Buffer.compare(readFileSync(out), before)).toBe(0);
+        else writeFileSync(out, before);
+      }
+      expect(caught).toBe(true);
+    }
+    // SIGKILL cannot be handled: its temporary file stays until the next build of the target.
+    const killed = Bun.spawn([process.execPath, CLI, "snapshot", "build", input, "-o", out], { stdout: "ignore", stderr: "ignore" });
+    while (killed.exitCode === null && !readdirSync(sub).some((name) => name.endsWith(".tmp"))) await Bun.sleep(1);
+    killed.kill("SIGKILL");
+    await killed.exited;
+    if (killed.signalCode === "SIGKILL") {
+      expect(readdirSync(sub).filter((name) => name.startsWith(`.users.snap.${killed.pid}.`))).toHaveLength(1);
+      expect((await run(["snapshot", "build", "-", "-o", out], NDJSON)).code).toBe(0);
+      expect(readdirSync(sub)).toEqual(["users.snap"]);
+    }
+  }, 120_000);
 });

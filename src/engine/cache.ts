@@ -14,14 +14,22 @@ interface Entry<V> {
 export class ByteLru<V> {
   private readonly entries = new Map<string, Entry<V>>();
   private used = 0;
+  /** Lookups by {@link get} that found their key, since creation (read by the metrics endpoint). */
+  hits = 0;
+  /** Lookups by {@link get} that did not find their key, since creation. */
+  misses = 0;
 
   /** @param maxBytes the budget, in bytes; a value larger than it is not kept. */
   constructor(readonly maxBytes: number) {}
 
-  /** The value for `key`, marking it most recently used; undefined when absent. */
+  /** The value for `key`, marking it most recently used; undefined when absent. Counts a hit or a miss. */
   get(key: string): V | undefined {
     const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
+    if (entry === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
     this.entries.delete(key);
     this.entries.set(key, entry);
     return entry.value;

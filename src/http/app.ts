@@ -1,37 +1,43 @@
 /**
- * The HTTP layer: an Elysia app serving GET and POST /api/users (INTERFACE.md), /healthz and
- * the OpenAPI document and UI. The engine and store know nothing of HTTP; this module parses,
- * executes and writes pre-serialized JSON, and turns every failure into problem+json. The two
- * /api/users handlers are plain functions ({@link usersHandlers}) that Bun's router calls with
- * no framework layer in between.
+ * The HTTP layer: the routes of INTERFACE.md — GET and POST /api/users, /healthz, /readyz,
+ * /metrics, the OpenAPI document and UI — and how Bun serves them. The engine and store know
+ * nothing of HTTP; this module parses, executes and writes pre-serialized JSON, and turns every
+ * failure into problem+json. The data and operations handlers are plain functions
+ * ({@link usersHandlers}, {@link operationsHandlers}) that Bun's router calls inside the
+ * envelope (envelope.ts) with no framework layer in between; the Elysia app carries the OpenAPI
+ * document and serves the rest ({@link createService}).
  */
 import { openapi } from "@elysiajs/openapi";
-// The package exports map hides its browser bundle, so it is imported by path (embedded by `bun build --compile`).
-import scalarBundle from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import { Elysia } from "elysia";
 import type { Logger } from "pino";
-import { type Engine, type Page, executeQuery } from "../engine/execute.ts";
+import { type Engine, type Page, executeQuery, filterCacheKey } from "../engine/execute.ts";
 import { DeferredQueue, isExpensive } from "../engine/scheduler.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
 import type { Query } from "../query/types.ts";
-import { getUsersDoc, healthDoc, postUsersDoc } from "./openapi-doc.ts";
-import { JSON_HEADERS, getResponse, postResponse, problemResponse } from "./responses.ts";
+import type { ApiKeyCheck } from "./api-keys.ts";
+import { CLIENT_ABORT_MESSAGE, isClientAbort, readBodyLimited } from "./body.ts";
+import { type Coding, negotiateCoding } from "./compress.ts";
+import { entityTag } from "./conditional.ts";
+import type { CorsPolicy } from "./cors.ts";
+import { type Handler, type RouteSpec, allowOf, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
+import type { ServerMetrics } from "./metrics.ts";
+import { getUsersDoc, healthDoc, openApiDocumentation, postUsersDoc } from "./openapi-doc.ts";
+import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, textResponse } from "./responses.ts";
+import { staticAssetsPlugin } from "./static-assets.ts";
 
-/** Largest POST body, in bytes (INTERFACE.md "POST /api/users": at most 64 KiB). */
+/**
+ * Largest POST body, in bytes (INTERFACE.md "POST /api/users": at most 64 KiB; "HTTP envelope",
+ * Limits: it holds while the body streams in, see body.ts).
+ */
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Default largest page size / row window, in rows (INTERFACE.md: default max 1000). */
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
 
-/** Paths the app serves and their methods, for 405 with `Allow` (INTERFACE.md "Errors"). */
-const ROUTES: Record<string, string> = {
-  "/api/users": "GET, POST",
-  "/healthz": "GET",
-  "/openapi": "GET",
-  "/openapi/json": "GET",
-};
+/** A server's state: /readyz answers 200 only when "ready" (INTERFACE.md "HTTP envelope", Operations). */
+export type ServerState = "starting" | "ready" | "draining";
 
 /** Options of {@link createApp}. */
 export interface AppOptions {
@@ -42,6 +48,14 @@ export interface AppOptions {
   logger: Logger;
   /** Extra routes (the demo page) mounted on the app. */
   plugins?: Elysia<any>[];
+  /** Allowed CORS origins; null or absent: CORS off. */
+  cors?: CorsPolicy | null;
+  /** API keys for /api/* and /metrics; null or absent: keys off. */
+  apiKeys?: ApiKeyCheck | null;
+  /** The server's metrics, served at /metrics; null or absent: none (/metrics is a 404 problem). */
+  metrics?: ServerMetrics | null;
+  /** The server's state, for /readyz and `Connection: close` while draining; absent: always "ready". */
+  state?: () => ServerState;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -50,69 +64,94 @@ function isJsonType(contentType: string): boolean {
   return media === "application/json" || (media.startsWith("application/") && media.endsWith("+json"));
 }
 
-/** A 500 with a request id, logged with the error (never a stack trace to the client). */
-function internalError(logger: Logger, error: unknown): Response {
-  const requestId = crypto.randomUUID();
-  logger.error({ err: error, requestId }, "unexpected error");
-  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
-}
-
-function fromError(logger: Logger, error: unknown): Response {
-  if (error instanceof ProblemError) return problemResponse(error.code, error.detail, error.errors);
-  return internalError(logger, error);
-}
-
 /** The /api/users handlers: a Request in, a Response out, every failure a problem+json response. */
 export interface UsersHandlers {
   /**
    * GET /api/users (INTERFACE.md "GET /api/users"): a Response at once, or a promise of one
-   * when the query is queued as expensive (engine/scheduler.ts).
+   * when the query is queued as expensive (engine/scheduler.ts). A 200 carries `ETag`,
+   * `X-Snapshot-Id` and `Cache-Control: no-cache`; a matching `If-None-Match` answers 304
+   * without running the query (INTERFACE.md "HTTP envelope", Conditional GET).
    */
   get: (request: Request) => Response | Promise<Response>;
-  /** POST /api/users (INTERFACE.md "POST /api/users"); reads the body, hence async. */
+  /**
+   * POST /api/users (INTERFACE.md "POST /api/users"); reads the body (at most
+   * {@link MAX_BODY_BYTES}, counted as it streams in), hence async. A 200 carries `ETag` and
+   * `X-Snapshot-Id` (never a 304).
+   */
   post: (request: Request) => Promise<Response>;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
 const bodyDecoder = new TextDecoder();
 
+/** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
+const TAG_ROUTE = { getUsers: 1, postUsers: 2 } as const;
+
+/** The filter's cache key of a query (cached per predicate tree, so the engine reuses it), or "". */
+function filterKeyOf(query: Query): string {
+  return query.filter === null ? "" : filterCacheKey(query.filter);
+}
+
+/** A query's sort keys as text for the entity tag, e.g. `status+,name-,id+a,`. */
+function sortText(query: Query): string {
+  let text = "";
+  for (const key of query.sort) text += `${key.column}${key.direction === "desc" ? "-" : "+"}${key.absolute ? "a" : ""},`;
+  return text;
+}
+
 /**
  * The handlers of /api/users, free of the framework so that Bun's router calls them directly
- * (see {@link createApp}); the Elysia routes call the same functions.
+ * (see {@link createService}); the Elysia routes call the same functions.
  */
 export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger">): UsersHandlers {
   const { maxPageSize, logger } = options;
   // Expensive queries (an uncached substring filter, say) wait their turn here, so that cheap
   // ones, answered at once, are not held up behind them (engine/scheduler.ts).
   const queue = new DeferredQueue();
-  const answer = (engine: Engine, query: Query, respond: (page: Page) => Response): Response | Promise<Response> => {
+  const fail = (request: Request, error: unknown, coding: Coding | null): Response => {
+    if (!(error instanceof ProblemError)) return internalErrorResponse(logger, error, request);
+    // The rest of a body over the limit is not read: the connection cannot carry another request.
+    const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
+    return problemResponse(error.code, error.detail, error.errors, headers, {}, coding);
+  };
+  const answer = (request: Request, engine: Engine, query: Query, coding: Coding | null, respond: (page: Page) => Response): Response | Promise<Response> => {
     if (!isExpensive(engine, query)) return respond(executeQuery(engine, query));
-    return queue.run(() => respond(executeQuery(engine, query))).catch((error: unknown) => fromError(logger, error));
+    return queue.run(() => respond(executeQuery(engine, query))).catch((error: unknown) => fail(request, error, coding));
   };
   const get = (request: Request): Response | Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const url = request.url;
       const q = url.indexOf("?");
       const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
       const engine = options.engine();
-      return answer(engine, parsed.query, (page) => getResponse(engine.store, page.rows, page.total, parsed));
+      const snapshotId = engine.store.snapshotId;
+      const metaJson = JSON.stringify(parsed.meta);
+      // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
+      // depends on besides the snapshot; the filter's key covers any filter `meta` does not echo.
+      const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query));
+      const unchanged = notModified(request, etag, snapshotId);
+      if (unchanged !== null) return unchanged;
+      return answer(request, engine, parsed.query, coding, (page) => getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding));
     } catch (error) {
-      return fromError(logger, error);
+      return fail(request, error, coding);
     }
   };
   const post = async (request: Request): Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const contentType = request.headers.get("content-type");
       if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
-        return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`);
+        return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`, [], {}, {}, coding);
       }
-      const length = request.headers.get("content-length");
-      if (length !== null && Number(length) > MAX_BODY_BYTES) {
-        return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
-      }
-      const bytes = new Uint8Array(await request.arrayBuffer());
-      if (bytes.length > MAX_BODY_BYTES) {
-        return problemResponse("PAYLOAD_TOO_LARGE", `the body is ${bytes.length} bytes; at most ${MAX_BODY_BYTES} are accepted`);
+      let bytes: Uint8Array;
+      try {
+        bytes = await readBodyLimited(request, MAX_BODY_BYTES);
+      } catch (error) {
+        if (!isClientAbort(error)) throw error;
+        // Routine on a network (a closed tab, a superseded AG Grid block): one short line, no stack.
+        logger.info({ method: request.method, path: pathOf(request.url) }, CLIENT_ABORT_MESSAGE);
+        return problemResponse("BAD_BODY", CLIENT_ABORT_MESSAGE, [], { connection: "close" }, {}, coding);
       }
       let body: unknown = {};
       const text = bodyDecoder.decode(bytes);
@@ -120,73 +159,193 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
         try {
           body = JSON.parse(text);
         } catch (error) {
-          return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }]);
+          return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
         }
       }
       const parsed = parsePostBody(body, maxPageSize);
       const engine = options.engine();
-      return await answer(engine, parsed.query, (page) => postResponse(engine.store, page.rows, page.total));
+      const snapshotId = engine.store.snapshotId;
+      const { query } = parsed;
+      const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query));
+      return await answer(request, engine, query, coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding));
     } catch (error) {
-      return fromError(logger, error);
+      return fail(request, error, coding);
     }
   };
   return { get, post };
 }
 
+/** The handlers of the operations routes (INTERFACE.md "HTTP envelope", Operations). */
+export interface OperationsHandlers {
+  /** GET /healthz: 200 `{status: "ok", rows, snapshotId}` while the process serves (liveness). */
+  healthz: (request: Request) => Response;
+  /**
+   * GET /readyz: 200 `{status: "ready", rows, snapshotId}` once a snapshot is loaded and
+   * serving; 503 problem+json while starting or draining (a load balancer stops sending).
+   */
+  readyz: (request: Request) => Response;
+  /** GET /metrics: the Prometheus text format (404 problem when the server keeps no metrics). */
+  metrics: (request: Request) => Promise<Response>;
+}
+
+/** The operations handlers, free of the framework like {@link usersHandlers}. */
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state">): OperationsHandlers {
+  const summary = (status: string) => {
+    const store = options.engine().store;
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+  };
+  return {
+    healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
+    readyz(request) {
+      const state = options.state?.() ?? "ready";
+      if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
+      const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
+      return problemResponse("NOT_READY", detail, [], {}, { state }, negotiateCoding(request.headers.get("accept-encoding")));
+    },
+    async metrics(request) {
+      const coding = negotiateCoding(request.headers.get("accept-encoding"));
+      if (options.metrics == null) return problemResponse("NOT_FOUND", "this server keeps no metrics", [], {}, {}, coding);
+      const { body, contentType } = await options.metrics.exposition();
+      return textResponse(body, 200, { "content-type": contentType, vary: "Accept-Encoding" }, coding);
+    },
+  };
+}
+
+/** OpenAPI description of GET /readyz. */
+const READY_DOC = {
+  summary: "Readiness: 200 once a snapshot is serving, 503 problem+json while starting or draining",
+  tags: ["service"],
+  responses: {
+    200: { description: "Ready", content: { "application/json": { schema: { type: "object", properties: { status: { type: "string", enum: ["ready"] }, rows: { type: "integer" }, snapshotId: { type: "string" } } } } } },
+    503: { description: "Starting or draining (problem+json, RFC 9457)" },
+  },
+};
+
+/** OpenAPI description of GET /metrics. */
+const METRICS_DOC = {
+  summary: "Metrics in the Prometheus text format (an API key is needed when keys are on)",
+  tags: ["service"],
+  responses: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } } },
+};
+
 /**
- * Builds the app.
- * Routes: GET/POST /api/users, GET /healthz, GET /openapi (UI, assets served locally),
- * GET /openapi/json; everything else is a problem+json 404 or 405.
- *
- * Served by `listen`, GET and POST /api/users go from Bun's router straight to
- * {@link usersHandlers} (Elysia's `serve.routes`, which override its own handlers of those
- * routes): Elysia's per-request context, async wrapper and response mapping cost about as much
- * as a cheap query. The Elysia routes stay, with the same handlers, for the OpenAPI document and
- * for `app.handle`/`app.fetch`; other methods on the path fall through to Elysia's 405.
+ * Builds the Elysia app: its routes describe the OpenAPI document, and serve `app.handle`
+ * (tests) and the routes without a plain handler (the document, the docs UI, the plugins').
+ * Routes: GET/POST /api/users, GET /healthz, /readyz, /metrics, GET /openapi (UI, assets served
+ * locally), GET /openapi/json; everything else is a problem+json 404 or 405. Served by Bun
+ * through {@link createService}.
+ * @param users the /api/users handlers (default: made from `options`)
+ * @param operations the /healthz, /readyz and /metrics handlers (default: made from `options`)
  */
-export function createApp(options: AppOptions) {
+export function createApp(options: AppOptions, users = usersHandlers(options), operations = operationsHandlers(options)) {
   const { maxPageSize, logger } = options;
-  const users = usersHandlers(options);
-  const app = new Elysia({ serve: { routes: { "/api/users": { GET: users.get, POST: users.post } } } })
+  const app = new Elysia()
     .use(
-      openapi({
-        path: "/openapi",
-        specPath: "/openapi/json",
-        documentation: {
-          info: {
-            title: "Users listing service",
-            version: "1.0.0",
-            description: "Server-side paging, sorting and filtering of user records for TanStack Table (GET) and AG Grid (POST).",
-          },
-        },
-        scalar: { cdn: "/openapi/assets/scalar.js", withDefaultFonts: false, hideClientButton: true } as never,
-      }),
+      // The document only: the docs UI page at /openapi is a built static asset (no inline script).
+      openapi({ path: "/openapi", specPath: "/openapi/json", provider: null, documentation: openApiDocumentation() as never }),
     )
-    .get("/openapi/assets/scalar.js", () => new Response(Bun.file(scalarBundle), { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }), {
-      detail: { hide: true },
-    })
-    .get(
-      "/healthz",
-      () => {
-        const engine = options.engine();
-        return new Response(JSON.stringify({ status: "ok", rows: engine.store.rowCount, snapshotId: engine.store.snapshotId }), { headers: JSON_HEADERS });
-      },
-      { detail: healthDoc as never },
-    )
+    // The docs UI: /openapi and the Scalar bundle under /openapi/assets/ (scripts/build-assets.ts).
+    .use(staticAssetsPlugin("docs"))
+    .get("/healthz", ({ request }) => operations.healthz(request), { detail: healthDoc as never })
+    .get("/readyz", ({ request }) => operations.readyz(request), { detail: READY_DOC as never })
+    .get("/metrics", ({ request }) => operations.metrics(request), { detail: METRICS_DOC as never })
     .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize) as never })
     .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never });
   for (const plugin of options.plugins ?? []) app.use(plugin);
   app.onError(({ code, error, request }) => {
     if (code === "NOT_FOUND") {
-      const path = new URL(request.url).pathname;
-      const allow = ROUTES[path] ?? (path === "/" && (options.plugins?.length ?? 0) > 0 ? "GET" : undefined);
+      const path = pathOf(request.url);
+      const methods = app.routes.filter((r) => r.path === path).map((r) => r.method);
+      const allow = methods.length > 0 ? allowOf(methods) : undefined;
       if (allow !== undefined && !allow.split(", ").includes(request.method)) {
-        return problemResponse("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { Allow: allow });
+        return problemResponse("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { allow });
       }
       return problemResponse("NOT_FOUND", `no resource at ${path}`);
     }
     if (code === "PARSE") return problemResponse("MALFORMED_JSON", "the body could not be parsed", []);
-    return internalError(logger, error);
+    return internalErrorResponse(logger, error, request);
   });
   return app;
 }
+
+/** What Bun.serve needs to serve the app (see {@link createService}). */
+export interface Service {
+  /** The Elysia app: the OpenAPI document, and the routes it serves itself. */
+  app: ReturnType<typeof createApp>;
+  /** Bun.serve `routes`: path → method → handler inside the envelope, or a value Bun serves as it is. */
+  routes: Record<string, Record<string, Handler> | unknown>;
+  /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
+  fetch: Handler;
+}
+
+/** Methods of Elysia routes that Bun's router takes. */
+const ROUTABLE_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+
+/**
+ * Builds the app and the routes Bun serves it with. Every path gets the envelope (envelope.ts:
+ * API keys, CORS, `OPTIONS`, 404/405, `Connection: close` while draining, metrics):
+ * - /api/users, /healthz, /readyz and /metrics go from Bun's router straight to their plain
+ *   handlers ({@link usersHandlers}, {@link operationsHandlers}): Elysia's per-request context,
+ *   async wrapper and response mapping cost about as much as a cheap query;
+ * - the other routes of the Elysia app (the OpenAPI document, the pages and their assets) go
+ *   through `app.handle`, and get the generic security headers and compression (envelope.ts
+ *   `genericHandler`); a value Bun serves itself (an HTML import) is passed as it is;
+ * - anything else reaches `fetch`: 405 with `Allow` on a known path, 204 to `OPTIONS`, else 404
+ *   (a path with a trailing slash too: Bun's router matches paths exactly).
+ */
+export function createService(options: AppOptions): Service {
+  const users = usersHandlers(options);
+  const operations = operationsHandlers(options);
+  const app = createApp(options, users, operations);
+  const direct: Record<string, Record<string, Handler>> = {
+    "/api/users": { GET: users.get, POST: users.post },
+    "/healthz": { GET: operations.healthz },
+    "/readyz": { GET: operations.readyz },
+  };
+  if (options.metrics != null) direct["/metrics"] = { GET: operations.metrics };
+
+  const specs: RouteSpec[] = Object.entries(direct).map(([path, methods]) => ({ path, methods }));
+  const passThrough: Record<string, unknown> = {};
+  const byPath = new Map<string, Record<string, Handler>>();
+  for (const route of app.routes) {
+    const { path, method, handler } = route as { path: string; method: string; handler: unknown };
+    if (path in direct || !ROUTABLE_METHODS.has(method)) continue;
+    let methods = byPath.get(path);
+    if (methods === undefined) {
+      methods = {};
+      byPath.set(path, methods);
+    }
+    if (typeof handler === "function") methods[method] = genericHandler((request) => app.handle(request));
+    else if (handler instanceof Response) methods[method] = genericHandler(() => handler.clone());
+    else {
+      // An HTML import: Bun bundles and serves it itself, outside any handler. The entry only
+      // lists the method for Allow and preflights; it is never called.
+      passThrough[path] = handler;
+      methods[method] = () => new Response(null, { status: 500 });
+    }
+  }
+  for (const [path, methods] of byPath) specs.push({ path, methods });
+
+  const envelope = createEnvelope(
+    {
+      logger: options.logger,
+      cors: options.cors ?? null,
+      apiKeys: options.apiKeys ?? null,
+      metrics: options.metrics ?? null,
+      draining: options.state === undefined ? () => false : () => (options.state as () => ServerState)() === "draining",
+    },
+    specs,
+  );
+  const routes: Record<string, Record<string, Handler> | unknown> = {};
+  for (const spec of specs) {
+    if (spec.path in passThrough) {
+      routes[spec.path] = passThrough[spec.path];
+      continue;
+    }
+    const wrapped: Record<string, Handler> = {};
+    for (const [method, handler] of Object.entries(spec.methods)) wrapped[method] = envelope.wrap(spec, handler);
+    routes[spec.path] = wrapped;
+  }
+  return { app, routes, fetch: envelope.fallback };
+}
+

@@ -13,11 +13,13 @@ export const PROBLEMS = {
     title: "Row grouping and pivoting are not served",
     type: "/problems/grouping-not-served",
   },
+  UNAUTHORIZED: { status: 401, title: "Unauthorized", type: "/problems/unauthorized" },
   NOT_FOUND: { status: 404, title: "Not found", type: "/problems/not-found" },
   METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed", type: "/problems/method-not-allowed" },
   PAYLOAD_TOO_LARGE: { status: 413, title: "Request body too large", type: "/problems/payload-too-large" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type", type: "/problems/unsupported-media-type" },
   INTERNAL: { status: 500, title: "Internal server error", type: "/problems/internal" },
+  NOT_READY: { status: 503, title: "Service not ready", type: "/problems/not-ready" },
 } as const;
 
 /** A problem kind. */

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { COST, DEFER_ABOVE, filterCost, gatherCost, queryCost, walkCost, windowPlan } from "../../src/engine/planner.ts";
 import type { Store } from "../../src/store/types.ts";
-import type { SortKey } from "../../src/query/types.ts";
+import type { Predicate, SortKey } from "../../src/query/types.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 
 const byName: SortKey[] = [{ column: "name", direction: "asc", absolute: false }];
@@ -45,8 +45,8 @@ describe("filter costs", () => {
   });
 
   test("combinations cost their children plus a bitmap pass each", () => {
-    const a = { kind: "status", codes: [0] } as const;
-    const b = { kind: "number", column: "id", op: "lessThan", value: 10 } as const;
+    const a: Predicate = { kind: "status", codes: [0] };
+    const b: Predicate = { kind: "number", column: "id", op: "lessThan", value: 10 };
     const words = Math.ceil(2_000 / 32);
     expect(filterCost(store, { kind: "and", children: [a, b] })).toBe(filterCost(store, a) + filterCost(store, b) + 2 * words * COST.BITMAP_WORD);
   });

@@ -5,12 +5,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import pino from "pino";
+import pino, { type Logger } from "pino";
 import { DEFAULT_DATA } from "../../src/cli.ts";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import type { UserRecord } from "../../src/schema.ts";
+import type { CorsPolicy } from "../../src/http/cors.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 
 /** A started test server and how to clean it up. */
@@ -21,16 +22,34 @@ export interface TestServer {
   close: () => Promise<void>;
 }
 
+/** Envelope settings of a test server (all off by default, as in `serve`). */
+export interface TestServerOptions {
+  /** Allowed CORS origins (src/http/cors.ts `parseCorsOrigins`). */
+  cors?: CorsPolicy | null;
+  /** API keys for /api/* and /metrics. */
+  apiKeys?: string[];
+  /** The server's logger (default: silent). */
+  logger?: Logger;
+}
+
 /**
  * Starts a server over `records`, or over the default generated dataset when `records` is
  * "default" (DEFAULT_DATA: 100,000 users, seed 1).
  */
-export function startTestServer(records: readonly UserRecord[] | "default", maxPageSize = 1000): TestServer {
+export function startTestServer(records: readonly UserRecord[] | "default", maxPageSize = 1000, options: TestServerOptions = {}): TestServer {
   const dir = mkdtempSync(join(tmpdir(), "users-http-"));
   const snapshot = join(dir, "users.snap");
   if (records === "default") buildSnapshotFromGenerator(DEFAULT_DATA, snapshot);
   else writeSnapshot(snapshot, buildStoreFromRecords(records));
-  const server = startServer({ snapshot, port: 0, host: "127.0.0.1", maxPageSize, logger: pino({ level: "silent" }) });
+  const server = startServer({
+    snapshot,
+    port: 0,
+    host: "127.0.0.1",
+    maxPageSize,
+    logger: options.logger ?? pino({ level: "silent" }),
+    cors: options.cors ?? null,
+    apiKeys: options.apiKeys,
+  });
   return {
     url: server.url,
     server,

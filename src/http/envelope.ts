@@ -1,0 +1,227 @@
+/**
+ * The HTTP envelope (INTERFACE.md "HTTP envelope"): what every request gets whatever its route —
+ * API key check, CORS headers and preflights, `OPTIONS`, 404 and 405, `Connection: close`
+ * while draining, the request duration metric — as plain functions wrapped around each route's
+ * handler, so that Bun's router calls them with no framework layer in between. Conditional
+ * requests and compression of the data routes live in their handlers (app.ts), which know the
+ * normalized request before running the query; routes served by the Elysia app get the generic
+ * treatment here ({@link genericHandler}).
+ */
+import type { Logger } from "pino";
+import type { ApiKeyCheck } from "./api-keys.ts";
+import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "./compress.ts";
+import { type CorsPolicy, addCorsHeaders, allowedOrigin, isPreflight, preflightHeaders } from "./cors.ts";
+import type { ServerMetrics } from "./metrics.ts";
+import { problemResponse } from "./responses.ts";
+import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
+
+/** A route handler: a Request in, a Response out (at once, or later). */
+export type Handler = (request: Request) => Response | Promise<Response>;
+
+/** A served path: its template and its methods (whether it needs an API key follows from the path, {@link needsApiKey}). */
+export interface RouteSpec {
+  /** The path, as Bun's router matches it; also the `route` label of the metrics. */
+  path: string;
+  /** Handlers by method (`GET` also answers `HEAD`: Bun's router calls it for both). */
+  methods: Record<string, Handler>;
+}
+
+/** What the envelope of one server needs. */
+export interface EnvelopeOptions {
+  logger: Logger;
+  /** Allowed origins, or null: CORS off (INTERFACE.md: off by default). */
+  cors: CorsPolicy | null;
+  /** API keys, or null: keys off (INTERFACE.md: off by default). */
+  apiKeys: ApiKeyCheck | null;
+  /** The server's metrics, or null for none. */
+  metrics: ServerMetrics | null;
+  /** True while the server drains (after SIGTERM): every answer then carries `Connection: close`. */
+  draining: () => boolean;
+}
+
+/** Route label of the metrics for a path no route serves (bounded label values). */
+export const OTHER_ROUTE = "other";
+
+/**
+ * True for a path that needs `Authorization: Bearer <key>` when keys are on (INTERFACE.md "HTTP
+ * envelope", API keys): `/api/*` and `/metrics`. `/healthz`, `/readyz`, the pages and the
+ * OpenAPI document stay open.
+ */
+export function needsApiKey(path: string): boolean {
+  return path === "/metrics" || path === "/api" || path.startsWith("/api/");
+}
+
+/** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  let end = url.length;
+  if (query >= 0) end = query;
+  if (hash >= 0 && hash < end) end = hash;
+  return url.slice(start, end);
+}
+
+/**
+ * A 500 problem with a request id, logged at error level with the error and the request id
+ * (INTERFACE.md "Errors": never a stack trace to the client).
+ */
+export function internalErrorResponse(logger: Logger, error: unknown, request: Request): Response {
+  const requestId = crypto.randomUUID();
+  logger.error({ err: error, requestId, method: request.method, path: pathOf(request.url) }, "unexpected error");
+  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId }, negotiateCoding(request.headers.get("accept-encoding")));
+}
+
+/** The `Allow` value of a path's methods: each method, `HEAD` with `GET`, and `OPTIONS`. */
+export function allowOf(methods: Iterable<string>): string {
+  const set = new Set(methods);
+  if (set.has("GET")) set.add("HEAD");
+  set.add("OPTIONS");
+  const order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+  return [...set].sort((a, b) => order.indexOf(a) - order.indexOf(b)).join(", ");
+}
+
+/** An envelope: wraps handlers and answers what no route matches. */
+export interface Envelope {
+  /**
+   * A route's handler wrapped: API key (when the path needs one), CORS, `Connection: close`
+   * while draining, duration metric; a thrown error becomes a logged 500 problem.
+   */
+  wrap: (route: RouteSpec, handler: Handler) => Handler;
+  /**
+   * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
+   * method is 405 with `Allow`, or 204 to `OPTIONS` (a CORS preflight from an allowed origin
+   * gets the preflight headers); any other path (one with a trailing slash too) is 404.
+   */
+  fallback: Handler;
+  /** A 500 problem with a request id, logged with the error (never a stack trace to the client). */
+  internalError: (error: unknown, request: Request) => Response;
+}
+
+/**
+ * Creates the envelope of one server.
+ * @param routes every served path (for 405, `Allow` and preflights)
+ */
+export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteSpec[]): Envelope {
+  const { logger, cors, apiKeys, metrics, draining } = options;
+  const allowByPath = new Map(routes.map((r) => [r.path, allowOf(Object.keys(r.methods))]));
+
+  const internalError = (error: unknown, request: Request): Response => internalErrorResponse(logger, error, request);
+
+  /** The 401 for a request without a valid key, or null when it may pass (RFC 6750 §3). */
+  const unauthorized = (request: Request): Response | null => {
+    if (apiKeys === null) return null;
+    const verdict = apiKeys.check(request.headers.get("authorization"));
+    if (verdict === "ok") return null;
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    if (verdict === "missing") {
+      return problemResponse("UNAUTHORIZED", "this endpoint needs an API key: send Authorization: Bearer <key>", [], { "www-authenticate": "Bearer" }, {}, coding);
+    }
+    return problemResponse("UNAUTHORIZED", "the API key is not valid", [], { "www-authenticate": 'Bearer error="invalid_token"' }, {}, coding);
+  };
+
+  /** Headers every answer gets, and the duration metric. */
+  const finish = (label: string, request: Request, response: Response, started: number): Response => {
+    if (cors !== null) addCorsHeaders(cors, request.headers.get("origin"), response);
+    if (draining()) response.headers.set("connection", "close");
+    if (metrics !== null) metrics.observe(label, request.method, response.status, (performance.now() - started) / 1000);
+    return response;
+  };
+
+  /** Runs `handler` and finishes its answer, sync or async; a thrown error or rejection becomes a 500. */
+  const run = (label: string, request: Request, handler: Handler, started: number): Response | Promise<Response> => {
+    let response: Response | Promise<Response>;
+    try {
+      response = handler(request);
+    } catch (error) {
+      response = internalError(error, request);
+    }
+    if (response instanceof Promise) {
+      return response.then(
+        (r) => finish(label, request, r, started),
+        (error: unknown) => finish(label, request, internalError(error, request), started),
+      );
+    }
+    return finish(label, request, response, started);
+  };
+
+  const wrap = (route: RouteSpec, handler: Handler): Handler => {
+    const label = route.path;
+    if (apiKeys === null || !needsApiKey(route.path)) {
+      return (request) => run(label, request, handler, performance.now());
+    }
+    return (request) => {
+      const started = performance.now();
+      const refused = unauthorized(request);
+      return refused === null ? run(label, request, handler, started) : finish(label, request, refused, started);
+    };
+  };
+
+  const fallback = (request: Request): Response | Promise<Response> => {
+    const started = performance.now();
+    const path = pathOf(request.url);
+    const allow = allowByPath.get(path);
+    const label = allow === undefined ? OTHER_ROUTE : path;
+    const preflight = isPreflight(request);
+    if (!preflight && needsApiKey(path)) {
+      const refused = unauthorized(request);
+      if (refused !== null) return finish(label, request, refused, started);
+    }
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    if (allow === undefined) return finish(label, request, problemResponse("NOT_FOUND", `no resource at ${path}`, [], {}, {}, coding), started);
+    if (request.method === "OPTIONS") {
+      const origin = preflight && cors !== null ? allowedOrigin(cors, request.headers.get("origin")) : null;
+      const methods = allow.replace(/, OPTIONS$/, "");
+      // A preflight from an allowed origin gets the CORS answer; any other OPTIONS (CORS off,
+      // another origin) learns the path's methods from Allow, and a browser refuses the request.
+      const headers = origin !== null ? preflightHeaders(origin, methods) : { allow };
+      const response = new Response(null, { status: 204, headers });
+      if (draining()) response.headers.set("connection", "close");
+      if (metrics !== null) metrics.observe(label, request.method, 204, (performance.now() - started) / 1000);
+      return response;
+    }
+    const problem = problemResponse("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { allow }, {}, coding);
+    return finish(label, request, problem, started);
+  };
+
+  return { wrap, fallback, internalError };
+}
+
+/**
+ * A handler for a route that the Elysia app serves (the OpenAPI document, the pages and their
+ * assets): `serve` answers, then an HTML page without a Content-Security-Policy gets
+ * {@link HTML_SECURITY_HEADERS}, and a compressible body of 1 KiB or more that the route did not
+ * encode or tag itself (a route with an ETag handles its representations) is compressed, with
+ * `Vary: Accept-Encoding`.
+ * @param serve answers the request (the Elysia app's `handle`, or a static response's clone)
+ */
+export function genericHandler(serve: Handler): Handler {
+  return (request) => {
+    const answered = serve(request);
+    return answered instanceof Promise ? answered.then((r) => finishGeneric(request, r)) : finishGeneric(request, answered);
+  };
+}
+
+/** Security headers and compression of a generic answer (see {@link genericHandler}). */
+function finishGeneric(request: Request, response: Response): Response | Promise<Response> {
+  const headers = response.headers;
+  const type = headers.get("content-type");
+  if (type !== null && type.startsWith("text/html") && !headers.has("content-security-policy")) {
+    for (const [name, value] of Object.entries(HTML_SECURITY_HEADERS)) headers.set(name, value);
+  }
+  if (!isCompressible(type) || headers.has("content-encoding") || headers.has("etag") || response.body === null || response.status === 204 || response.status === 304) return response;
+  headers.append("vary", "Accept-Encoding");
+  const coding = negotiateCoding(request.headers.get("accept-encoding"));
+  if (coding === null) return response;
+  return response.bytes().then((bytes) => compressedCopy(response, bytes, coding));
+}
+
+/** `response` with `bytes` compressed as its body when 1 KiB or more; otherwise the same bytes. */
+function compressedCopy(response: Response, bytes: Uint8Array<ArrayBuffer>, coding: Coding): Response {
+  const headers = new Headers(response.headers);
+  headers.delete("content-length");
+  if (bytes.byteLength < COMPRESS_MIN_BYTES) return new Response(bytes, { status: response.status, headers });
+  headers.set("content-encoding", coding);
+  return new Response(compressBytes(bytes, coding), { status: response.status, headers });
+}

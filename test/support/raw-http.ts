@@ -1,0 +1,107 @@
+/**
+ * Test helper: HTTP/1.1 over a raw TCP socket (node:net), for what fetch hides — chunked bodies
+ * sent slowly, connections closed mid-body, keep-alive connections held open, the exact bytes
+ * of an answer.
+ */
+import { type Socket, connect } from "node:net";
+
+/** A raw connection: what was written, what arrived, and whether the server closed it. */
+export interface RawConnection {
+  socket: Socket;
+  /** Everything received so far, as latin1 text. */
+  received: () => string;
+  /** True once the socket closed (by either side). */
+  closed: () => boolean;
+  /** Resolves once `received()` satisfies `test`, or rejects after `timeoutMs`. */
+  waitFor: (test: (text: string) => boolean, timeoutMs?: number) => Promise<string>;
+  /** Resolves once the socket is closed, or rejects after `timeoutMs`. */
+  waitClosed: (timeoutMs?: number) => Promise<void>;
+}
+
+/**
+ * Opens a connection to `host:port`.
+ * @throws the connection error (ECONNREFUSED and the like), as a rejection
+ */
+export function openRaw(port: number, host = "127.0.0.1"): Promise<RawConnection> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, host);
+    let text = "";
+    let isClosed = false;
+    const waiters = new Set<() => void>();
+    const notify = () => {
+      for (const w of waiters) w();
+    };
+    socket.on("data", (chunk: Buffer) => {
+      text += chunk.toString("latin1");
+      notify();
+    });
+    socket.on("close", () => {
+      isClosed = true;
+      notify();
+    });
+    socket.on("error", () => {
+      // A reset after the server refused or closed: `closed()` tells the test.
+    });
+    socket.once("connect", () => {
+      const poll = <T>(ready: () => T | undefined, timeoutMs: number, what: string): Promise<T> =>
+        new Promise((res, rej) => {
+          const check = () => {
+            const value = ready();
+            if (value === undefined) return;
+            waiters.delete(check);
+            clearTimeout(timer);
+            res(value);
+          };
+          const timer = setTimeout(() => {
+            waiters.delete(check);
+            rej(new Error(`timed out waiting for ${what}; received: ${JSON.stringify(text.slice(0, 300))}`));
+          }, timeoutMs);
+          waiters.add(check);
+          check();
+        });
+      resolve({
+        socket,
+        received: () => text,
+        closed: () => isClosed,
+        waitFor: (test, timeoutMs = 5000) => poll(() => (test(text) ? text : undefined), timeoutMs, "an answer"),
+        waitClosed: (timeoutMs = 5000) => poll(() => (isClosed ? true : undefined), timeoutMs, "the close").then(() => {}),
+      });
+    });
+    socket.once("error", reject);
+  });
+}
+
+/** One parsed HTTP/1.1 answer: status, headers (lower-case names) and body text. */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Parses the first answer in `text` (Content-Length framing, or no body).
+ * @returns the answer, or undefined while it is incomplete
+ */
+export function parseAnswer(text: string): RawAnswer | undefined {
+  const end = text.indexOf("\r\n\r\n");
+  if (end < 0) return undefined;
+  const [statusLine, ...lines] = text.slice(0, end).split("\r\n");
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(":");
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const length = Number(headers["content-length"] ?? 0);
+  const body = text.slice(end + 4, end + 4 + length);
+  if (body.length < length) return undefined;
+  return { status: Number(statusLine.split(" ")[1]), headers, body };
+}
+
+/** A chunk of a chunked body (RFC 9112 §7.1): size in hex, CRLF, bytes, CRLF. */
+export function chunk(bytes: string | Uint8Array): Buffer {
+  const data = typeof bytes === "string" ? Buffer.from(bytes) : Buffer.from(bytes);
+  return Buffer.concat([Buffer.from(`${data.length.toString(16)}\r\n`), data, Buffer.from("\r\n")]);
+}
+
+/** The last chunk of a chunked body. */
+export const LAST_CHUNK = "0\r\n\r\n";

@@ -1,0 +1,117 @@
+/**
+ * Test helper: `serve` as a child process (`bun src/cli.ts serve …`) over a small snapshot in a
+ * temporary folder, for what needs a process of its own — signals, exit codes, its memory.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import type { UserRecord } from "../../src/schema.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+
+/** The project root (the cli's working directory). */
+export const ROOT = resolve(import.meta.dir, "..", "..");
+
+/** A temporary folder with a snapshot of `records` in it. */
+export function snapshotDir(records: readonly UserRecord[]): { dir: string; snapshot: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "users-serve-"));
+  const snapshot = join(dir, "users.snap");
+  writeSnapshot(snapshot, buildStoreFromRecords(records));
+  return { dir, snapshot, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A running `serve` child. */
+export interface ServeProcess {
+  url: string;
+  port: number;
+  pid: number;
+  child: Subprocess<"ignore", "ignore", "pipe">;
+  /** The pino lines logged so far, parsed. */
+  logs: () => { level: number; msg: string; [key: string]: unknown }[];
+  /** Resolves once a line with `msg` is logged. */
+  waitForLog: (msg: string, timeoutMs?: number) => Promise<void>;
+  /** Resident set size now, in bytes (Linux /proc). */
+  rss: () => number;
+  /** Kills the process (SIGKILL) unless it has exited: for a test's `finally`, so no child outlives it. */
+  dispose: () => Promise<void>;
+}
+
+/**
+ * Spawns `serve --snapshot <snapshot> --port 0 --no-demo <args>` and waits for "listening".
+ * @throws Error with the process's output when it exits first or `timeoutMs` passes
+ */
+export async function spawnServe(snapshot: string, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeProcess> {
+  const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--port", "0", "--no-demo", ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "info", ...env },
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
+  let text = "";
+  const waiters = new Set<() => void>();
+  (async () => {
+    const decoder = new TextDecoder();
+    const reader = child.stderr.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      let newline = text.indexOf("\n");
+      while (newline >= 0) {
+        const line = text.slice(0, newline);
+        text = text.slice(newline + 1);
+        try {
+          lines.push(JSON.parse(line));
+        } catch {
+          lines.push({ level: 0, msg: line });
+        }
+        newline = text.indexOf("\n");
+      }
+      for (const w of waiters) w();
+    }
+    for (const w of waiters) w();
+  })();
+  const waitForLog = (msg: string, wait = timeoutMs) =>
+    new Promise<void>((res, rej) => {
+      const check = () => {
+        if (lines.some((l) => l.msg === msg)) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          res();
+        } else if (child.exitCode !== null) {
+          waiters.delete(check);
+          clearTimeout(timer);
+          rej(new Error(`serve exited (${child.exitCode}) before logging "${msg}": ${JSON.stringify(lines)}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        rej(new Error(`serve did not log "${msg}": ${JSON.stringify(lines)}`));
+      }, wait);
+      waiters.add(check);
+      check();
+    });
+  try {
+    await waitForLog("listening");
+  } catch (error) {
+    child.kill();
+    throw error;
+  }
+  const url = String(lines.find((l) => l.msg === "listening")?.url);
+  return {
+    url,
+    port: Number(new URL(url).port),
+    pid: child.pid,
+    child,
+    logs: () => lines,
+    waitForLog,
+    rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024,
+    dispose: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await child.exited;
+    },
+  };
+}
