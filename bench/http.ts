@@ -11,12 +11,18 @@
  * - cheap during substring: two wrk processes at once, 32 connections each;
  * - the cheap and substring mixes against 2 server processes (`--reuse-port`) over one snapshot;
  * - a diagnostic: the cheap mix against our engine behind a bare Bun.serve (bench/raw-server.ts),
- *   to tell the framework's cost from the engine's.
+ *   to tell the framework's cost from the engine's;
+ * - the HTTP envelope: the cheap mix with `Accept-Encoding: gzip, deflate, br, zstd` (what a
+ *   browser sends: bodies compressed), with API keys on (every request carries its key), and the
+ *   GET half of the mix replayed with each answer's ETag in `If-None-Match` (every answer a 304),
+ *   beside the GET half without it;
+ * - with `--baseline DIR`, the cheap mix against the server of another checkout (the commit
+ *   before a change, say), in the same run.
  *
  * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
  * The load generator shares the machine's cores with the server: that is printed with the figures.
  *
- * Usage: `bun bench/http.ts 100k [--duration 10]`.
+ * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR]`.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -25,7 +31,7 @@ import { parseArgs } from "node:util";
 import { type Dataset, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
 import { formatMs } from "./measure.ts";
 import { q4Offset } from "./queries.ts";
-import { type ServerProcess, rssOf, spawnServer } from "./server.ts";
+import { type ServerProcess, type SpawnOptions, rssOf, spawnServer } from "./server.ts";
 
 /** wrk's connections and threads for every scenario (two concurrent runs split the connections). */
 export const CONNECTIONS = 64;
@@ -69,11 +75,12 @@ export function haveWrk(): boolean {
 /** How to install wrk. */
 export const WRK_HINT = "wrk is not installed: apt-get update && apt-get install -y wrk (Debian package), or run with --no-http";
 
-/** One request: method, path with query, optional JSON body. */
+/** One request: method, path with query, optional JSON body and extra headers. */
 interface MixRequest {
   method: "GET" | "POST";
   target: string;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 /** POST sort models. */
@@ -166,25 +173,31 @@ function writeList(name: string, requests: MixRequest[]): string {
   const dir = join(cacheDir(), "http");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.tsv`);
-  const lines = requests.map((r) => (r.body === undefined ? `${r.method}\t${r.target}` : `${r.method}\t${r.target}\t${JSON.stringify(r.body)}`));
+  const lines = requests.map((r) => {
+    const body = r.body === undefined ? "" : JSON.stringify(r.body);
+    const headers = Object.entries(r.headers ?? {}).map(([name, value]) => `${name}: ${value}`);
+    return headers.length > 0 ? `${r.method}\t${r.target}\t${body}\t${headers.join("|")}` : body === "" ? `${r.method}\t${r.target}` : `${r.method}\t${r.target}\t${body}`;
+  });
   writeFileSync(path, `${lines.join("\n")}\n`);
   return path;
 }
 
-/** Sends requests one by one; throws on a non-200; returns the body sizes. */
-async function probe(url: string, requests: MixRequest[]): Promise<number[]> {
+/** Sends requests one by one; throws on a non-200; returns the body sizes and ETags. */
+async function probe(url: string, requests: MixRequest[], headers: Record<string, string> = {}): Promise<{ sizes: number[]; etags: (string | null)[] }> {
   const sizes: number[] = [];
+  const etags: (string | null)[] = [];
   for (const r of requests) {
     const response = await fetch(`${url}${r.target}`, {
       method: r.method,
-      headers: r.body === undefined ? undefined : { "content-type": "application/json" },
+      headers: r.body === undefined ? headers : { ...headers, "content-type": "application/json" },
       body: r.body === undefined ? undefined : JSON.stringify(r.body),
     });
     const bytes = (await response.arrayBuffer()).byteLength;
     if (response.status !== 200) throw new Error(`${r.method} ${r.target} answered ${response.status}`);
     sizes.push(bytes);
+    etags.push(response.headers.get("etag"));
   }
-  return sizes;
+  return { sizes, etags };
 }
 
 /** wrk's JSON line. */
@@ -204,9 +217,9 @@ interface WrkSummary {
 }
 
 /** Starts wrk replaying `list` against `url`; resolves to its summary. */
-async function runWrk(url: string, list: string, connections: number, durationS: number): Promise<WrkSummary> {
+async function runWrk(url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<WrkSummary> {
   const child = Bun.spawn(
-    ["wrk", `-t${THREADS}`, `-c${connections}`, `-d${durationS}s`, "--timeout", "30s", "-s", join(ROOT, "bench", "wrk", "mix.lua"), url, "--", list],
+    ["wrk", `-t${THREADS}`, `-c${connections}`, `-d${durationS}s`, "--timeout", "30s", ...headers.flatMap((h) => ["-H", h]), "-s", join(ROOT, "bench", "wrk", "mix.lua"), url, "--", list],
     { stdout: "pipe", stderr: "pipe" },
   );
   const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
@@ -263,10 +276,10 @@ async function spawnScript(script: string, arg: string): Promise<{ url: string; 
   };
 }
 
-/** Starts our server as 1 or 2 processes (the second on the first's port, both with --reuse-port). */
-async function startOurs(dataset: Dataset, processes: 1 | 2): Promise<{ url: string; servers: ServerProcess[] }> {
+/** Starts our server as 1 or 2 processes (the second on the first's port, both with --reuse-port); `options` for one process. */
+async function startOurs(dataset: Dataset, processes: 1 | 2, options: SpawnOptions = {}): Promise<{ url: string; servers: ServerProcess[] }> {
   if (processes === 1) {
-    const server = await spawnServer(dataset.snapshot);
+    const server = await spawnServer(dataset.snapshot, options);
     return { url: server.url, servers: [server] };
   }
   const first = await spawnServer(dataset.snapshot, { reusePort: true });
@@ -285,7 +298,7 @@ function rssSum(servers: { pid: number }[]): number {
  * Runs every HTTP scenario for one dataset.
  * @param durationS each wrk run's length, in seconds
  */
-export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void): Promise<HttpRecord[]> {
+export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string } = {}): Promise<HttpRecord[]> {
   const rows = dataset.rows;
   const label = sizeLabel(rows);
   const cheap = cheapMix(dataset);
@@ -303,7 +316,7 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
   {
     const { servers, url } = await startOurs(dataset, 1);
     try {
-      const sizes = await probe(url, cheap.slice(0, 100));
+      const { sizes } = await probe(url, cheap.slice(0, 100));
       await probe(url, substring.requests.slice(0, 40));
       sizes.sort((a, b) => a - b);
       typicalBytes = sizes[Math.floor(sizes.length / 2)];
@@ -364,10 +377,10 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
   }
 
   // One scenario: a fresh server (1 or 2 processes), a 1 s warm-up, the runs; RSS taken after.
-  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>) => {
-    const { url, servers } = await startOurs(dataset, processes);
+  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>, spawnOptions: SpawnOptions = {}, warmHeaders: string[] = []) => {
+    const { url, servers } = await startOurs(dataset, processes, spawnOptions);
     try {
-      await runWrk(url, cheapList, CONNECTIONS, 1);
+      await runWrk(url, cheapList, CONNECTIONS, 1, warmHeaders);
       const results = await run(url, processes === 1 ? "ours" : "ours x2");
       const rss = rssSum(servers);
       for (const r of results) {
@@ -383,6 +396,51 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
     { mix: "cheap" as const, list: cheapList, title: "cheap mix", distinct: cheapDistinct },
     { mix: "substring" as const, list: substringList, title: `substring mix (${substring.needles} needles)`, distinct: substringDistinct },
   ];
+  if (options.baseline !== undefined) {
+    const baseline = options.baseline;
+    await scenario(
+      1,
+      async (url, server) => {
+        const s = await runWrk(url, cheapList, CONNECTIONS, durationS);
+        return [toRecord({ rows, scenario: `baseline (${baseline}): cheap mix`, server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
+      },
+      { root: baseline },
+    );
+  }
+
+  // The HTTP envelope: compression, API keys, conditional requests.
+  const browserEncodings = "Accept-Encoding: gzip, deflate, br, zstd";
+  await scenario(1, async (url, server) => {
+    const s = await runWrk(url, cheapList, CONNECTIONS, durationS, [browserEncodings]);
+    return [toRecord({ rows, scenario: `ours: cheap mix, ${browserEncodings}`, server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
+  });
+  const key = "bench-key-0123456789abcdef";
+  await scenario(
+    1,
+    async (url, server) => {
+      const s = await runWrk(url, cheapList, CONNECTIONS, durationS, [`Authorization: Bearer ${key}`]);
+      return [toRecord({ rows, scenario: "ours: cheap mix, API keys on", server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
+    },
+    { env: { API_KEYS: `other-key,${key}` } },
+    [`Authorization: Bearer ${key}`],
+  );
+  const gets = cheap.filter((r) => r.method === "GET");
+  const getList = writeList(`cheap-get-${label}`, gets);
+  await scenario(1, async (url, server) => {
+    const { etags } = await probe(url, gets);
+    if (etags.some((e) => e === null)) throw new Error("a GET answer has no ETag");
+    const revalidate = gets.map((r, i) => ({ ...r, headers: { "If-None-Match": etags[i] as string } }));
+    const revalidateList = writeList(`cheap-get-304-${label}`, revalidate);
+    const plain = await runWrk(url, getList, CONNECTIONS, durationS);
+    const conditional = await runWrk(url, revalidateList, CONNECTIONS, durationS);
+    const distinctGets = distinct(gets);
+    return [
+      toRecord({ rows, scenario: "ours: the cheap mix's GETs", server, mix: "cheap", distinct_requests: distinctGets }, plain, CONNECTIONS, null),
+      // wrk counts answers over 399 as errors: a 304 is not one
+      toRecord({ rows, scenario: "ours: the cheap mix's GETs with If-None-Match (304)", server, mix: "cheap", distinct_requests: distinctGets }, conditional, CONNECTIONS, null),
+    ];
+  });
+
   for (const processes of [1, 2] as const) {
     const name = processes === 1 ? "ours" : "ours, 2 processes (--reuse-port)";
     for (const m of mixes) {
@@ -411,12 +469,23 @@ export function describe(r: HttpRecord): string {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ options: { duration: { type: "string", default: "10" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ options: { duration: { type: "string", default: "10" }, baseline: { type: "string" } }, allowPositionals: true });
   if (!haveWrk()) {
     process.stderr.write(`${WRK_HINT}\n`);
     process.exit(1);
   }
   const dataset = datasetPaths(parseSize(positionals[0] ?? "100k"));
-  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`));
-  console.table(records.map((r) => ({ scenario: r.scenario, "req/s": Math.round(r.rps), p50: formatMs(r.p50_ms), p99: formatMs(r.p99_ms), conns: r.connections, errors: r.errors + r.non2xx })));
+  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline });
+  console.table(
+    records.map((r) => ({
+      scenario: r.scenario,
+      "req/s": Math.round(r.rps),
+      "MB/s": ((r.rps * r.bytes_per_response) / 1e6).toFixed(1),
+      "B/answer": Math.round(r.bytes_per_response),
+      p50: formatMs(r.p50_ms),
+      p99: formatMs(r.p99_ms),
+      conns: r.connections,
+      errors: r.errors + r.non2xx,
+    })),
+  );
 }

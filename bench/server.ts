@@ -31,15 +31,36 @@ export function rssOf(pid: number): number {
   }
 }
 
+/** Options of {@link spawnServer}. */
+export interface SpawnOptions {
+  /** Port to listen on; 0 (the default) picks a free one. */
+  port?: number;
+  /** Let several processes listen on the port (SO_REUSEPORT). */
+  reusePort?: boolean;
+  /** How long to wait for "listening", in ms (default 120 s). */
+  timeoutMs?: number;
+  /** The source tree whose `src/cli.ts` serves (default: this checkout); another checkout gives a baseline. */
+  root?: string;
+  /** Extra environment variables (API_KEYS, say). */
+  env?: Record<string, string>;
+}
+
 /**
  * Starts `serve` over `snapshot` on 127.0.0.1 (`port` 0 picks one) and waits for "listening".
  * @throws when the process exits first or `timeoutMs` passes.
  */
-export async function spawnServer(snapshot: string, options: { port?: number; reusePort?: boolean; timeoutMs?: number } = {}): Promise<ServerProcess> {
-  const args = [process.execPath, join(ROOT, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--host", "127.0.0.1", "--port", String(options.port ?? 0)];
+export async function spawnServer(snapshot: string, options: SpawnOptions = {}): Promise<ServerProcess> {
+  const root = options.root ?? ROOT;
+  const args = [process.execPath, join(root, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--host", "127.0.0.1", "--port", String(options.port ?? 0)];
   if (options.reusePort) args.push("--reuse-port");
   const spawnedAt = performance.now();
-  const child: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn(args, { cwd: ROOT, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  const child: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn(args, {
+    cwd: root,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env, LOG_LEVEL: "info", ...options.env },
+  });
   const reader = child.stderr.getReader();
   const decoder = new TextDecoder();
   let buffered = "";

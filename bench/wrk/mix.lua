@@ -1,7 +1,9 @@
 -- Replays a request list: wrk -s bench/wrk/mix.lua URL -- <requests file>
--- Each line of the file is METHOD <tab> path?query [<tab> JSON body]. Every thread starts at
--- its own place in the list and walks it round-robin. At the end, one JSON line (prefixed
--- "WRKJSON ") gives requests, errors and the latency distribution (wrk's, in microseconds).
+-- Each line of the file is METHOD <tab> path?query [<tab> JSON body [<tab> headers]], the
+-- headers as "Name: value" pairs separated by "|" (an empty body field for a GET with headers).
+-- Headers given to wrk with -H go on every request. Every thread starts at its own place in the
+-- list and walks it round-robin. At the end, one JSON line (prefixed "WRKJSON ") gives
+-- requests, errors and the latency distribution (wrk's, in microseconds).
 
 local threads = {}
 local counter = 1
@@ -19,11 +21,17 @@ function init(args)
     error("usage: wrk ... -s mix.lua URL -- <requests file>")
   end
   for line in io.lines(path) do
-    local method, target, body = line:match("^(%u+)\t([^\t]+)\t?(.*)$")
-    if method == "POST" then
-      requests[#requests + 1] = wrk.format("POST", target, { ["Content-Type"] = "application/json" }, body)
-    elseif method ~= nil then
-      requests[#requests + 1] = wrk.format(method, target)
+    local method, target, body, extra = line:match("^(%u+)\t([^\t]+)\t?([^\t]*)\t?(.*)$")
+    if method ~= nil then
+      local headers = {}
+      for name, value in pairs(wrk.headers) do headers[name] = value end
+      for name, value in extra:gmatch("([^:|]+):%s*([^|]*)") do headers[name] = value end
+      if method == "POST" then
+        headers["Content-Type"] = "application/json"
+        requests[#requests + 1] = wrk.format("POST", target, headers, body)
+      else
+        requests[#requests + 1] = wrk.format(method, target, headers)
+      end
     end
   end
   if #requests == 0 then
