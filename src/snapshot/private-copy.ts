@@ -15,6 +15,7 @@ import { constants, copyFileSync, existsSync, mkdirSync, openSync, closeSync, re
 import { dirname, join } from "node:path";
 import { FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SnapshotHeader, headerPackr } from "./format.ts";
 import { type LoadOptions, type LoadedSnapshot, SnapshotError, loadSnapshot } from "./load.ts";
+import { isRunning } from "./write.ts";
 
 /** Name of the cache directory created beside a snapshot when no other is given. */
 export const DEFAULT_CACHE_DIR_NAME = ".snapshot-cache";
@@ -123,22 +124,12 @@ export function pruneCache(cacheDir: string, keep: readonly string[]): string[] 
     if (kept.has(name)) continue;
     // A temporary file of a live copy in another process is left alone.
     const tmp = /^\.[0-9a-f]{16}\.(\d+)\.\d+\.tmp$/.exec(name);
-    if (tmp !== null && Number(tmp[1]) !== process.pid && isAlive(Number(tmp[1]))) continue;
+    if (tmp !== null && Number(tmp[1]) !== process.pid && isRunning(Number(tmp[1]))) continue;
     if (tmp === null && !/^[0-9a-f]{16}\.snap$/.test(name)) continue;
     rmSync(join(cacheDir, name), { force: true });
     removed.push(name);
   }
   return removed;
-}
-
-/** True when a process with this pid runs (signal 0 probes without sending). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Options of {@link loadPrivately}. */

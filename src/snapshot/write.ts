@@ -150,7 +150,7 @@ function temporaryPath(path: string): string {
 }
 
 /** True when process `pid` is running: `kill(pid, 0)` fails with ESRCH only for a process that does not exist. */
-function isRunning(pid: number): boolean {
+export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
