@@ -137,7 +137,7 @@ export function createCli(): Command {
         cors,
         apiKeys,
       });
-      // Drain, then exit 0 (INTERFACE.md "HTTP envelope", Operations); a second signal waits for the same drain.
+      // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
         running.drain().finally(() => process.exit(0));
       };

@@ -1,6 +1,6 @@
 /**
  * The user record and its columns, as the seed document (part 2) defines them and
- * INTERFACE.md ("Columns") names them.
+ * docs/api.md ("Columns") names them.
  */
 
 /** One user record: the four fields of the seed's "User record" table. */
@@ -27,7 +27,7 @@ export function singleStatus(mask: number): number {
 /** A status value. */
 export type Status = (typeof STATUS_VALUES)[number];
 
-/** The column ids, exactly as INTERFACE.md names them. */
+/** The column ids, exactly as docs/api.md names them. */
 export const COLUMN_IDS = ["id", "name", "email", "status"] as const;
 
 /** A column id. */
@@ -46,7 +46,7 @@ export function isColumnId(value: unknown): value is ColumnId {
 
 /**
  * The status code of a status value, or -1 when it is not in the enum. Case-insensitive,
- * as INTERFACE.md ("Matching") says `status` matches whole values case-insensitively.
+ * as docs/api.md ("Matching") says `status` matches whole values case-insensitively.
  */
 export function statusCode(value: string): number {
   const lower = value.toLowerCase();

@@ -1,7 +1,7 @@
 /**
  * The running service: loads a snapshot, serves the app on Bun, reloads the snapshot on SIGHUP
  * (a failed reload is logged and the old snapshot keeps serving), and drains on request
- * (INTERFACE.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
+ * (docs/api.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
  */
 import type { Elysia } from "elysia";
 import type { Logger } from "pino";

@@ -1,7 +1,7 @@
 /**
  * The interface every benchmarked engine implements, and the translation of the benchmark's
  * normalized queries into the plain terms the peers need (folded needles, status codes, and
- * an order over rank columns that ends with the id tie-break of INTERFACE.md "Ordering").
+ * an order over rank columns that ends with the id tie-break of docs/api.md "Ordering").
  */
 import { fold } from "../../src/collation/collation.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";

@@ -1,10 +1,10 @@
 /**
- * The one ordering rule and the one matching rule of INTERFACE.md ("Ordering", "Matching").
+ * The one ordering rule and the one matching rule of docs/api.md ("Ordering", "Matching").
  */
 
 /**
  * Orders strings case- and accent-insensitively with digit runs compared by numeric value.
- * INTERFACE.md: exactly `new Intl.Collator("en", {sensitivity: "base", numeric: true}).compare`.
+ * docs/api.md: exactly `new Intl.Collator("en", {sensitivity: "base", numeric: true}).compare`.
  */
 export const collator = new Intl.Collator("en", { sensitivity: "base", numeric: true });
 
@@ -13,7 +13,7 @@ const MARKS = /\p{M}/gu;
 
 /**
  * Folds a string for matching: compatibility decomposition, marks removed, lower case.
- * INTERFACE.md: `fold(s) = s.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase()`.
+ * docs/api.md: `fold(s) = s.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase()`.
  * @returns the folded string (its length may differ from the input's).
  */
 export function fold(s: string): string {

@@ -1,5 +1,5 @@
 /**
- * {@link fold} (collation.ts, INTERFACE.md "Matching") over a whole packed UTF-8 column without
+ * {@link fold} (collation.ts, docs/api.md "Matching") over a whole packed UTF-8 column without
  * a JS string per value: ASCII is lower-cased byte by byte, and each other word is folded once
  * and then looked up by its bytes.
  *

@@ -1,5 +1,5 @@
 /**
- * Binary sort keys for the ordering rule of INTERFACE.md ("Ordering"): for strings made only
+ * Binary sort keys for the ordering rule of docs/api.md ("Ordering"): for strings made only
  * of verified characters, a byte string whose plain code-unit order equals `collator.compare`.
  *
  * How the keys are built. At base strength (`sensitivity: "base"`) the collator compares the
@@ -215,7 +215,7 @@ function expandIntoAtoms(rep: string, atoms: readonly Group[]): number[] | null 
 const { unitCode: UNIT_CODE, unitBytes: UNIT_BYTES, digitsByte: DIGITS_BYTE } = buildTables();
 
 /**
- * Writes the collation key of `s` into `out` at `offset` (INTERFACE.md "Ordering": keys compare
+ * Writes the collation key of `s` into `out` at `offset` (docs/api.md "Ordering": keys compare
  * bytewise, shorter-is-smaller, exactly as `collator.compare` compares the strings).
  * @param s any string; keys exist only for whitelisted characters (see the module comment)
  * @param out destination with room for `s.length * MAX_KEY_BYTES_PER_UNIT` bytes at `offset`
@@ -267,7 +267,7 @@ let scratch = new Uint8Array(1024);
 /**
  * The collation key of `s` as a string of code units 1..255: for any two strings with keys,
  * `sign(ka < kb ? -1 : ka > kb ? 1 : 0) === sign(collator.compare(a, b))`
- * (INTERFACE.md "Ordering"; collator-equal strings get identical keys).
+ * (docs/api.md "Ordering"; collator-equal strings get identical keys).
  * @returns the key, or null when `s` holds a character outside the verified whitelist, a
  *   control or ignorable character, a combining mark, a non-ASCII digit, a surrogate, or a
  *   digit run longer than {@link MAX_DIGIT_RUN}; such strings must be compared with `collator`.

@@ -1,5 +1,5 @@
 /**
- * Sorts a string column in the ordering rule of INTERFACE.md ("Ordering") fast enough for
+ * Sorts a string column in the ordering rule of docs/api.md ("Ordering") fast enough for
  * 10M rows. Strings with a collation key (sort-key.ts) are sorted by their key bytes: each key
  * is written, as it is encoded, into a bucket of its first two bytes (a counting sort), then a
  * radix sort built on native typed-array sorts orders each bucket. The other strings (no key)
@@ -48,7 +48,7 @@ const SMALL_GROUP = 12;
 const WIDE_GROUP = 65536;
 
 /**
- * Sorts `values` in collation order (INTERFACE.md "Ordering": exactly
+ * Sorts `values` in collation order (docs/api.md "Ordering": exactly
  * `new Intl.Collator("en", {sensitivity: "base", numeric: true}).compare`, ties broken by index).
  * Gives the same result as
  * `indexes.sort((a, b) => collator.compare(values[a], values[b]) || a - b)`.

@@ -1,6 +1,6 @@
 /**
  * The demo page's AG Grid client (browser code): AG Grid Community with the Infinite Row Model,
- * reading POST /api/users in blocks of 100 rows (INTERFACE.md "AG Grid, Infinite Row Model").
+ * reading POST /api/users in blocks of 100 rows (docs/api.md "AG Grid, Infinite Row Model").
  */
 import {
   type ColDef,
@@ -21,7 +21,7 @@ import type { UserRow } from "./api.ts";
 // Only the modules the page uses; RowApi and ScrollApi serve the tests' `getDisplayedRowAtIndex` and `ensureIndexVisible`.
 ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule, RowApiModule, ScrollApiModule]);
 
-/** Rows per block: the size of every POST /api/users window (INTERFACE.md: `cacheBlockSize` 100). */
+/** Rows per block: the size of every POST /api/users window (docs/api.md: `cacheBlockSize` 100). */
 export const AG_BLOCK_ROWS = 100;
 
 /** One POST /api/users request the datasource sent, as the page recorded it (for tests and the status line). */
@@ -46,7 +46,7 @@ const COLUMNS: ColDef<UserRow>[] = [
 
 /**
  * A datasource that POSTs the grid's block request as JSON to `endpoint` and answers the grid
- * with `successCallback(data, total)` (INTERFACE.md shape C), or `failCallback()` on a network
+ * with `successCallback(data, total)` (docs/api.md shape C), or `failCallback()` on a network
  * error, a non-2xx status or a body without `data` / `total`.
  *
  * @param endpoint URL of POST /api/users, e.g. "/api/users".

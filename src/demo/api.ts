@@ -1,9 +1,9 @@
 /**
- * What the demo page's clients read from /api/users (INTERFACE.md "GET /api/users" and
+ * What the demo page's clients read from /api/users (docs/api.md "GET /api/users" and
  * "POST /api/users"): plain types shared by the browser code.
  */
 
-/** One user row as the service returns it (INTERFACE.md "Columns"). */
+/** One user row as the service returns it (docs/api.md "Columns"). */
 export interface UserRow {
   id: number;
   name: string;

@@ -12,7 +12,7 @@ import { type AgRequestRecord, mountAgGrid } from "./ag-grid.ts";
 import type { UserRow } from "./api.ts";
 import { type TanstackHook, type UrlMode, mountTanstack } from "./tanstack.ts";
 
-/** The endpoint both clients read (INTERFACE.md). */
+/** The endpoint both clients read (docs/api.md). */
 const ENDPOINT = "/api/users";
 
 declare global {

@@ -1,7 +1,7 @@
 /**
  * The demo page's TanStack Table client (browser code): @tanstack/table-core v9 with manual
  * pagination, sorting and filtering, rendered into plain DOM, reading GET /api/users
- * (INTERFACE.md "The two real clients", TanStack Table).
+ * (docs/api.md "The two real clients", TanStack Table).
  */
 import {
   type ColumnFiltersState,
@@ -29,7 +29,7 @@ export const TANSTACK_PAGE_SIZES = [10, 20, 50, 100] as const;
  * How the client spells the query string:
  * - `encoded`: `URLSearchParams` (brackets as `%5B`/`%5D`, spaces as `+`, commas as `%2C`);
  * - `raw`: hand-built, brackets and commas raw, spaces as `%20`.
- * INTERFACE.md: the service accepts both.
+ * docs/api.md: the service accepts both.
  */
 export type UrlMode = "encoded" | "raw";
 
@@ -61,7 +61,7 @@ export interface TanstackSnapshot extends TanstackRequestState {
   urlMode: UrlMode;
 }
 
-/** The value a column filter sends (INTERFACE.md `filter[<col>]`): strings as is, an id range `[min,max]` flattened to "min,max". */
+/** The value a column filter sends (docs/api.md `filter[<col>]`): strings as is, an id range `[min,max]` flattened to "min,max". */
 function filterParam(value: unknown): string {
   if (Array.isArray(value)) return value.map((v) => (v === undefined || v === null ? "" : String(v))).join(",");
   return String(value);
@@ -73,7 +73,7 @@ function encodeRawValue(value: string): string {
 }
 
 /**
- * The GET URL for a table state (INTERFACE.md, TanStack Table):
+ * The GET URL for a table state (docs/api.md, TanStack Table):
  * `endpoint?page=<pageIndex+1>&pageSize=<n>[&sortBy=<id>&sortOrder=<asc|desc>][&filter[<col>]=<value>]...`.
  * Only the first sort key is sent (GET has one sort column).
  *

@@ -147,7 +147,7 @@ function isIdOrder(keys: SortKey[]): boolean {
 }
 
 /**
- * Answers a normalized query (INTERFACE.md "Ordering" and "Matching"; types.ts `Query`).
+ * Answers a normalized query (docs/api.md "Ordering" and "Matching"; types.ts `Query`).
  * The caller has validated it (offset and limit non-negative safe integers).
  */
 export function executeQuery(engine: Engine, query: Query): Page {

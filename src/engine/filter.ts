@@ -363,7 +363,7 @@ function textTest(op: TextOp, cell: string, needle: string): boolean {
   }
 }
 
-/** Mask of the status values that satisfy a text op (INTERFACE.md: text filters on status follow the text rules). */
+/** Mask of the status values that satisfy a text op (docs/api.md: text filters on status follow the text rules). */
 function statusTextMask(op: TextOp, value: string): number {
   const needle = fold(value);
   let mask = 0;

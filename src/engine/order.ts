@@ -38,7 +38,7 @@ export interface Checkpoint {
 
 /**
  * Normalizes sort keys: removes repeated columns, ignores `absolute` off `id`, drops keys
- * after a unique one (`id`), and falls back to id ascending when empty (INTERFACE.md "Ordering").
+ * after a unique one (`id`), and falls back to id ascending when empty (docs/api.md "Ordering").
  */
 export function normalizeSort(keys: readonly SortKey[]): SortKey[] {
   const out: SortKey[] = [];
@@ -315,7 +315,7 @@ function walkSegment(
  * All matching rows of a match set (ascending `rows`, length m) in sort order: a gather-sort.
  * One sort key: each row packed with its rank into a 64-bit word (rank high, row low) and the
  * words sorted natively, O(m log m) without a comparator call; descending is the exact
- * reverse (ties by id descending, as INTERFACE.md orders them). Several keys: a comparator
+ * reverse (ties by id descending, as docs/api.md orders them). Several keys: a comparator
  * sort ({@link rowComparator}).
  * @returns a permutation of `rows`; length m (the input itself for id ascending)
  */

@@ -1,5 +1,5 @@
 /**
- * API keys (INTERFACE.md "HTTP envelope", API keys): loading them from a file or a comma list,
+ * API keys (docs/api.md "HTTP envelope", API keys): loading them from a file or a comma list,
  * and checking `Authorization: Bearer <key>` (RFC 6750 §2.1) in constant time.
  */
 import { createHash, timingSafeEqual } from "node:crypto";

@@ -1,5 +1,5 @@
 /**
- * The HTTP layer: the routes of INTERFACE.md — GET and POST /api/users, /healthz, /readyz,
+ * The HTTP layer: the routes of docs/api.md — GET and POST /api/users, /healthz, /readyz,
  * /metrics, the OpenAPI document and UI — and how Bun serves them. The engine and store know
  * nothing of HTTP; this module parses, executes and writes pre-serialized JSON, and turns every
  * failure into problem+json. The data and operations handlers are plain functions
@@ -28,15 +28,15 @@ import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, 
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /**
- * Largest POST body, in bytes (INTERFACE.md "POST /api/users": at most 64 KiB; "HTTP envelope",
+ * Largest POST body, in bytes (docs/api.md "POST /api/users": at most 64 KiB; "HTTP envelope",
  * Limits: it holds while the body streams in, see body.ts).
  */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** Default largest page size / row window, in rows (INTERFACE.md: default max 1000). */
+/** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
 
-/** A server's state: /readyz answers 200 only when "ready" (INTERFACE.md "HTTP envelope", Operations). */
+/** A server's state: /readyz answers 200 only when "ready" (docs/api.md "HTTP envelope", Operations). */
 export type ServerState = "starting" | "ready" | "draining";
 
 /** Options of {@link createApp}. */
@@ -67,14 +67,14 @@ function isJsonType(contentType: string): boolean {
 /** The /api/users handlers: a Request in, a Response out, every failure a problem+json response. */
 export interface UsersHandlers {
   /**
-   * GET /api/users (INTERFACE.md "GET /api/users"): a Response at once, or a promise of one
+   * GET /api/users (docs/api.md "GET /api/users"): a Response at once, or a promise of one
    * when the query is queued as expensive (engine/scheduler.ts). A 200 carries `ETag`,
    * `X-Snapshot-Id` and `Cache-Control: no-cache`; a matching `If-None-Match` answers 304
-   * without running the query (INTERFACE.md "HTTP envelope", Conditional GET).
+   * without running the query (docs/api.md "HTTP envelope", Conditional GET).
    */
   get: (request: Request) => Response | Promise<Response>;
   /**
-   * POST /api/users (INTERFACE.md "POST /api/users"); reads the body (at most
+   * POST /api/users (docs/api.md "POST /api/users"); reads the body (at most
    * {@link MAX_BODY_BYTES}, counted as it streams in), hence async. A 200 carries `ETag` and
    * `X-Snapshot-Id` (never a 304).
    */
@@ -175,7 +175,7 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
   return { get, post };
 }
 
-/** The handlers of the operations routes (INTERFACE.md "HTTP envelope", Operations). */
+/** The handlers of the operations routes (docs/api.md "HTTP envelope", Operations). */
 export interface OperationsHandlers {
   /** GET /healthz: 200 `{status: "ok", rows, snapshotId}` while the process serves (liveness). */
   healthz: (request: Request) => Response;

@@ -1,5 +1,5 @@
 /**
- * Reading a request body under a byte limit that holds while the body streams in (INTERFACE.md
+ * Reading a request body under a byte limit that holds while the body streams in (docs/api.md
  * "HTTP envelope", Limits): a body declared larger is refused before any of it is read, and a
  * chunked one as soon as more than the limit has arrived, so a large body never sits in memory.
  */

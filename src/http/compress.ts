@@ -1,5 +1,5 @@
 /**
- * Response compression (INTERFACE.md "HTTP envelope", Compression): `Accept-Encoding`
+ * Response compression (docs/api.md "HTTP envelope", Compression): `Accept-Encoding`
  * negotiation with q-values (RFC 9110 §12.5.3) and one compressor per content coding.
  *
  * Codings, levels and preference, from a measurement of 100-row pages (10.6 KB of JSON each)
@@ -24,7 +24,7 @@ import { brotliCompressSync, constants as zlib } from "node:zlib";
 /** A content coding this server produces. */
 export type Coding = "zstd" | "gzip" | "br";
 
-/** Smallest body that is compressed, in bytes (INTERFACE.md "HTTP envelope": 1 KiB or more). */
+/** Smallest body that is compressed, in bytes (docs/api.md "HTTP envelope": 1 KiB or more). */
 export const COMPRESS_MIN_BYTES = 1024;
 
 /** Codings in server preference order (see the module comment for the measurement). */

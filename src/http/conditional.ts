@@ -1,5 +1,5 @@
 /**
- * Conditional requests over the data (INTERFACE.md "HTTP envelope", Conditional GET): an entity
+ * Conditional requests over the data (docs/api.md "HTTP envelope", Conditional GET): an entity
  * tag computed from the snapshot id and the normalized request before the query runs, and the
  * `If-None-Match` test (RFC 9110 §13.1.2, weak comparison).
  */

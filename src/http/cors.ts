@@ -1,5 +1,5 @@
 /**
- * Cross-origin resource sharing (INTERFACE.md "HTTP envelope", CORS; the Fetch standard's CORS
+ * Cross-origin resource sharing (docs/api.md "HTTP envelope", CORS; the Fetch standard's CORS
  * protocol): off unless origins are configured; then the allowed origins read responses and the
  * entity tag and snapshot id headers, and preflights are answered without an API key.
  */
@@ -12,7 +12,7 @@ export interface CorsPolicy {
   origins: ReadonlySet<string>;
 }
 
-/** Headers a preflight allows (INTERFACE.md: `content-type, authorization`). */
+/** Headers a preflight allows (docs/api.md: `content-type, authorization`). */
 export const CORS_ALLOW_HEADERS = "content-type, authorization";
 
 /** Response headers a cross-origin script may read besides the CORS-safelisted ones. */

@@ -1,5 +1,5 @@
 /**
- * The HTTP envelope (INTERFACE.md "HTTP envelope"): what every request gets whatever its route —
+ * The HTTP envelope (docs/api.md "HTTP envelope"): what every request gets whatever its route —
  * API key check, CORS headers and preflights, `OPTIONS`, 404 and 405, `Connection: close`
  * while draining, the request duration metric — as plain functions wrapped around each route's
  * handler, so that Bun's router calls them with no framework layer in between. Conditional
@@ -29,9 +29,9 @@ export interface RouteSpec {
 /** What the envelope of one server needs. */
 export interface EnvelopeOptions {
   logger: Logger;
-  /** Allowed origins, or null: CORS off (INTERFACE.md: off by default). */
+  /** Allowed origins, or null: CORS off (docs/api.md: off by default). */
   cors: CorsPolicy | null;
-  /** API keys, or null: keys off (INTERFACE.md: off by default). */
+  /** API keys, or null: keys off (docs/api.md: off by default). */
   apiKeys: ApiKeyCheck | null;
   /** The server's metrics, or null for none. */
   metrics: ServerMetrics | null;
@@ -43,7 +43,7 @@ export interface EnvelopeOptions {
 export const OTHER_ROUTE = "other";
 
 /**
- * True for a path that needs `Authorization: Bearer <key>` when keys are on (INTERFACE.md "HTTP
+ * True for a path that needs `Authorization: Bearer <key>` when keys are on (docs/api.md "HTTP
  * envelope", API keys): `/api/*` and `/metrics`. `/healthz`, `/readyz`, the pages and the
  * OpenAPI document stay open.
  */
@@ -65,7 +65,7 @@ export function pathOf(url: string): string {
 
 /**
  * A 500 problem with a request id, logged at error level with the error and the request id
- * (INTERFACE.md "Errors": never a stack trace to the client).
+ * (docs/api.md "Errors": never a stack trace to the client).
  */
 export function internalErrorResponse(logger: Logger, error: unknown, request: Request): Response {
   const requestId = crypto.randomUUID();

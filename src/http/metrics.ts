@@ -1,5 +1,5 @@
 /**
- * The metrics of one server (INTERFACE.md "HTTP envelope", Operations: `GET /metrics`), in the
+ * The metrics of one server (docs/api.md "HTTP envelope", Operations: `GET /metrics`), in the
  * Prometheus text format by prom-client, on a registry of the server's own (not prom-client's
  * global one, so that several servers live in one process). Request durations are counted per
  * request into plain arrays ({@link DurationHistogram}: prom-client's `observe` builds label

@@ -1,7 +1,7 @@
 /**
  * Responses of /api/users, their bodies assembled as bytes around the pre-serialized rows
- * (INTERFACE.md "GET /api/users" success body, shapes A + B; "POST /api/users", shape C),
- * problem+json responses, and the headers and compression of INTERFACE.md "HTTP envelope".
+ * (docs/api.md "GET /api/users" success body, shapes A + B; "POST /api/users", shape C),
+ * problem+json responses, and the headers and compression of docs/api.md "HTTP envelope".
  *
  * Bodies are written into one reusable buffer and copied by the `Response` constructor (Bun
  * copies a byte-array body), so a request allocates no body-sized array of its own: at tens of
@@ -30,7 +30,7 @@ export const JSON_HEADERS = { "content-type": JSON_TYPE, vary: "Accept-Encoding"
 const bodyBuffer = createBodyBuffer();
 
 /**
- * The headers of every answer over the data, 200 or 304 (INTERFACE.md "HTTP envelope",
+ * The headers of every answer over the data, 200 or 304 (docs/api.md "HTTP envelope",
  * Conditional GET): JSON content type, `ETag`, `X-Snapshot-Id`, `Cache-Control: no-cache`
  * (a cache keeps the answer but asks again each time, with `If-None-Match`) and
  * `Vary: Accept-Encoding` (the body's coding depends on that header).
@@ -126,7 +126,7 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
 }
 
 /**
- * For every GET data route, before its query runs (INTERFACE.md "HTTP envelope", Conditional
+ * For every GET data route, before its query runs (docs/api.md "HTTP envelope", Conditional
  * GET): the 304 Not Modified when the request's `If-None-Match` matches the answer's entity
  * tag, else null (then the route runs the query and answers 200). A 304 has no body and the
  * headers a 200 would carry except the content type (RFC 9110 §15.4.5): `ETag`,

@@ -11,7 +11,7 @@
  * rows); other lines, JSON arrays and CSV decode the text and use JSON.parse or a string scanner,
  * then encode the two strings (roughly 0.8–1.4M rows/s at 1M rows).
  *
- * Decisions (the seed and INTERFACE.md leave them open):
+ * Decisions (the seed and docs/api.md leave them open):
  * - An empty input, or one holding only whitespace (and blank lines), a JSON `[]` or a CSV
  *   header alone reads as 0 rows, in every format. The reader returns them; `snapshot build`
  *   refuses them (src/snapshot/build-file.ts: an empty dataset is not built).
@@ -24,7 +24,7 @@
  * - Fields beyond `id`, `name`, `email`, `status` are ignored (the seed: "Fields of the user
  *   record beyond the four listed: not shown"), in JSON objects and as extra CSV columns.
  * - `id` is a finite number (any: integer or not, negative or not), unique, with |id| ≤ 2^53
- *   (INTERFACE.md: "an integer beyond ±2^53 is refused, never rounded"); a literal that parsing
+ *   (docs/api.md: "an integer beyond ±2^53 is refused, never rounded"); a literal that parsing
  *   rounds to ±2^53, such as 9007199254740993, is refused too (its source text is checked).
  *   `-0` and `0` are the same id. JSON wants a number (a string "42" is an error); a CSV id must
  *   match the JSON number grammar (no hex, blanks, `_`, `+`, `.5`, `5.` or `Infinity`;
@@ -304,7 +304,7 @@ function isBlank(text: string, from: number, to: number): boolean {
   return true;
 }
 
-/** The largest magnitude of an id: every integer up to 2^53 is exact in a double (INTERFACE.md, Columns: |id| ≤ 2^53). */
+/** The largest magnitude of an id: every integer up to 2^53 is exact in a double (docs/api.md, Columns: |id| ≤ 2^53). */
 const MAX_ID_MAGNITUDE = 2 ** 53;
 
 /** The digits of 2^53, to compare a number's decimal digits against. */
@@ -343,7 +343,7 @@ function compareMagnitudeToMaxId(text: string): number {
  * parsed (finite) value and `source` its JSON number text: when `id` is exactly ±2^53, the text
  * tells whether the input was 2^53 itself or a number that parsing rounded to it
  * (9007199254740993 parses as 9007199254740992). Without the text (undefined), ±2^53 is refused
- * as well, since it cannot be told exact. INTERFACE.md: an integer beyond ±2^53 is refused,
+ * as well, since it cannot be told exact. docs/api.md: an integer beyond ±2^53 is refused,
  * never rounded.
  */
 function idRangeReason(id: number, source: string | undefined): string | null {
@@ -752,7 +752,7 @@ function jsonArrayParser(file: string, columns: ColumnsBuilder): FormatParser {
   };
 }
 
-/** The JSON number grammar (RFC 8259 §6), which a CSV id must match (INTERFACE.md: "CSV too"). */
+/** The JSON number grammar (RFC 8259 §6), which a CSV id must match (docs/api.md: "CSV too"). */
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
 /** CSV columns the header must name. */

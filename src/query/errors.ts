@@ -1,5 +1,5 @@
 /**
- * The one table of problem kinds (INTERFACE.md "Errors"; RFC 9457 problem details) and the
+ * The one table of problem kinds (docs/api.md "Errors"; RFC 9457 problem details) and the
  * error that request parsing throws.
  */
 
@@ -46,7 +46,7 @@ export class ProblemError extends Error {
 }
 
 /**
- * Most entries an `errors` list holds (INTERFACE.md "HTTP envelope", limits): a request with
+ * Most entries an `errors` list holds (docs/api.md "HTTP envelope", limits): a request with
  * more bad fields gets the first ones and the count of the rest, so an error body never grows
  * with the request.
  */

@@ -1,12 +1,12 @@
 /**
  * Parses GET /api/users query strings (TanStack Table's and the seed's spellings) into the
- * normalized query. Rules: INTERFACE.md "GET /api/users"; the seed, part 4.1.
+ * normalized query. Rules: docs/api.md "GET /api/users"; the seed, part 4.1.
  */
 import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
 import { type FieldError, fieldsProblem } from "./errors.ts";
 import type { Predicate, Query, SortDirection } from "./types.ts";
 
-/** Longest accepted `filter[<col>]` value, in UTF-16 code units (INTERFACE.md). */
+/** Longest accepted `filter[<col>]` value, in UTF-16 code units (docs/api.md). */
 export const MAX_FILTER_LENGTH = 256;
 
 /** Default page size (the seed, part 8: clients start at 10). */
@@ -30,7 +30,7 @@ const INTEGER = /^\d+$/;
 /**
  * Parses a query string (`?` optional; brackets raw or percent-encoded, spaces as `+` or `%20`).
  * @param maxPageSize the largest accepted page size, in rows
- * @throws ProblemError BAD_PARAMETER listing every bad parameter (INTERFACE.md "Errors")
+ * @throws ProblemError BAD_PARAMETER listing every bad parameter (docs/api.md "Errors")
  */
 export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
   const errors: FieldError[] = [];
@@ -185,7 +185,7 @@ function decodeComponent(text: string): string {
  * One `filter[<col>]=<value>` (value non-empty) as a predicate and its normalized echo, or a
  * message saying what is wrong, or null when it asks for no filter (`filter[id]=,`).
  * name/email: substring; status: whole values, comma list = any; id: "42" equals, "10,50"
- * inclusive range with either side optional, "," no filter (INTERFACE.md).
+ * inclusive range with either side optional, "," no filter (docs/api.md).
  */
 function filterPredicate(column: ColumnId, value: string): { predicate: Predicate; echo: string } | string | null {
   if (column === "name" || column === "email") {
@@ -217,7 +217,7 @@ function filterPredicate(column: ColumnId, value: string): { predicate: Predicat
     return { predicate: { kind: "number", column: "id", op: "equals", value: x }, echo: String(x) };
   }
   const [lo, hi] = nums;
-  // "," alone: both bounds cleared, what a cleared range filter sends; no filter (INTERFACE.md).
+  // "," alone: both bounds cleared, what a cleared range filter sends; no filter (docs/api.md).
   if (lo === "" && hi === "") return null;
   const children: Predicate[] = [];
   if (lo !== "") children.push({ kind: "number", column: "id", op: "greaterThanOrEqual", value: Number(lo) });

@@ -1,6 +1,6 @@
 /**
  * Parses AG Grid Infinite Row Model request bodies (POST /api/users) into the normalized
- * query. Rules: INTERFACE.md "POST /api/users" and "The two real clients"; AG Grid's filter
+ * query. Rules: docs/api.md "POST /api/users" and "The two real clients"; AG Grid's filter
  * model (text, number, set, combined) and sort model.
  */
 import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
@@ -8,7 +8,7 @@ import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
 import { MAX_FILTER_LENGTH } from "./get.ts";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
 
-/** Default row window when `endRow` is absent: AG Grid's block size (INTERFACE.md, cacheBlockSize). */
+/** Default row window when `endRow` is absent: AG Grid's block size (docs/api.md, cacheBlockSize). */
 export const DEFAULT_BLOCK_SIZE = 100;
 
 const TEXT_OPS: readonly TextOp[] = ["contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "blank", "notBlank"];
@@ -23,10 +23,10 @@ const NUMBER_OPS: readonly NumberOp[] = [
   "blank",
   "notBlank",
 ];
-/** Most conditions one column's combined filter model may hold (INTERFACE.md "HTTP envelope", limits). */
+/** Most conditions one column's combined filter model may hold (docs/api.md "HTTP envelope", limits). */
 export const MAX_CONDITIONS_PER_COLUMN = 16;
 
-/** Most predicates (simple filter models and conditions) one filter model may hold in all (INTERFACE.md, limits). */
+/** Most predicates (simple filter models and conditions) one filter model may hold in all (docs/api.md, limits). */
 export const MAX_PREDICATES = 64;
 
 /** Server-Side Row Model fields that ask for grouping, pivoting or aggregation. */
@@ -289,7 +289,7 @@ function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad)
   }
 }
 
-/** A finite number from a number or a numeric string of at most MAX_FILTER_LENGTH characters (INTERFACE.md: coerce "200"); else null. */
+/** A finite number from a number or a numeric string of at most MAX_FILTER_LENGTH characters (docs/api.md: coerce "200"); else null. */
 function numberOf(v: unknown): number | null {
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
   if (typeof v === "string" && v.length <= MAX_FILTER_LENGTH && DECIMAL.test(v)) {

@@ -11,7 +11,7 @@ export type SortDirection = "asc" | "desc";
  * One sort key. An array of them orders rows by the first key, ties by the next, and so on;
  * rows still tied after the last key are ordered by `id`, ascending when the last key is
  * ascending and descending when it is descending (so a one-key descending sort is the exact
- * reverse of the ascending one; INTERFACE.md "Ordering"). An empty array orders by `id` ascending.
+ * reverse of the ascending one; docs/api.md "Ordering"). An empty array orders by `id` ascending.
  */
 export interface SortKey {
   column: ColumnId;
@@ -24,7 +24,7 @@ export interface SortKey {
   absolute: boolean;
 }
 
-/** AG Grid text filter types (INTERFACE.md, "text"). Compared on folded strings. */
+/** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
 export type TextOp =
   | "contains"
   | "notContains"
@@ -36,7 +36,7 @@ export type TextOp =
   | "notBlank";
 
 /**
- * AG Grid number filter types (INTERFACE.md, "number"), plus the inclusive comparisons GET's
+ * AG Grid number filter types (docs/api.md, "number"), plus the inclusive comparisons GET's
  * `filter[id]=10,50` needs. `inRange` is exclusive at both ends (AG Grid's default).
  */
 export type NumberOp =

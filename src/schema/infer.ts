@@ -1,5 +1,5 @@
 /**
- * Column kind inference (INTERFACE.md "Columns beyond the four"): without a schema file, a
+ * Column kind inference (docs/api.md "Columns beyond the four"): without a schema file, a
  * column's kind comes from all of its non-null values — all numbers → `number`; all
  * `YYYY-MM-DD` → `date`; all ISO 8601 date-times → `datetime`; all `true`/`false` → `boolean`;
  * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values
@@ -91,7 +91,7 @@ export interface InferredKind {
 }
 
 /**
- * The kind of a column from its profile (INTERFACE.md rules, see the module comment).
+ * The kind of a column from its profile (docs/api.md rules, see the module comment).
  * @param rows rows in the dataset (an enum has at most one distinct value per 10 of them)
  * @returns the kind; for an enum its values in collation order (`Intl.Collator` "en", base,
  *   numeric). A column with no non-null value is `text`. Values of another type than the kind

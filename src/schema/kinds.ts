@@ -1,11 +1,11 @@
 /**
- * A snapshot's schema as data (INTERFACE.md "Columns beyond the four"): an ordered list of
+ * A snapshot's schema as data (docs/api.md "Columns beyond the four"): an ordered list of
  * columns, each with a column kind, and which column partitions the rows. Everything per column
  * — the store's sections, the JSON record layout, request validation, the OpenAPI schemas, the
  * demo's columns — is derived from this table.
  */
 
-/** The column kinds (INTERFACE.md): how a column's values are stored, ordered, filtered and written. */
+/** The column kinds (docs/api.md): how a column's values are stored, ordered, filtered and written. */
 export const COLUMN_KINDS = ["number", "text", "enum", "date", "datetime", "boolean", "json"] as const;
 
 /** A column kind. */
@@ -30,11 +30,11 @@ export interface Schema {
   partition: string;
 }
 
-/** What a column id must look like (INTERFACE.md). */
+/** What a column id must look like (docs/api.md). */
 export const COLUMN_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /**
- * The seed's four columns, always present, in this order, with their rules (INTERFACE.md
+ * The seed's four columns, always present, in this order, with their rules (docs/api.md
  * "Columns"): `id` number (required, unique, finite, |id| ≤ 2^53), `name` and `email` text
  * (never null: an empty CSV field is ""), `status` enum `active|inactive` (required; matched
  * case-insensitively, stored lower case).
@@ -49,26 +49,26 @@ export const SEED_COLUMNS: readonly ColumnSpec[] = [
 /** The seed's column ids. */
 export const SEED_COLUMN_IDS: readonly string[] = SEED_COLUMNS.map((c) => c.id);
 
-/** The partition column of every schema (INTERFACE.md: the seed's enum). */
+/** The partition column of every schema (docs/api.md: the seed's enum). */
 export const PARTITION_COLUMN = "status";
 
 /** The seed's schema: the four columns alone (the default dataset's). */
 export const SEED_SCHEMA: Schema = { columns: [...SEED_COLUMNS], partition: PARTITION_COLUMN };
 
-/** Kinds a sort may use (INTERFACE.md "Ordering on any column": sorting a `json` column is a 400). */
+/** Kinds a sort may use (docs/api.md "Ordering on any column": sorting a `json` column is a 400). */
 export function isSortable(kind: ColumnKind): boolean {
   return kind !== "json";
 }
 
-/** Kinds a filter may use (INTERFACE.md "Filtering on any column": `json` is kept and returned, never filtered). */
+/** Kinds a filter may use (docs/api.md "Filtering on any column": `json` is kept and returned, never filtered). */
 export function isFilterable(kind: ColumnKind): boolean {
   return kind !== "json";
 }
 
-/** Most distinct values an inferred enum may have (INTERFACE.md). */
+/** Most distinct values an inferred enum may have (docs/api.md). */
 export const MAX_INFERRED_ENUM_VALUES = 32;
 
-/** Rows per distinct value an inferred enum needs at least (INTERFACE.md: at most one distinct value per 10 rows). */
+/** Rows per distinct value an inferred enum needs at least (docs/api.md: at most one distinct value per 10 rows). */
 export const MIN_ROWS_PER_ENUM_VALUE = 10;
 
 /** Most values a declared enum may have (codes are one byte, and code 0 is null). */

@@ -1,5 +1,5 @@
 /**
- * Value syntax per column kind (INTERFACE.md "Columns beyond the four", values): what a number,
+ * Value syntax per column kind (docs/api.md "Columns beyond the four", values): what a number,
  * a date, a date-time and a boolean look like in the input, how each is stored, and how it is
  * written back. Parsers return NaN (or -1) for a value that does not fit and never round:
  * `explain*` functions give the reason once a value is refused, so the common path allocates
@@ -12,7 +12,7 @@
 /** The JSON number grammar (RFC 8259): what a number is, in CSV too (no hex, spaces, `_`, `+`, `.5`). */
 export const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 
-/** 2^53: integers of larger magnitude are not exact in a double (INTERFACE.md: refused, never rounded). */
+/** 2^53: integers of larger magnitude are not exact in a double (docs/api.md: refused, never rounded). */
 export const MAX_EXACT_INTEGER = 2 ** 53;
 
 /** Milliseconds in a day. */
@@ -39,7 +39,7 @@ function daysInMonth(y: number, m: number): number {
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /**
- * ISO 8601 date-times as INTERFACE.md takes them: a date, `T` or a space, `HH:mm`, optional
+ * ISO 8601 date-times as docs/api.md takes them: a date, `T` or a space, `HH:mm`, optional
  * `:ss` and fraction, then `Z`, `±HH`, `±HHMM`, `±HH:MM` or nothing (UTC).
  */
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
@@ -103,7 +103,7 @@ export function explainDateTime(text: string): string {
   return `${show(text)} is not a real date and time`;
 }
 
-/** 0 for `false`, 1 for `true` (any case: CSV's booleans, INTERFACE.md), else -1. */
+/** 0 for `false`, 1 for `true` (any case: CSV's booleans, docs/api.md), else -1. */
 export function parseBooleanText(text: string): number {
   if (text.length === 4 && text.toLowerCase() === "true") return 1;
   if (text.length === 5 && text.toLowerCase() === "false") return 0;
@@ -155,12 +155,12 @@ export function isExactLiteral(text: string, x: number): boolean {
   return Number.isInteger(x) && BigInt(x) === value;
 }
 
-/** `YYYY-MM-DD` of a day number (INTERFACE.md: a date is written `YYYY-MM-DD`). */
+/** `YYYY-MM-DD` of a day number (docs/api.md: a date is written `YYYY-MM-DD`). */
 export function formatDate(day: number): string {
   return new Date(day * DAY_MS).toISOString().slice(0, 10);
 }
 
-/** `YYYY-MM-DDTHH:mm:ss.sssZ` of an instant in ms (INTERFACE.md: a date-time is written in UTC). */
+/** `YYYY-MM-DDTHH:mm:ss.sssZ` of an instant in ms (docs/api.md: a date-time is written in UTC). */
 export function formatDateTime(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -6,7 +6,7 @@
  *
  * Built without a comparator: the distinct values come from a native sort of a copy, each row's
  * rank from a binary search over them, and the permutation from a counting sort by rank (rows
- * ascending within a rank, so ties are in id order as INTERFACE.md "Ordering" needs).
+ * ascending within a rank, so ties are in id order as docs/api.md "Ordering" needs).
  */
 
 /** A double column's order. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { fold } from "../../src/collation/collation.ts";
 
 describe("fold", () => {
-  test("literal cases from INTERFACE.md", () => {
+  test("literal cases from docs/api.md", () => {
     expect(fold("José")).toBe("jose");
     expect(fold("ALICE")).toBe("alice");
     expect(fold("Émile")).toBe("emile");

@@ -39,7 +39,7 @@ function disagreements(strings: readonly string[]): string[] {
 
 describe("collationKey", () => {
   describe("literal cases", () => {
-    test("INTERFACE.md examples: digit runs by value, accents among the plain letters", () => {
+    test("docs/api.md examples: digit runs by value, accents among the plain letters", () => {
       expect(keySign(collationKey("alice.21@x")!, collationKey("alice.111@x")!)).toBe(-1);
       expect(keySign(collationKey("Eli")!, collationKey("Émile")!)).toBe(-1);
       expect(keySign(collationKey("Émile")!, collationKey("Emma")!)).toBe(-1);

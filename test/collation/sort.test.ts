@@ -38,7 +38,7 @@ function fastSort(values: readonly string[]): { order: number[]; ranks: number[]
 
 describe("sortByCollation", () => {
   describe("literal cases", () => {
-    test("INTERFACE.md examples, a slow-path value and ties by index", () => {
+    test("docs/api.md examples, a slow-path value and ties by index", () => {
       const values = ["Emma", "alice.111@x", "Émile", "日本", "Eli", "alice.21@x", "emma", "e\u0301mile"];
       expect(fastSort(values)).toEqual({
         // alice.21 < alice.111 < Eli < Émile = émile < Emma = emma < 日本

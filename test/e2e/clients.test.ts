@@ -3,7 +3,7 @@
  * Table over GET) in Debian's Chromium against the service started in-process over 100,000
  * generated users. Every answer the page shows is checked against the naive oracle
  * (test/support/oracle.ts) on the same records, with the Query built by hand per scenario
- * (INTERFACE.md "Ordering", "Matching", "GET /api/users", "POST /api/users").
+ * (docs/api.md "Ordering", "Matching", "GET /api/users", "POST /api/users").
  *
  * Needs /usr/bin/chromium: `sh scripts/install-chromium.sh` (as root). Run: `bun test test/e2e`.
  * Screenshots go to test-artifacts/.
@@ -65,7 +65,7 @@ const text = (column: ColumnId, op: "contains" | "startsWith" | "endsWith" | "eq
 const and = (...children: Predicate[]): Predicate => ({ kind: "and", children });
 const or = (...children: Predicate[]): Predicate => ({ kind: "or", children });
 const statusIs = (status: Status): Predicate => ({ kind: "status", codes: [STATUS_VALUES.indexOf(status)] });
-/** GET's `filter[id]=min,max`: an inclusive range (INTERFACE.md "GET /api/users"). */
+/** GET's `filter[id]=min,max`: an inclusive range (docs/api.md "GET /api/users"). */
 const idBetween = (min: number, max: number): Predicate =>
   and({ kind: "number", column: "id", op: "greaterThanOrEqual", value: min }, { kind: "number", column: "id", op: "lessThanOrEqual", value: max });
 
@@ -274,7 +274,7 @@ describe("AG Grid (Infinite Row Model, POST /api/users)", () => {
       const marTotal = await expectAgWindow(text("name", "contains", "mar"), [], 0);
       expect(marTotal).toBeGreaterThan(BLOCK);
 
-      // A text filter on status follows the text rules (INTERFACE.md): "inact" is a substring.
+      // A text filter on status follows the text rules (docs/api.md): "inact" is a substring.
       await floatingInput("status").fill("inact");
       await expectAgWindow(and(text("name", "contains", "mar"), text("status", "contains", "inact")), [], 0);
 
@@ -295,7 +295,7 @@ describe("AG Grid (Infinite Row Model, POST /api/users)", () => {
     "api.setFilterModel: number inRange, OR-combined text conditions, notBlank",
     async () => {
       await openDemo();
-      // inRange is exclusive at both ends (AG Grid's default; INTERFACE.md "number").
+      // inRange is exclusive at both ends (AG Grid's default; docs/api.md "number").
       await page.evaluate(() => window.gridApi.setFilterModel({ id: { filterType: "number", type: "inRange", filter: 1000, filterTo: 2000 } }));
       const inRange: Predicate = { kind: "number", column: "id", op: "inRange", value: 1000, valueTo: 2000 };
       expect(await expectAgWindow(inRange, [], 0)).toBe(999);

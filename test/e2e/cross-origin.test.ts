@@ -1,5 +1,5 @@
 /**
- * A browser page on another origin lists users with an API key (INTERFACE.md "HTTP envelope":
+ * A browser page on another origin lists users with an API key (docs/api.md "HTTP envelope":
  * CORS and API keys): the page, served by a separate server on another port, sends a GET and a
  * filtered POST (preflighted: JSON content type and an Authorization header) with
  * `Authorization: Bearer <key>`, reads the exposed ETag and X-Snapshot-Id, and is refused

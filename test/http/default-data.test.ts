@@ -1,5 +1,5 @@
 /**
- * Every rule of INTERFACE.md on the default data (100,000 generated users, seed 1): random GET
+ * Every rule of docs/api.md on the default data (100,000 generated users, seed 1): random GET
  * and POST requests over a real socket, checked against the naive oracle. The test builds the
  * expected query from the request itself, independently of src/query.
  */

@@ -1,5 +1,5 @@
 /**
- * The HTTP envelope over a real socket (INTERFACE.md "HTTP envelope"): conditional requests,
+ * The HTTP envelope over a real socket (docs/api.md "HTTP envelope"): conditional requests,
  * HEAD, compression, CORS, API keys, OPTIONS, trailing slashes, /readyz, /metrics, security
  * headers, the body limit while streaming, and the log of a client that hangs up mid-body.
  */

@@ -1,5 +1,5 @@
 /**
- * `serve` as a process (INTERFACE.md "HTTP envelope", Operations and Limits): draining on
+ * `serve` as a process (docs/api.md "HTTP envelope", Operations and Limits): draining on
  * SIGTERM with keep-alive requests in flight, memory under many large chunked bodies, the
  * configuration errors that stop it at start, and the warning when it listens beyond loopback
  * without API keys.

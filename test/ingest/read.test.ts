@@ -429,7 +429,7 @@ function idFile(format: (typeof FORMATS)[number], idTexts: string[]): string {
   return file("csv", `id,name,email,status\n${idTexts.map((id, i) => `${id},n${i},e${i},active`).join("\n")}\n`);
 }
 
-describe("ids beyond ±2^53 are refused, never rounded (INTERFACE.md)", () => {
+describe("ids beyond ±2^53 are refused, never rounded (docs/api.md)", () => {
   for (const format of FORMATS) {
     // ndjson and csv: record k on line k + 1 (after the header for csv); json: line k + 1 after "[".
     const lineOf = (k: number) => (format === "ndjson" ? k : k + 1);
@@ -478,7 +478,7 @@ describe("ids beyond ±2^53 are refused, never rounded (INTERFACE.md)", () => {
   });
 });
 
-describe("CSV ids are JSON numbers (INTERFACE.md: no hex, no spaces, no 1_000)", () => {
+describe("CSV ids are JSON numbers (docs/api.md: no hex, no spaces, no 1_000)", () => {
   const header = "id,name,email,status\n";
   test("anything outside the JSON number grammar is refused, quoted or not", async () => {
     const bad = ["0x10", "0b101", "0o7", " 5 ", "5 ", " 5", "1_000", "Infinity", "-Infinity", "NaN", "+5", ".5", "5.", "-.5", "01", "-01", "1e", "1e+", "e3", "--1", "1.2.3", "١٢", "５", "\t7"];

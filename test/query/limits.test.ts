@@ -16,7 +16,7 @@ function problemOf(parse: () => unknown): ProblemError {
 
 const text = (filter: string) => ({ filterType: "text", type: "contains", filter });
 
-describe("POST filter limits (INTERFACE.md, HTTP envelope: limits)", () => {
+describe("POST filter limits (docs/api.md, HTTP envelope: limits)", () => {
   test("a filter value longer than 256 characters is refused, like GET's", () => {
     expect(parsePostBody({ filterModel: { name: text("a".repeat(256)) } }, 1000).query.filter).toEqual({ kind: "text", column: "name", op: "contains", value: "a".repeat(256) });
     const p = problemOf(() => parsePostBody({ filterModel: { name: text("a".repeat(257)) } }, 1000));
@@ -67,7 +67,7 @@ describe("POST filter limits (INTERFACE.md, HTTP envelope: limits)", () => {
   });
 });
 
-describe("GET filter[id] (INTERFACE.md: a cleared range filter)", () => {
+describe("GET filter[id] (docs/api.md: a cleared range filter)", () => {
   test('"," alone is no filter; one bound is a half range', () => {
     expect(parseGetQuery("filter[id]=,", 1000)).toEqual({ query: { filter: null, sort: [], offset: 0, limit: 10 }, page: 1, pageSize: 10, meta: {} });
     expect(parseGetQuery("filter%5Bid%5D=%2C&filter[name]=a", 1000).meta).toEqual({ filters: { name: "a" } });

@@ -16,7 +16,7 @@ function fromCsv(values: string[], rows = values.length) {
   return inferKind(profile, rows);
 }
 
-describe("kind inference (INTERFACE.md)", () => {
+describe("kind inference (docs/api.md)", () => {
   test("JSON values: each kind from its values, nulls ignored", () => {
     expect(fromJson([1, 2.5, null, -3])).toEqual({ kind: "number" });
     expect(fromJson(["2024-01-01", null, "1999-12-31"])).toEqual({ kind: "date" });

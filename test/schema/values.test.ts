@@ -33,7 +33,7 @@ describe("dates", () => {
 });
 
 describe("date-times", () => {
-  test("every form INTERFACE.md names, to the same instant", () => {
+  test("every form docs/api.md names, to the same instant", () => {
     const instant = Date.parse("2024-03-01T12:34:56.789Z");
     for (const text of ["2024-03-01T12:34:56.789Z", "2024-03-01 12:34:56.789Z", "2024-03-01T12:34:56.789", "2024-03-01T14:34:56.789+02", "2024-03-01T14:34:56.789+0200", "2024-03-01T10:04:56.789-02:30", "2024-03-01T12:34:56.789000Z"]) {
       expect(parseDateTime(text)).toBe(instant);

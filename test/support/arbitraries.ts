@@ -1,7 +1,7 @@
 /**
  * fast-check arbitraries for property tests of the query engine against the naive oracle
  * (test/support/oracle.ts): random record sets built to make ties and near-ties frequent
- * under INTERFACE.md's "Ordering" rule, and random queries built to hit the edges of its
+ * under docs/api.md's "Ordering" rule, and random queries built to hit the edges of its
  * "Matching" rule and of the `Query` / `Predicate` / `SortKey` semantics in src/query/types.ts.
  */
 import fc from "fast-check";

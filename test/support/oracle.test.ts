@@ -1,6 +1,6 @@
 /**
  * Tests of the oracle itself: literal expectations on a hand-written dataset, each worked out
- * by hand from INTERFACE.md ("Ordering", "Matching") and src/query/types.ts, then a few
+ * by hand from docs/api.md ("Ordering", "Matching") and src/query/types.ts, then a few
  * self-consistency properties over the arbitraries (which also exercise the arbitraries).
  */
 import { describe, expect, test } from "bun:test";

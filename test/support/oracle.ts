@@ -1,5 +1,5 @@
 /**
- * The naive test oracle for the query engine: INTERFACE.md ("Ordering", "Matching") and the
+ * The naive test oracle for the query engine: docs/api.md ("Ordering", "Matching") and the
  * documented semantics of `Query` / `Predicate` / `SortKey` (src/query/types.ts), written out
  * as plainly as possible with `filter`, a comparator `sort` and `slice`.
  *
@@ -17,11 +17,11 @@ import { STATUS_VALUES, type ColumnId, type UserRecord } from "../../src/schema.
  * 1. Filter: keep the records for which {@link naiveMatches} holds (all when `filter` is null).
  * 2. Sort: by each sort key in turn ({@link naiveCompare}); rows still tied after the last key
  *    by `id`, ascending when the last key is ascending and descending when it is descending;
- *    `id` ascending when there are no keys (INTERFACE.md "Ordering"; types.ts `SortKey`).
+ *    `id` ascending when there are no keys (docs/api.md "Ordering"; types.ts `SortKey`).
  * 3. Window: `slice(offset, offset + limit)` (types.ts `Query`).
  *
  * @returns `rows`: the window, as the input record objects (not copies), in order;
- *   `total`: the number of matching records (before the window), as INTERFACE.md's `total`.
+ *   `total`: the number of matching records (before the window), as docs/api.md's `total`.
  */
 export function naiveQuery(
   records: readonly UserRecord[],
@@ -34,7 +34,7 @@ export function naiveQuery(
 }
 
 /**
- * True when `record` satisfies `predicate` (types.ts `Predicate`; INTERFACE.md "Matching").
+ * True when `record` satisfies `predicate` (types.ts `Predicate`; docs/api.md "Matching").
  *
  * - `text`: `fold(cell)` against `fold(value)`, where the cell is the name / email, `String(id)`
  *   for `id`, the enum value for `status`: contains = includes, notContains = !includes,
@@ -66,7 +66,7 @@ export function naiveMatches(record: UserRecord, predicate: Predicate): boolean 
 }
 
 /**
- * Compares two records by `sort` (types.ts `SortKey`; INTERFACE.md "Ordering").
+ * Compares two records by `sort` (types.ts `SortKey`; docs/api.md "Ordering").
  *
  * Per key: `name` / `email` by `collator.compare`; `status` by its enum value string with
  * `collator.compare` (active < inactive); `id` numerically, or with `absolute` by `Math.abs(id)`
@@ -107,7 +107,7 @@ function cellString(record: UserRecord, column: ColumnId): string {
   }
 }
 
-/** One text filter on one cell (INTERFACE.md "Matching"). */
+/** One text filter on one cell (docs/api.md "Matching"). */
 function matchesText(cell: string, op: string, value: string): boolean {
   const folded = fold(cell);
   const needle = fold(value);
@@ -132,7 +132,7 @@ function matchesText(cell: string, op: string, value: string): boolean {
   throw new Error(`oracle: unknown text op ${op}`);
 }
 
-/** One number filter on an id (INTERFACE.md "number"; types.ts `Predicate`, `number`). */
+/** One number filter on an id (docs/api.md "number"; types.ts `Predicate`, `number`). */
 function matchesNumber(id: number, op: string, value: number, valueTo: number | undefined): boolean {
   switch (op) {
     case "equals":
@@ -172,7 +172,7 @@ function setValueEquals(record: UserRecord, column: ColumnId, value: string): bo
   }
 }
 
-/** One column's ascending order (INTERFACE.md "Ordering"): strings and status by the collator, id by value. */
+/** One column's ascending order (docs/api.md "Ordering"): strings and status by the collator, id by value. */
 function compareColumn(a: UserRecord, b: UserRecord, column: ColumnId): number {
   switch (column) {
     case "id":
