@@ -23,7 +23,7 @@ import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { type Handler, type RouteSpec, allowOf, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
 import type { ServerMetrics } from "./metrics.ts";
-import { getUsersDoc, healthDoc, openApiDocumentation, postUsersDoc } from "./openapi-doc.ts";
+import { getUsersDoc, healthDoc, metricsDoc, openApiDocumentation, postUsersDoc, readyDoc } from "./openapi-doc.ts";
 import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, textResponse } from "./responses.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
@@ -211,23 +211,6 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
   };
 }
 
-/** OpenAPI description of GET /readyz. */
-const READY_DOC = {
-  summary: "Readiness: 200 once a snapshot is serving, 503 problem+json while starting or draining",
-  tags: ["service"],
-  responses: {
-    200: { description: "Ready", content: { "application/json": { schema: { type: "object", properties: { status: { type: "string", enum: ["ready"] }, rows: { type: "integer" }, snapshotId: { type: "string" } } } } } },
-    503: { description: "Starting or draining (problem+json, RFC 9457)" },
-  },
-};
-
-/** OpenAPI description of GET /metrics. */
-const METRICS_DOC = {
-  summary: "Metrics in the Prometheus text format (an API key is needed when keys are on)",
-  tags: ["service"],
-  responses: { 200: { description: "Prometheus text exposition format 0.0.4", content: { "text/plain": { schema: { type: "string" } } } } },
-};
-
 /**
  * Builds the Elysia app: its routes describe the OpenAPI document, and serve `app.handle`
  * (tests) and the routes without a plain handler (the document, the docs UI, the plugins').
@@ -247,8 +230,8 @@ export function createApp(options: AppOptions, users = usersHandlers(options), o
     // The docs UI: /openapi and the Scalar bundle under /openapi/assets/ (scripts/build-assets.ts).
     .use(staticAssetsPlugin("docs"))
     .get("/healthz", ({ request }) => operations.healthz(request), { detail: healthDoc as never })
-    .get("/readyz", ({ request }) => operations.readyz(request), { detail: READY_DOC as never })
-    .get("/metrics", ({ request }) => operations.metrics(request), { detail: METRICS_DOC as never })
+    .get("/readyz", ({ request }) => operations.readyz(request), { detail: readyDoc as never })
+    .get("/metrics", ({ request }) => operations.metrics(request), { detail: metricsDoc as never })
     .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize) as never })
     .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never });
   for (const plugin of options.plugins ?? []) app.use(plugin);

@@ -31,6 +31,11 @@ export interface ServeProcess {
   logs: () => { level: number; msg: string; [key: string]: unknown }[];
   /** Resolves once a line with `msg` is logged. */
   waitForLog: (msg: string, timeoutMs?: number) => Promise<void>;
+  /**
+   * Resolves once the process has exited and its stderr is read to the end: every line it
+   * logged is then in {@link logs} (an exit can be seen before the pipe's last bytes are read).
+   */
+  finished: () => Promise<void>;
   /** Resident set size now, in bytes (Linux /proc). */
   rss: () => number;
   /** Kills the process (SIGKILL) unless it has exited: for a test's `finally`, so no child outlives it. */
@@ -52,7 +57,7 @@ export async function spawnServe(snapshot: string, args: string[] = [], env: Rec
   const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
   let text = "";
   const waiters = new Set<() => void>();
-  (async () => {
+  const stderrRead = (async () => {
     const decoder = new TextDecoder();
     const reader = child.stderr.getReader();
     for (;;) {
@@ -108,6 +113,10 @@ export async function spawnServe(snapshot: string, args: string[] = [], env: Rec
     child,
     logs: () => lines,
     waitForLog,
+    finished: async () => {
+      await child.exited;
+      await stderrRead;
+    },
     rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024,
     dispose: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
