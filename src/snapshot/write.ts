@@ -221,37 +221,56 @@ export interface WriteOptions {
  */
 export function writeSnapshot(path: string, store: Store, options: WriteOptions = {}): { snapshotId: string; bytes: number } {
   const layout = layoutSnapshot(store, options.createdAt ?? new Date().toISOString());
-  removeStaleTemporaryFiles(path);
-  const tmp = temporaryPath(path);
-  // Registered before it exists: a signal handler that runs once it does must find it.
-  pendingTemporaryFiles.add(tmp);
-  let fd: number;
+  const { tmp, fd } = openTemporary(path);
   try {
-    fd = openSync(tmp, "w");
-  } catch (error) {
-    pendingTemporaryFiles.delete(tmp);
-    throw error;
-  }
-  let position = 0;
-  try {
+    let position = 0;
     for (const piece of layout.pieces) {
       let done = 0;
       while (done < piece.length) done += writeSync(fd, piece, done, piece.length - done, position + done);
       position += piece.length;
     }
     fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, path);
+    commitTemporary(fd, tmp, path);
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {}
-    rmSync(tmp, { force: true });
+    abandonTemporary(fd, tmp);
     throw error;
-  } finally {
-    pendingTemporaryFiles.delete(tmp);
   }
   return { snapshotId: layout.checksum, bytes: layout.bytes };
+}
+
+/**
+ * Opens the temporary file of a write to `path` (see {@link temporaryPath}), after removing the
+ * stale ones of earlier writes ({@link removeStaleTemporaryFiles}). The file is registered as
+ * pending before it exists, and created on this thread, so that a signal handler sees it exactly
+ * when it is there ({@link removePendingTemporaryFiles}).
+ * @throws the file system's error (nothing is left registered)
+ */
+function openTemporary(path: string): { tmp: string; fd: number } {
+  removeStaleTemporaryFiles(path);
+  const tmp = temporaryPath(path);
+  pendingTemporaryFiles.add(tmp);
+  try {
+    return { tmp, fd: openSync(tmp, "w") };
+  } catch (error) {
+    pendingTemporaryFiles.delete(tmp);
+    throw error;
+  }
+}
+
+/** Closes a fully written and fsynced temporary file and renames it over `path` (atomic on one file system). */
+function commitTemporary(fd: number, tmp: string, path: string): void {
+  closeSync(fd);
+  renameSync(tmp, path);
+  pendingTemporaryFiles.delete(tmp);
+}
+
+/** Closes (if still open) and removes a temporary file whose write failed; the target is untouched. */
+function abandonTemporary(fd: number, tmp: string): void {
+  try {
+    closeSync(fd);
+  } catch {}
+  rmSync(tmp, { force: true });
+  pendingTemporaryFiles.delete(tmp);
 }
 
 /** `fs.write` of a byte range at a file position, resolving to the bytes written (off this thread). */
@@ -274,36 +293,20 @@ const WRITE_SLICE_BYTES = 32 << 20;
  */
 export async function writeSnapshotAsync(path: string, store: Store, options: WriteOptions = {}): Promise<{ snapshotId: string; bytes: number }> {
   const layout = layoutSnapshot(store, options.createdAt ?? new Date().toISOString());
-  removeStaleTemporaryFiles(path);
-  const tmp = temporaryPath(path);
-  // Registered before it exists, and created and renamed on this thread, so that a signal
-  // handler sees the file exactly when it is there (writes in flight on an unlinked file are harmless).
-  pendingTemporaryFiles.add(tmp);
-  let fd: number;
+  // Created and renamed on this thread (writes in flight on an unlinked file are harmless).
+  const { tmp, fd } = openTemporary(path);
   try {
-    fd = openSync(tmp, "w");
-  } catch (error) {
-    pendingTemporaryFiles.delete(tmp);
-    throw error;
-  }
-  let position = 0;
-  try {
+    let position = 0;
     for (const piece of layout.pieces) {
       let done = 0;
       while (done < piece.length) done += await writeAsync(fd, piece, done, Math.min(piece.length - done, WRITE_SLICE_BYTES), position + done);
       position += piece.length;
     }
     await fsyncAsync(fd);
-    closeSync(fd);
-    renameSync(tmp, path);
+    commitTemporary(fd, tmp, path);
   } catch (error) {
-    try {
-      closeSync(fd);
-    } catch {}
-    rmSync(tmp, { force: true });
+    abandonTemporary(fd, tmp);
     throw error;
-  } finally {
-    pendingTemporaryFiles.delete(tmp);
   }
   return { snapshotId: layout.checksum, bytes: layout.bytes };
 }
