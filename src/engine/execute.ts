@@ -113,6 +113,9 @@ function filterOf(engine: Engine, query: Query): { result: FilterResult; key: st
   return { result, key };
 }
 
+/** No sort keys: for costs that do not depend on them (planner.ts `queryCost` reads keys only for a known match set). */
+const NO_KEYS: SortKey[] = [];
+
 /** The order cache's key of a filter (its cache key) and normalized sort keys. */
 function orderCacheKey(filterKey: string, keys: SortKey[]): string {
   return `${filterKey}|${JSON.stringify(keys)}`;
@@ -123,12 +126,14 @@ function orderCacheKey(filterKey: string, keys: SortKey[]): string {
  * (planner.ts `queryCost`), in cost units. Looks the caches up without touching recency.
  */
 export function estimateCost(engine: Engine, query: Query): number {
-  const keys = normalizeSort(query.sort);
-  if (query.filter === null) return queryCost(engine.store, query, keys, true, null, true);
+  // Unfiltered and cached non-set filters (most cheap requests) are priced before the sort keys
+  // are normalized: this runs on every request, before executeQuery normalizes them again.
+  if (query.filter === null) return queryCost(engine.store, query, NO_KEYS, true, null, true);
   const filterKey = filterCacheKey(query.filter);
   const cached = engine.filters.peek(filterKey);
-  if (cached === undefined) return queryCost(engine.store, query, keys, false, null, false);
-  if (cached.kind !== "set") return queryCost(engine.store, query, keys, true, null, true);
+  if (cached === undefined) return queryCost(engine.store, query, NO_KEYS, false, null, false);
+  if (cached.kind !== "set") return queryCost(engine.store, query, NO_KEYS, true, null, true);
+  const keys = normalizeSort(query.sort);
   const order = engine.orders.peek(orderCacheKey(filterKey, keys));
   return queryCost(engine.store, query, keys, true, cached.set, order?.ordered != null);
 }
