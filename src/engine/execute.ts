@@ -14,7 +14,7 @@ import type { Query, SortKey } from "../query/types.ts";
 import { ALL_STATUS, STATUS_VALUES } from "../schema.ts";
 import { setListBits } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
-import { emptyBitmap, selectRows } from "./bitmap.ts";
+import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
 import { ByteLru } from "./cache.ts";
 import { type FilterResult, type MatchSet, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";

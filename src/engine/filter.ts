@@ -5,6 +5,8 @@
  * search over the ascending ids; status predicates through the status codes.
  */
 import { fold } from "../collation/collation.ts";
+import { bytesMatch } from "../bits/folded-match.ts";
+import { KINDS } from "../kinds/registry.ts";
 import { ALL_STATUS, STATUS_VALUES, type StringColumnId, singleStatus } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
 import { stringValueAt } from "../store/records.ts";
@@ -22,7 +24,7 @@ import {
   notInPlace,
   orInPlace,
   setRange,
-} from "./bitmap.ts";
+} from "../bits/bitmap.ts";
 
 /** A posting list of a trigram index, referenced rather than decoded. */
 export interface ListRef {
@@ -203,6 +205,10 @@ function evalNode(store: Store, p: Predicate): Node {
       return idNumber(store, p.op, p.value, p.valueTo);
     case "set":
       return setNode(store, p.column, p.values);
+    case "column": {
+      const column = store.columns[p.column];
+      return bitsNode(KINDS[column.spec.kind].evaluate(column, p.test, store.rowCount));
+    }
     case "and":
       return andNodes(store, p.children.map((c) => evalNode(store, c)));
     case "or":
@@ -512,35 +518,6 @@ function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
     if (lo < b.length && b[lo] === x) out[k++] = x;
   }
   return out.subarray(0, k);
-}
-
-/** Does row's folded value (bytes[start..end)) satisfy op against needle? Byte compare. */
-function bytesMatch(bytes: Uint8Array, start: number, end: number, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): boolean {
-  const len = end - start;
-  const m = needle.length;
-  if (m > len) return false;
-  switch (op) {
-    case "equals":
-      if (m !== len) return false;
-      return sameBytes(bytes, start, needle);
-    case "startsWith":
-      return sameBytes(bytes, start, needle);
-    case "endsWith":
-      return sameBytes(bytes, end - m, needle);
-    case "contains": {
-      const first = needle[0];
-      const last = end - m;
-      for (let i = start; i <= last; i++) {
-        if (bytes[i] === first && sameBytes(bytes, i, needle)) return true;
-      }
-      return false;
-    }
-  }
-}
-
-function sameBytes(bytes: Uint8Array, at: number, needle: Uint8Array): boolean {
-  for (let j = 0; j < needle.length; j++) if (bytes[at + j] !== needle[j]) return false;
-  return true;
 }
 
 /** The candidates (ascending) whose folded value satisfies op; ascending. */

@@ -93,7 +93,10 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
         if (perm === null) return seg({ perm: store.rowsByStatus, start, end, reverse, statusOf: code });
         return seg({ perm, start: 0, end: n, reverse, statusMask: 1 << code, statusOf: code });
       }
-      const column = store.strings[k2.column as "name" | "email"];
+      const column = valueOrder(store, k2.column);
+      if (column.rowsByValueByStatus === null) {
+        return seg({ perm: column.rowsByValue, start: 0, end: n, reverse, statusMask: 1 << code, statusOf: code, rank: column.rankByRow, rest: keys.slice(2) });
+      }
       return seg({ perm: column.rowsByValueByStatus, start, end, reverse, statusOf: code, rank: column.rankByRow, rest: keys.slice(2) });
     });
   }
@@ -107,14 +110,27 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
     }
     return [seg({ perm, start: 0, end: n, reverse, statusMask: mask, statusOf: single })];
   }
-  const column = store.strings[k1.column];
+  const column = valueOrder(store, k1.column);
   const rest = keys.slice(1);
   if (mask === ALL_STATUS) return [seg({ perm: column.rowsByValue, start: 0, end: n, reverse, rank: column.rankByRow, rest })];
-  if (single >= 0) {
+  if (single >= 0 && column.rowsByValueByStatus !== null) {
     const [start, end] = partition(store, single);
     return [seg({ perm: column.rowsByValueByStatus, start, end, reverse, statusOf: single, rank: column.rankByRow, rest })];
   }
   return [seg({ perm: column.rowsByValue, start: 0, end: n, reverse, statusMask: mask, rank: column.rankByRow, rest })];
+}
+
+/**
+ * The value order of a column other than `id` and `status`: its rows by value, each row's rank
+ * (equal values share one; 0 is null, first) and, for the seed's string columns, the rows by value
+ * partitioned by status code (null for the other columns).
+ * @throws Error for a column the store lacks or one without an order (json): the parsers refuse both first
+ */
+export function valueOrder(store: Store, column: string): { rowsByValue: Uint32Array; rankByRow: Uint32Array; rowsByValueByStatus: Uint32Array | null } {
+  if (column === "name" || column === "email") return store.strings[column];
+  const stored = store.columns[column];
+  if (stored === undefined || stored.rowsByValue === null || stored.rankByRow === null) throw new Error(`column "${column}" has no order`);
+  return { rowsByValue: stored.rowsByValue, rankByRow: stored.rankByRow, rowsByValueByStatus: null };
 }
 
 /** Matches in a segment, known without walking it. */
@@ -139,7 +155,7 @@ export function rowComparator(store: Store, keys: SortKey[]): (a: number, b: num
     const sign = key.direction === "desc" ? -1 : 1;
     if (key.column === "status") return { sign, rank: store.statusCodes as ArrayLike<number>, abs: false };
     if (key.column === "id") return { sign, rank: null, abs: key.absolute };
-    return { sign, rank: store.strings[key.column].rankByRow as ArrayLike<number>, abs: false };
+    return { sign, rank: valueOrder(store, key.column).rankByRow as ArrayLike<number>, abs: false };
   });
   const ids = store.ids;
   return (a, b) => {
@@ -325,7 +341,7 @@ export function orderAll(store: Store, rows: Uint32Array, keys: SortKey[]): Uint
     return rows.slice().reverse();
   }
   if (keys.length === 1 && keys[0].column !== "id") {
-    const rank: ArrayLike<number> = keys[0].column === "status" ? store.statusCodes : store.strings[keys[0].column].rankByRow;
+    const rank: ArrayLike<number> = keys[0].column === "status" ? store.statusCodes : valueOrder(store, keys[0].column).rankByRow;
     const m = rows.length;
     const packed = new BigUint64Array(m);
     // little-endian (every platform Bun runs on): word 2i is the low half

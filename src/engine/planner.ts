@@ -14,6 +14,7 @@ import { type ColumnId, STATUS_VALUES } from "../schema.ts";
 import { findList, needleTrigrams } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
 import { fold } from "../collation/collation.ts";
+import { KINDS } from "../kinds/registry.ts";
 
 /** Named cost constants, in units (about 1 ns each; see the module comment). */
 export const COST = {
@@ -37,6 +38,8 @@ export const COST = {
   GATHER_ROW: 32,
   /** Per match and comparison of a comparator sort (several sort keys, or an absolute one). */
   COMPARE: 16,
+  /** One unit of a column kind's own work (src/kinds: kind.ts `work`, rows or values visited). */
+  COLUMN_WORK: 2,
 } as const;
 
 /**
@@ -70,6 +73,10 @@ export function filterCost(store: Store, predicate: Predicate): number {
       let cost = 0;
       for (const value of predicate.values) cost += textCost(store, predicate.column, "equals", value) + words(store) * COST.BITMAP_WORD;
       return cost;
+    }
+    case "column": {
+      const column = store.columns[predicate.column];
+      return KINDS[column.spec.kind].work(column, predicate.test, n) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD;
     }
     case "and":
     case "or": {

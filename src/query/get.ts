@@ -2,9 +2,13 @@
  * Parses GET /api/users query strings (TanStack Table's and the seed's spellings) into the
  * normalized query. Rules: docs/api.md "GET /api/users"; the seed, part 4.1.
  */
-import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
+import { STATUS_VALUES, statusCode } from "../schema.ts";
+import { SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { DECIMAL } from "../kinds/number.ts";
 import { type FieldError, fieldsProblem } from "./errors.ts";
-import type { Predicate, Query, SortDirection } from "./types.ts";
+import { columnList, columnOf } from "./columns.ts";
+import type { Predicate, Query, SeedColumnId, SortDirection } from "./types.ts";
 
 /** Longest accepted `filter[<col>]` value, in UTF-16 code units (docs/api.md). */
 export const MAX_FILTER_LENGTH = 256;
@@ -20,19 +24,20 @@ export interface GetRequest {
   /** Rows per page. */
   pageSize: number;
   /** The sort and filters applied, normalized (the response's `meta`). */
-  meta: { sortBy?: ColumnId; sortOrder?: SortDirection; filters?: Partial<Record<ColumnId, string>> };
+  meta: { sortBy?: string; sortOrder?: SortDirection; filters?: Record<string, string> };
 }
 
 const FILTER_KEY = /^filter\[([^\[\]]*)\]$/;
-const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 const INTEGER = /^\d+$/;
 
 /**
  * Parses a query string (`?` optional; brackets raw or percent-encoded, spaces as `+` or `%20`).
  * @param maxPageSize the largest accepted page size, in rows
+ * @param schema the served snapshot's schema: the columns `sortBy` and `filter[<col>]` may name
+ *   (docs/api.md "Columns beyond the four"); the seed's four by default
  * @throws ProblemError BAD_PARAMETER listing every bad parameter (docs/api.md "Errors")
  */
-export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
+export function parseGetQuery(search: string, maxPageSize: number, schema: Schema = SEED_SCHEMA): GetRequest {
   const errors: FieldError[] = [];
   const bad = (parameter: string, detail: string) => errors.push({ parameter, detail });
 
@@ -75,11 +80,13 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
     else pageSize = s;
   }
 
-  let sortBy: ColumnId | undefined;
+  let sortBy: string | undefined;
   const sort = either("sortBy", "sort");
   if (sort !== undefined) {
-    if (isColumnId(sort.value)) sortBy = sort.value;
-    else bad(sort.name, `unknown column "${sort.value}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+    const spec = columnOf(schema, sort.value);
+    if (spec === undefined) bad(sort.name, `unknown column "${sort.value}"; valid columns: ${columnList(schema)}`);
+    else if (!KINDS[spec.kind].sortable) bad(sort.name, `column "${spec.id}" is ${spec.kind}: it is returned, never sorted`);
+    else sortBy = spec.id;
   }
   let sortOrder: SortDirection = "asc";
   const order = either("sortOrder", "order", (s) => s.toLowerCase());
@@ -89,7 +96,7 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
     else bad(order.name, `must be "asc" or "desc" (got "${order.value}")`);
   }
 
-  const filters: Partial<Record<ColumnId, string>> = {};
+  const filters: Record<string, string> = {};
   const children: Predicate[] = [];
   for (const [name, raw] of values) {
     if (!name.startsWith("filter[")) continue;
@@ -99,8 +106,9 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
       continue;
     }
     const column = m[1];
-    if (!isColumnId(column)) {
-      bad(name, `unknown column "${column}"; valid columns: ${COLUMN_IDS.join(", ")}`);
+    const spec = columnOf(schema, column);
+    if (spec === undefined) {
+      bad(name, `unknown column "${column}"; valid columns: ${columnList(schema)}`);
       continue;
     }
     if (raw === "") continue;
@@ -108,7 +116,7 @@ export function parseGetQuery(search: string, maxPageSize: number): GetRequest {
       bad(name, `longer than ${MAX_FILTER_LENGTH} characters`);
       continue;
     }
-    const parsed = filterPredicate(column, raw);
+    const parsed = isSeedColumn(column) ? filterPredicate(column, raw) : columnFilter(spec.id, KINDS[spec.kind].getFilter(spec, raw));
     if (typeof parsed === "string") bad(name, parsed);
     else if (parsed !== null) {
       children.push(parsed.predicate);
@@ -181,13 +189,25 @@ function decodeComponent(text: string): string {
   }
 }
 
+/** True for the seed's four, whose GET filters keep their own forms. */
+function isSeedColumn(column: string): column is SeedColumnId {
+  return column === "id" || column === "name" || column === "email" || column === "status";
+}
+
+/** A kind's reading of a GET filter (src/kinds: kind.ts `getFilter`) as a predicate and its echo. */
+function columnFilter(column: string, parsed: ReturnType<(typeof KINDS)["number"]["getFilter"]>): { predicate: Predicate; echo: string } | string | null {
+  if (parsed === null || typeof parsed === "string") return parsed;
+  const children: Predicate[] = parsed.tests.map((test) => ({ kind: "column", column, test }));
+  return { predicate: children.length === 1 ? children[0] : { kind: "and", children }, echo: parsed.echo };
+}
+
 /**
  * One `filter[<col>]=<value>` (value non-empty) as a predicate and its normalized echo, or a
  * message saying what is wrong, or null when it asks for no filter (`filter[id]=,`).
  * name/email: substring; status: whole values, comma list = any; id: "42" equals, "10,50"
  * inclusive range with either side optional, "," no filter (docs/api.md).
  */
-function filterPredicate(column: ColumnId, value: string): { predicate: Predicate; echo: string } | string | null {
+function filterPredicate(column: SeedColumnId, value: string): { predicate: Predicate; echo: string } | string | null {
   if (column === "name" || column === "email") {
     return { predicate: { kind: "text", column, op: "contains", value }, echo: value };
   }

@@ -3,7 +3,12 @@
  * query. Rules: docs/api.md "POST /api/users" and "The two real clients"; AG Grid's filter
  * model (text, number, set, combined) and sort model.
  */
-import { COLUMN_IDS, type ColumnId, STATUS_VALUES, isColumnId, statusCode } from "../schema.ts";
+import { STATUS_VALUES, statusCode } from "../schema.ts";
+import { type ColumnSpec, SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
+import { compileColumnModel } from "../kinds/operators.ts";
+import { KINDS } from "../kinds/registry.ts";
+import type { SeedColumnId } from "./types.ts";
+import { columnList, columnOf } from "./columns.ts";
 import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
 import { MAX_FILTER_LENGTH } from "./get.ts";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
@@ -56,10 +61,12 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * Parses a decoded JSON body.
  * @param maxPageSize the largest accepted window (`endRow - startRow`), in rows
+ * @param schema the served snapshot's schema: the columns a sort or filter may name
+ *   (docs/api.md "Columns beyond the four"); the seed's four by default
  * @throws ProblemError BAD_BODY listing every bad field by JSON pointer, or
  *   GROUPING_NOT_SERVED when the body asks for row grouping or pivoting
  */
-export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
+export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema = SEED_SCHEMA): PostRequest {
   if (!isObject(body)) throw new ProblemError("BAD_BODY", "the body must be a JSON object", [{ pointer: "", detail: "must be a JSON object" }]);
   const grouping = GROUPING_FIELDS.filter((f) => Array.isArray(body[f]) && (body[f] as unknown[]).length > 0);
   if (body.pivotMode === true) grouping.push("pivotMode" as never);
@@ -94,12 +101,14 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
       sortModel.forEach((item, i) => {
         const at = `/sortModel/${i}`;
         if (!isObject(item)) return bad(at, "must be an object {colId, sort, type?}");
-        if (!isColumnId(item.colId)) return bad(`${at}/colId`, `unknown column ${shown(item.colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
+        const spec = columnOf(schema, item.colId);
+        if (spec === undefined) return bad(`${at}/colId`, `unknown column ${shown(item.colId)}; valid columns: ${columnList(schema)}`);
+        if (!KINDS[spec.kind].sortable) return bad(`${at}/colId`, `column "${spec.id}" is ${spec.kind}: it is returned, never sorted`);
         if (item.sort !== "asc" && item.sort !== "desc") return bad(`${at}/sort`, `must be "asc" or "desc" (got ${shown(item.sort)})`);
         if (item.type !== undefined && item.type !== null && item.type !== "default" && item.type !== "absolute") {
           return bad(`${at}/type`, `must be "default" or "absolute" (got ${shown(item.type)})`);
         }
-        sort.push({ column: item.colId, direction: item.sort, absolute: item.type === "absolute" });
+        sort.push({ column: spec.id, direction: item.sort, absolute: item.type === "absolute" });
       });
     }
   }
@@ -112,12 +121,13 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
       const children: Predicate[] = [];
       for (const [colId, model] of Object.entries(filterModel)) {
         const at = `/filterModel/${token(colId)}`;
-        if (!isColumnId(colId)) {
-          bad(at, `unknown column ${shown(colId)}; valid columns: ${COLUMN_IDS.join(", ")}`);
+        const spec = columnOf(schema, colId);
+        if (spec === undefined) {
+          bad(at, `unknown column ${shown(colId)}; valid columns: ${columnList(schema)}`);
           continue;
         }
         if (model === null || model === undefined) continue;
-        const p = modelPredicate(colId, model, at, bad);
+        const p = modelPredicate(spec, model, at, bad);
         if (p !== null) children.push(p);
       }
       filter = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
@@ -131,6 +141,11 @@ export function parsePostBody(body: unknown, maxPageSize: number): PostRequest {
 }
 
 type Bad = (pointer: string, detail: string) => void;
+
+/** True for the seed's four, whose models compile to the seed's own predicates. */
+function isSeed(spec: ColumnSpec): boolean {
+  return spec.id === "id" || spec.id === "name" || spec.id === "email" || spec.id === "status";
+}
 
 /** Leaves of a predicate tree: the simple conditions it tests. */
 function countLeaves(p: Predicate): number {
@@ -146,7 +161,7 @@ function tooLong(value: string): string | null {
 }
 
 /** One column's filter model (simple or combined) as a predicate; null after reporting errors. */
-function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad): Predicate | null {
+function modelPredicate(spec: ColumnSpec, model: unknown, at: string, bad: Bad): Predicate | null {
   if (!isObject(model)) {
     bad(at, "must be a filter model object");
     return null;
@@ -179,21 +194,30 @@ function modelPredicate(column: ColumnId, model: unknown, at: string, bad: Bad):
         bad(`${where}/filterType`, `must match the combined model's filterType ${shown(model.filterType)}`);
         return;
       }
-      const p = simplePredicate(column, c, where, bad);
+      const p = simplePredicate(spec, c, where, bad);
       if (p !== null) children.push(p);
     });
     if (children.length !== conditions.length) return null;
     return children.length === 1 ? children[0] : { kind: operator === "AND" ? "and" : "or", children };
   }
-  return simplePredicate(column, model, at, bad);
+  return simplePredicate(spec, model, at, bad);
 }
 
-/** A simple (non-combined) text, number or set model as a predicate; null after reporting errors. */
-function simplePredicate(column: ColumnId, model: unknown, at: string, bad: Bad): Predicate | null {
+/**
+ * A simple (non-combined) model as a predicate; null after reporting errors. The seed's four
+ * keep their own predicates (and indexes); the other columns go through the operator registry
+ * (src/kinds/operators.ts).
+ */
+function simplePredicate(spec: ColumnSpec, model: unknown, at: string, bad: Bad): Predicate | null {
   if (!isObject(model)) {
     bad(at, "must be a filter model object");
     return null;
   }
+  if (!isSeed(spec)) {
+    const test = compileColumnModel(KINDS[spec.kind], spec, model, at, bad);
+    return test === null ? null : { kind: "column", column: spec.id, test };
+  }
+  const column = spec.id as SeedColumnId;
   const describe = shown(model, 200);
   switch (model.filterType) {
     case "text": {

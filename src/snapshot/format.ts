@@ -1,16 +1,17 @@
 /**
- * The snapshot file format, version 3 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * The snapshot file format, version 4 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
  * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
  * loader views in place out of a memory map.
  */
 import { Packr } from "msgpackr";
-import { COLUMN_IDS, STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
+import { STRING_COLUMNS } from "../schema.ts";
+import type { Schema } from "../schema/kinds.ts";
 
 /** File magic: "USERSNAP" in ASCII. */
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -44,9 +45,8 @@ export interface SnapshotHeader {
   /** ISO 8601 time of the build. */
   createdAt: string;
   rowCount: number;
-  schema: {
-    columns: { id: string; type: "number" | "string" | "enum"; values?: string[] }[];
-  };
+  /** The snapshot's schema (docs/api.md "Columns beyond the four"): the seed's four, then the others. */
+  schema: Schema;
   /** The collation the permutations were built with, and the ICU version that built them. */
   collation: { locale: string; sensitivity: string; numeric: boolean; icu: string };
   /** Sections in file order. */
@@ -61,17 +61,12 @@ export interface SnapshotHeader {
  */
 export const headerPackr = new Packr({ useRecords: false, moreTypes: true });
 
-/** The schema block every version-1 header carries. */
-export function currentSchema(): SnapshotHeader["schema"] {
-  return {
-    columns: COLUMN_IDS.map((id) =>
-      id === "id"
-        ? { id, type: "number" as const }
-        : id === "status"
-          ? { id, type: "enum" as const, values: [...STATUS_VALUES] }
-          : { id, type: "string" as const },
-    ),
-  };
+/**
+ * Name of the section holding `part` of column `id` beyond the seed's four: `col.<id>.<part>`.
+ * Which parts a column has is its kind's (src/kinds: `KINDS[kind].parts`, element types in kind.ts `PART_TYPES`).
+ */
+export function columnSectionName(id: string, part: string): string {
+  return `col.${id}.${part}`;
 }
 
 /** Names of the sections a string column contributes, in file order. */

@@ -4,7 +4,11 @@
  * no other work that grows with the row count.
  */
 import { STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
-import type { Records, Store, StringColumn } from "../store/types.ts";
+import { COLUMN_ID, COLUMN_KINDS, PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
+import { PART_TYPES } from "../kinds/kind.ts";
+import { emptyStoredColumn } from "../kinds/ordered.ts";
+import { KINDS } from "../kinds/registry.ts";
+import type { Records, Store, StoredColumn, StringColumn } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,
@@ -13,7 +17,7 @@ import {
   SECTION_ALIGN,
   type SectionEntry,
   type SnapshotHeader,
-  currentSchema,
+  columnSectionName,
   hashBytes,
   headerPackr,
   stringSectionNames,
@@ -98,7 +102,8 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
   if (header.formatVersion !== FORMAT_VERSION) {
     fail(`format version ${header.formatVersion} is not supported (this build reads version ${FORMAT_VERSION}); rebuild it with \`snapshot build\``);
   }
-  if (JSON.stringify(header.schema) !== JSON.stringify(currentSchema())) fail("schema differs from this build's columns; rebuild it with `snapshot build`");
+  const schemaProblem = checkSchema(header.schema);
+  if (schemaProblem !== null) fail(`corrupt: ${schemaProblem}`);
   const rowCount = header.rowCount;
   if (!Number.isSafeInteger(rowCount) || rowCount < 0 || rowCount > 0xfffffffe) fail(`corrupt: bad row count ${rowCount}`);
 
@@ -160,6 +165,19 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     if (c.trigrams.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${bitmaps} is not a whole number of bitmaps`);
     strings[column] = c;
   }
+  const columns: Record<string, StoredColumn> = {};
+  for (const spec of header.schema.columns.slice(SEED_COLUMNS.length)) {
+    const column = emptyStoredColumn(spec);
+    for (const part of KINDS[spec.kind].parts) {
+      const length = part === "rankByRow" || part === "rowsByValue" ? rowCount : part === "foldedOffsets" ? rowCount + 1 : part === "blank" ? (rowCount + 31) >>> 5 : undefined;
+      (column as unknown as Record<string, unknown>)[part] = section(columnSectionName(spec.id, part), PART_TYPES[part], length);
+    }
+    const starts = column.rankStarts;
+    if (starts !== null && (starts.length < 2 || starts[starts.length - 1] !== rowCount)) fail(`corrupt: column ${spec.id}'s rank starts do not end at the row count`);
+    if (column.distinct !== null && starts !== null && starts.length !== column.distinct.length + 2) fail(`corrupt: column ${spec.id} has ${column.distinct.length} distinct values but ${starts.length} rank starts`);
+    if (column.foldedOffsets !== null && column.folded !== null && column.foldedOffsets[rowCount] !== column.folded.length) fail(`corrupt: column ${spec.id}'s folded offsets do not span its bytes`);
+    columns[spec.id] = column;
+  }
   const store: Store = {
     rowCount,
     ids: section("ids", "f64", rowCount),
@@ -169,10 +187,33 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     rowsByAbsId: byName.has("rowsByAbsId") ? section("rowsByAbsId", "u32", rowCount) : null,
     records,
     strings,
+    schema: header.schema,
+    columns,
     snapshotId: header.checksum,
   };
   let counted = 0;
   for (let i = 0; i < store.statusCounts.length; i++) counted += store.statusCounts[i];
   if (counted !== rowCount) fail("corrupt: status counts do not add up to the row count");
   return { store, header, bytes: file.length, loadMs: performance.now() - started };
+}
+
+/**
+ * What is wrong with a header's schema, or null: the seed's four first, exactly as
+ * schema/kinds.ts `SEED_COLUMNS`; then columns of known kinds with valid, distinct ids; enum
+ * values present on enums only; the partition `status`.
+ */
+function checkSchema(schema: unknown): string | null {
+  if (typeof schema !== "object" || schema === null || !Array.isArray((schema as Schema).columns)) return "the header has no schema";
+  const { columns, partition } = schema as Schema;
+  if (partition !== PARTITION_COLUMN) return `the partition column is ${JSON.stringify(partition)}, not "${PARTITION_COLUMN}"`;
+  if (JSON.stringify(columns.slice(0, SEED_COLUMNS.length)) !== JSON.stringify(SEED_COLUMNS)) return "the schema does not start with the seed's four columns";
+  const seen = new Set<string>();
+  for (const c of columns) {
+    if (typeof c !== "object" || c === null || typeof c.id !== "string" || !COLUMN_ID.test(c.id)) return `a column id ${JSON.stringify(c?.id)} is not valid`;
+    if (seen.has(c.id)) return `column ${c.id} is listed twice`;
+    seen.add(c.id);
+    if (!(COLUMN_KINDS as readonly string[]).includes(c.kind)) return `column ${c.id} has an unknown kind ${JSON.stringify(c.kind)}`;
+    if ((c.kind === "enum") !== Array.isArray(c.values)) return `column ${c.id}'s values do not fit its kind`;
+  }
+  return null;
 }

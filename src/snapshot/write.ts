@@ -19,11 +19,13 @@ import {
   type SectionEntry,
   type SnapshotHeader,
   alignUp,
-  currentSchema,
   hashBytes,
   headerPackr,
+  columnSectionName,
   stringSectionNames,
 } from "./format.ts";
+import { PART_TYPES } from "../kinds/kind.ts";
+import { KINDS } from "../kinds/registry.ts";
 
 /** A typed array that can be a section. */
 type SectionArray = Uint8Array | Uint32Array | Float64Array;
@@ -43,6 +45,15 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     // zeros whatever a server has assembled there: a snapshot's bytes depend on its data only
     { name: "bodyScratch", type: "u8", data: new Uint8Array(store.records.scratch.length) },
   );
+  for (const spec of store.schema.columns) {
+    const column = store.columns[spec.id];
+    if (column === undefined) continue;
+    for (const part of KINDS[spec.kind].parts) {
+      const data = column[part];
+      if (data === null) throw new Error(`internal: column "${spec.id}" lacks its ${part}`);
+      sections.push({ name: columnSectionName(spec.id, part), type: PART_TYPES[part], data });
+    }
+  }
   for (const column of STRING_COLUMNS) {
     const c = store.strings[column];
     const arrays: SectionArray[] = [
@@ -97,7 +108,7 @@ function layoutSnapshot(store: Store, createdAt: string): SnapshotLayout {
     formatVersion: FORMAT_VERSION,
     createdAt,
     rowCount: store.rowCount,
-    schema: currentSchema(),
+    schema: store.schema,
     collation: { locale: "en", sensitivity: "base", numeric: true, icu: process.versions.icu ?? "unknown" },
     sections: entries,
     checksum,

@@ -3,9 +3,13 @@
  * snapshot builder does once so that start-up and queries do none of it.
  */
 import { STATUS_VALUES, type UserRecord, statusCode } from "../schema.ts";
+import type { ColumnSpec } from "../schema/kinds.ts";
+import type { ConvertedColumn } from "../ingest/raw-column.ts";
 import { type ByteColumn, gatherByteColumn, packStrings } from "./byte-column.ts";
 import type { ColumnJob } from "./column-worker.ts";
-import { buildRecords } from "./records.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
+import { buildRecords, type RecordField } from "./records.ts";
 import { type BuiltStringColumn, buildStringColumn } from "./string-column.ts";
 import type { Store } from "./types.ts";
 
@@ -23,16 +27,32 @@ export interface InputColumns {
   emails: ByteColumn;
   /** Status codes (indexes into STATUS_VALUES). */
   statusCodes: Uint8Array;
+  /**
+   * The columns beyond the seed's four, in schema order, each converted to its kind's typed
+   * form in input order (ingest/raw-column.ts `convertColumn`; n rows each). Absent or empty:
+   * the seed's four alone. An enum's spec lists its values (declared, or inferred in collation order).
+   */
+  extra?: ExtraInput[];
+}
+
+/** One column beyond the seed's four, as a build takes it: its spec and its values in input order. */
+export interface ExtraInput {
+  spec: ColumnSpec;
+  column: ConvertedColumn;
 }
 
 /** Named steps of a build, reported to a progress callback. */
-export type BuildStep = "order" | "name" | "email" | "records" | "done";
+export type BuildStep = "order" | "name" | "email" | "columns" | "records" | "done";
 
 /** The store without its string columns, and those columns' values in row order. */
 interface Prepared {
   base: Omit<Store, "strings" | "records">;
   names: ByteColumn;
   emails: ByteColumn;
+  /** Store row → input position, or null when input order is row order. */
+  byId: Uint32Array | null;
+  /** The input's columns beyond the seed's four (input order). */
+  extra: ExtraInput[];
 }
 
 /**
@@ -59,7 +79,15 @@ function prepare(input: InputColumns): Prepared {
   for (let row = 0; row < n; row++) statusCounts[statusCodes[row]]++;
   const rowsByStatus = rowsGroupedByStatus(statusCodes, statusCounts);
   const rowsByAbsId = n > 0 && ids[0] < 0 ? orderByAbsId(ids) : null;
-  return { base: { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, snapshotId: "" }, names, emails };
+  const extra = input.extra ?? [];
+  const schema: Schema = { columns: [...SEED_COLUMNS, ...extra.map((e) => e.spec)], partition: PARTITION_COLUMN };
+  return {
+    base: { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, schema, columns: {}, snapshotId: "" },
+    names,
+    emails,
+    byId,
+    extra,
+  };
 }
 
 /**
@@ -71,18 +99,37 @@ function prepare(input: InputColumns): Prepared {
  */
 export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
   onStep?.("order");
-  const { base, names, emails } = prepare(input);
+  const prepared = prepare(input);
+  const { base, names, emails } = prepared;
   onStep?.("name");
   const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   onStep?.("email");
   const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
-  return finish(base, name, email, onStep);
+  return finish(prepared, name, email, onStep);
 }
 
-/** Joins the parts of a build: the records from the columns' literals, then the store. */
-function finish(base: Omit<Store, "strings" | "records">, name: BuiltStringColumn, email: BuiltStringColumn, onStep?: (step: BuildStep) => void): Store {
+/**
+ * Builds the columns beyond the seed's four, each by its kind (src/kinds), and their JSON
+ * literals in row order (for the records), in schema order.
+ */
+function buildExtraColumns(prepared: Prepared, onStep?: (step: BuildStep) => void): RecordField[] {
+  const fields: RecordField[] = [];
+  for (const { spec, column } of prepared.extra) {
+    onStep?.("columns");
+    const kind = KINDS[spec.kind];
+    prepared.base.columns[spec.id] = kind.build(spec, column, prepared.byId);
+    const literals = kind.literals(spec, column);
+    fields.push({ id: spec.id, literals: prepared.byId === null ? literals : gatherByteColumn(literals, prepared.byId) });
+  }
+  return fields;
+}
+
+/** Joins the parts of a build: the columns beyond the four, the records from the columns' literals, then the store. */
+function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, onStep?: (step: BuildStep) => void): Store {
+  const base = prepared.base;
+  const fields = buildExtraColumns(prepared, onStep);
   onStep?.("records");
-  const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals);
+  const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals, undefined, fields);
   onStep?.("done");
   return { ...base, records, strings: { name: name.column, email: email.column } };
 }
@@ -133,7 +180,7 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
     return Promise.reject(error);
   }
   onStep?.("email");
-  return emailColumn.then((email) => finish(base, name, email, onStep)).finally(() => worker.terminate());
+  return emailColumn.then((email) => finish(prepared, name, email, onStep)).finally(() => worker.terminate());
 }
 
 /**

@@ -76,6 +76,18 @@ const COLON = 0x3a;
 const EMAIL_KEY_LENGTH = 9;
 /** `,"status":"<value>"}` per status code. */
 const STATUS_TAILS: Piece[] = STATUS_VALUES.map((v) => piece(`,"status":"${v}"}`));
+/** `,"status":"<value>"` per status code: the tail when more fields follow. */
+const STATUS_MIDDLES: Piece[] = STATUS_VALUES.map((v) => piece(`,"status":"${v}"`));
+/** Byte that closes a record ('}'). */
+const CLOSE = 0x7d;
+
+/** A field after the seed's four in every record: its key and each row's value as JSON text. */
+export interface RecordField {
+  /** The column id (the record's key). */
+  id: string;
+  /** Each row's value as JSON text (src/kinds: kind.ts `literals`), UTF-8, in row order; n values. */
+  literals: ByteColumn;
+}
 /** Fixed bytes of one record: keys and punctuation, without the values and the status tail. */
 const RECORD_FIXED = ID_KEY_LENGTH + NAME_KEY_LENGTH + EMAIL_KEY_LENGTH;
 /** Byte every JSON string literal starts and ends with ('"'). */
@@ -114,14 +126,23 @@ function idLength(id: number): number {
  * @param names each row's name as a JSON string literal (byte-column.ts `packJsonLiterals`); n values
  * @param emails each row's email as a JSON string literal; n values
  * @param scratchBytes the scratch area's length, in bytes; default {@link scratchBytesFor}
+ * @param fields the columns beyond the seed's four, in schema order: each record gets
+ *   `,"<id>":<literal>` for each, after `status` (docs/api.md: records have every column, in schema order)
  * @throws RangeError when the records would exceed 4 GiB (offsets are 32-bit)
  */
-export function buildRecords(ids: Float64Array, statusCodes: Uint8Array, names: ByteColumn, emails: ByteColumn, scratchBytes?: number): Records {
+export function buildRecords(ids: Float64Array, statusCodes: Uint8Array, names: ByteColumn, emails: ByteColumn, scratchBytes?: number, fields: readonly RecordField[] = []): Records {
   const n = ids.length;
   const nameOffsets = names.offsets;
   const emailOffsets = emails.offsets;
+  const tails = fields.length === 0 ? STATUS_TAILS : STATUS_MIDDLES;
+  const keys = fields.map((f) => encoder.encode(`,${JSON.stringify(f.id)}:`));
   let size = n * RECORD_FIXED + (nameOffsets[n] - nameOffsets[0]) + (emailOffsets[n] - emailOffsets[0]);
-  for (let row = 0; row < n; row++) size += idLength(ids[row]) + STATUS_TAILS[statusCodes[row]].length;
+  for (let row = 0; row < n; row++) size += idLength(ids[row]) + tails[statusCodes[row]].length;
+  for (let f = 0; f < fields.length; f++) {
+    const o = fields[f].literals.offsets;
+    size += n * keys[f].length + (o[n] - o[0]);
+  }
+  if (fields.length > 0) size += n;
   if (size > MAX_RECORD_BYTES) throw new RangeError("records exceed 4 GiB");
   const aligned = Math.ceil(size / 8) * 8;
   const scratch = scratchBytes ?? scratchBytesFor(size, n);
@@ -151,11 +172,21 @@ export function buildRecords(ids: Float64Array, statusCodes: Uint8Array, names: 
     at += EMAIL_KEY_LENGTH;
     at = copyLiteral(emailBytes, emailView, emailOffsets[row], emailOffsets[row + 1], out, view, at);
 
-    const tail = STATUS_TAILS[statusCodes[row]];
+    const tail = tails[statusCodes[row]];
     const words = tail.words;
     const rest = tail.rest;
     for (let k = 0; k < words.length; k++, at += 4) view.setInt32(at, words[k], true);
     for (let k = 0; k < rest.length; k++) out[at++] = rest[k];
+    if (fields.length > 0) {
+      for (let f = 0; f < fields.length; f++) {
+        const key = keys[f];
+        for (let k = 0; k < key.length; k++) out[at++] = key[k];
+        const { bytes, offsets: o } = fields[f].literals;
+        const to = o[row + 1];
+        for (let j = o[row]; j < to; j++) out[at++] = bytes[j];
+      }
+      out[at++] = CLOSE;
+    }
     offsets[row + 1] = at;
   }
   return { bytes: out, offsets, scratch: new Uint8Array(buffer, aligned, scratch) };

@@ -5,7 +5,7 @@
  * script (Cyrillic and Greek letters are 2 bytes in UTF-8, CJK 3) is exactly one list. Dense
  * lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
  */
-import { rowsOfBitmap } from "../engine/bitmap.ts";
+import { rowsOfBitmap } from "../bits/bitmap.ts";
 import { STATUS_VALUES } from "../schema.ts";
 import type { TrigramIndex } from "./types.ts";
 

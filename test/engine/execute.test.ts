@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { popcount32 } from "../../src/engine/bitmap.ts";
+import { popcount32 } from "../../src/bits/bitmap.ts";
 import { createEngine, executeQuery, filterCacheKey } from "../../src/engine/execute.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
 import { ALL_STATUS, type UserRecord, singleStatus } from "../../src/schema.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { andInPlace, andInto, bitmapOfRows, countRows, emptyBitmap, fullBitmap, hasRow, notInPlace, orInPlace, popcount32, rowsOfBitmap, setRange } from "../../src/engine/bitmap.ts";
+import { andInPlace, andInto, bitmapOfRows, countRows, emptyBitmap, fullBitmap, hasRow, notInPlace, orInPlace, popcount32, rowsOfBitmap, setRange } from "../../src/bits/bitmap.ts";
 
 describe("bitmap", () => {
   test("literal ranges across word boundaries", () => {
@@ -38,7 +38,7 @@ describe("bitmap", () => {
 
 describe("selectRows and countAnd", () => {
   test("agree with plain arrays, both directions", async () => {
-    const { countAnd, selectRows } = await import("../../src/engine/bitmap.ts");
+    const { countAnd, selectRows } = await import("../../src/bits/bitmap.ts");
     const n = 300;
     fc.assert(
       fc.property(fc.uniqueArray(fc.nat(n - 1), { maxLength: 200 }), fc.uniqueArray(fc.nat(n - 1), { maxLength: 200 }), fc.nat(250), fc.nat(60), (a, b, offset, limit) => {

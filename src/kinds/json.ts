@@ -1,0 +1,26 @@
+/**
+ * The `json` kind (docs/api.md "Columns beyond the four"): any JSON value, kept and returned as
+ * given; never sorted or filtered (a sort or filter on it is a 400), so the store keeps nothing
+ * for it but its text in the records.
+ */
+import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { KindModule } from "./kind.ts";
+import { emptyStoredColumn } from "./ordered.ts";
+
+/** The `json` kind. */
+export const JSON_KIND: KindModule = {
+  kind: "json",
+  sortable: false,
+  filterTypes: [],
+  parts: [],
+  build: (spec) => emptyStoredColumn(spec),
+  literals: (_spec, converted) => (converted as Extract<ConvertedColumn, { kind: "json" }>).texts,
+  evaluate: (column) => {
+    throw new Error(`json column "${column.spec.id}" is not filtered`);
+  },
+  work: () => 0,
+  getFilter: (spec) => `column "${spec.id}" is json: it is returned, never filtered`,
+  dayInterval: null,
+  setValue: (spec) => ({ reason: `column "${spec.id}" is json: it is returned, never filtered` }),
+  jsonSchema: () => ({}),
+};

@@ -1,0 +1,86 @@
+/**
+ * What a column kind is, as a module (docs/api.md "Columns beyond the four"): how a column of
+ * the kind is built into the store, written into the JSON records, ordered, and how the column
+ * tests its operators compile to (src/query/types.ts `ColumnTest`) are evaluated into row sets.
+ * One {@link KindModule} per kind, listed in registry.ts; the engine and the HTTP layer know
+ * kinds only through it.
+ */
+import type { Bitmap } from "../bits/bitmap.ts";
+import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { ColumnTest } from "../query/types.ts";
+import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
+import type { ByteColumn } from "../store/byte-column.ts";
+import type { StoredColumn } from "../store/types.ts";
+
+/** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
+export type FilterType = "text" | "number" | "date" | "set";
+
+/** A part of a {@link StoredColumn} that holds a typed array (a snapshot section `col.<id>.<part>`). */
+export type StoredPart = "rankByRow" | "rowsByValue" | "rankStarts" | "distinct" | "folded" | "foldedOffsets" | "blank";
+
+/** The element type of each part, as the snapshot format names them. */
+export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
+  rankByRow: "u32",
+  rowsByValue: "u32",
+  rankStarts: "u32",
+  distinct: "f64",
+  folded: "u8",
+  foldedOffsets: "u32",
+  blank: "u32",
+};
+
+/** A GET `filter[col]=value` read by a kind: the tests (all must hold) and the normalized echo. */
+export interface GetFilter {
+  tests: ColumnTest[];
+  /** The value as `meta.filters` echoes it (docs/api.md "GET /api/users"). */
+  echo: string;
+}
+
+/** One column kind as a module. */
+export interface KindModule {
+  kind: ColumnKind;
+  /** False for `json` only (docs/api.md: sorting a json column is a 400). */
+  sortable: boolean;
+  /** The AG Grid filter types the kind takes (empty for `json`). */
+  filterTypes: readonly FilterType[];
+  /** The parts of a {@link StoredColumn} the kind sets (the others stay null). */
+  parts: readonly StoredPart[];
+  /**
+   * Builds the stored column.
+   * @param converted the column's values in input order (n rows)
+   * @param order store row → input position (ascending id); null when input order is row order
+   */
+  build(spec: ColumnSpec, converted: ConvertedColumn, order: Uint32Array | null): StoredColumn;
+  /**
+   * Every row's value as its JSON text (`null` for null), UTF-8, in input order; n values: what
+   * the records hold (docs/api.md: numbers and booleans as JSON, dates as `YYYY-MM-DD`, date-times
+   * as `YYYY-MM-DDTHH:mm:ss.sssZ`, enum and text as given, json as given).
+   */
+  literals(spec: ColumnSpec, converted: ConvertedColumn): ByteColumn;
+  /**
+   * The rows of `column` (rowCount rows) that pass `test`, as a new bitmap.
+   * @throws Error for a test the kind does not take (the parsers never build one)
+   */
+  evaluate(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap;
+  /** Rows (or values) `evaluate` visits for `test`: the planner's size of the work (planner.ts). */
+  work(column: StoredColumn, test: ColumnTest, rowCount: number): number;
+  /**
+   * A GET `filter[col]` value (non-empty, at most 256 characters) as tests, a reason it is
+   * refused (a 400), or null for no filter (`,` alone on a range kind).
+   */
+  getFilter(spec: ColumnSpec, value: string): GetFilter | string | null;
+  /**
+   * The stored value of a number filter's `filter`/`filterTo` (number kind only), or of a date
+   * filter's day bounds: for a UTC day number, the stored-value interval `[start, end)` it covers
+   * (date: [day, day + 1); datetime: milliseconds). Null for kinds without dates.
+   */
+  dayInterval: ((day: number) => [number, number]) | null;
+  /**
+   * A set filter's value as the folded output string it matches (docs/api.md "Filtering on any
+   * column"), or the reason it is refused (a value an enum or boolean column cannot hold, a
+   * number column's non-number).
+   */
+  setValue(spec: ColumnSpec, text: string): string | { reason: string };
+  /** The JSON Schema of one value (OpenAPI), nullable beyond the seed's four. */
+  jsonSchema(spec: ColumnSpec): Record<string, unknown>;
+}

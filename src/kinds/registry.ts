@@ -1,0 +1,22 @@
+/**
+ * The column kinds, each as its module (kind.ts), in one table: the only place that maps a
+ * kind's name to its code. Adding a kind is a module and a line here.
+ */
+import type { ColumnKind } from "../schema/kinds.ts";
+import { BOOLEAN_KIND, ENUM_KIND } from "./coded.ts";
+import { DATE_KIND, DATETIME_KIND } from "./date.ts";
+import type { KindModule } from "./kind.ts";
+import { JSON_KIND } from "./json.ts";
+import { NUMBER_KIND } from "./number.ts";
+import { TEXT_KIND } from "./text.ts";
+
+/** Every kind's module, by kind (docs/api.md "Columns beyond the four" lists the kinds). */
+export const KINDS: Record<ColumnKind, KindModule> = {
+  number: NUMBER_KIND,
+  text: TEXT_KIND,
+  enum: ENUM_KIND,
+  date: DATE_KIND,
+  datetime: DATETIME_KIND,
+  boolean: BOOLEAN_KIND,
+  json: JSON_KIND,
+};

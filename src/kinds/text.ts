@@ -1,0 +1,201 @@
+/**
+ * The `text` kind (docs/api.md "Columns beyond the four"): strings as given, null apart from
+ * "". Ordered by the collation rule (collation/sort.ts), nulls first; text filters on the folded
+ * value (a byte scan of the folded column), set filters on whole folded values; GET
+ * `filter[col]` a substring. Blank rows (null, or white space only) are a prebuilt bitmap.
+ */
+import { type Bitmap, emptyBitmap, notInPlace } from "../bits/bitmap.ts";
+import { bytesMatch, type PositiveTextOp } from "../bits/folded-match.ts";
+import { fold } from "../collation/collation.ts";
+import { foldColumn } from "../collation/fold-column.ts";
+import { sortUtf8ByCollation } from "../collation/sort.ts";
+import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { ColumnTest, TextOp } from "../query/types.ts";
+import type { ColumnSpec } from "../schema/kinds.ts";
+import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../store/byte-column.ts";
+import type { StoredColumn } from "../store/types.ts";
+import type { KindModule } from "./kind.ts";
+import { emptyStoredColumn, nullPassesText } from "./ordered.ts";
+
+type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;
+
+const encoder = new TextEncoder();
+const NULL_LITERAL = encoder.encode("null");
+
+/** Builds a text column: values gathered to store rows, collation order with nulls first, folded bytes, blank rows. */
+function buildText(spec: ColumnSpec, converted: ConvertedColumn, order: Uint32Array | null): StoredColumn {
+  const c = converted as TextColumn;
+  const n = c.isNull.length;
+  const strings = order === null ? c.strings : gatherByteColumn(c.strings, order);
+  let isNull = c.isNull;
+  if (order !== null) {
+    isNull = new Uint8Array(n);
+    for (let row = 0; row < n; row++) isNull[row] = c.isNull[order[row]];
+  }
+  const sorted = sortUtf8ByCollation(strings);
+  // Nulls first (rank 0, in row order), then the values in collation order, ranks renumbered densely from 1.
+  const rankByRow = new Uint32Array(n);
+  const rowsByValue = new Uint32Array(n);
+  let at = 0;
+  for (let row = 0; row < n; row++) if (isNull[row] === 1) rowsByValue[at++] = row;
+  const nulls = at;
+  const starts: number[] = [0, nulls];
+  let rank = 0;
+  let previous = -1;
+  for (let i = 0; i < n; i++) {
+    const row = sorted.order[i];
+    if (isNull[row] === 1) continue;
+    if (sorted.ranks[row] !== previous) {
+      previous = sorted.ranks[row];
+      rank++;
+      if (rank > 1) starts.push(at);
+    }
+    rankByRow[row] = rank;
+    rowsByValue[at++] = row;
+  }
+  if (rank > 0) starts.push(n);
+  else starts[1] = n;
+  const folded = foldColumn(strings);
+  const blank = emptyBitmap(n);
+  const fb = folded.bytes;
+  const fo = folded.offsets;
+  for (let row = 0; row < n; row++) {
+    if (isNull[row] === 1) {
+      blank[row >>> 5] |= 1 << (row & 31);
+      continue;
+    }
+    const start = fo[row];
+    if (start !== fo[row + 1]) {
+      const b = fb[start];
+      // a printable ASCII byte other than space cannot start a blank value
+      if (b > 0x20 && b < 0x80) continue;
+      if (stringAt(strings, row).trim() !== "") continue;
+    }
+    blank[row >>> 5] |= 1 << (row & 31);
+  }
+  return {
+    ...emptyStoredColumn(spec),
+    rankByRow,
+    rowsByValue,
+    rankStarts: Uint32Array.from(starts),
+    folded: folded.bytes,
+    foldedOffsets: folded.offsets,
+    blank,
+  };
+}
+
+/** Every row's JSON string literal (`null` for null), in input order. */
+function textLiterals(_spec: ColumnSpec, converted: ConvertedColumn): ByteColumn {
+  const c = converted as TextColumn;
+  const literals = packJsonLiterals(c.strings);
+  if (c.nulls === 0) return literals;
+  const n = c.isNull.length;
+  const bytes = new Uint8Array(literals.bytes.length + c.nulls * 4);
+  const offsets = new Uint32Array(n + 1);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    if (c.isNull[i] === 1) {
+      bytes.set(NULL_LITERAL, at);
+      at += 4;
+    } else {
+      const from = literals.offsets[i];
+      const to = literals.offsets[i + 1];
+      bytes.set(literals.bytes.subarray(from, to), at);
+      at += to - from;
+    }
+    offsets[i + 1] = at;
+  }
+  return { bytes: bytes.subarray(0, at), offsets };
+}
+
+/** The positive form of a text operator, and whether its result is complemented. */
+function positive(type: TextOp): { op: PositiveTextOp; negate: boolean } {
+  switch (type) {
+    case "notContains":
+      return { op: "contains", negate: true };
+    case "notEqual":
+      return { op: "equals", negate: true };
+    case "contains":
+    case "equals":
+    case "startsWith":
+    case "endsWith":
+      return { op: type, negate: false };
+    default:
+      throw new Error(`no positive form of ${type}`);
+  }
+}
+
+/**
+ * Evaluates a column test on a text column: blank tests from the blank bitmap, the others by
+ * one scan of the folded bytes (O(rowCount)); null rows pass only `notEqual`, `notContains`
+ * and `blank` (AG Grid's rule), and a set test's `nulls`.
+ */
+function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
+  const ranks = column.rankByRow as Uint32Array;
+  const bytes = column.folded as Uint8Array;
+  const offsets = column.foldedOffsets as Uint32Array;
+  const blank = column.blank as Uint32Array;
+  const bits = emptyBitmap(rowCount);
+  switch (test.op) {
+    case "null": {
+      const perm = column.rowsByValue as Uint32Array;
+      const nulls = (column.rankStarts as Uint32Array)[1];
+      for (let i = 0; i < nulls; i++) bits[perm[i] >>> 5] |= 1 << (perm[i] & 31);
+      return test.negate ? notInPlace(bits, rowCount) : bits;
+    }
+    case "text": {
+      if (test.type === "blank") return blank.slice();
+      if (test.type === "notBlank") return notInPlace(blank.slice(), rowCount);
+      const { op, negate } = positive(test.type);
+      const needle = encoder.encode(fold(test.value));
+      const nullPasses = nullPassesText(test.type);
+      for (let row = 0; row < rowCount; row++) {
+        const pass = ranks[row] === 0 ? nullPasses : bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle) !== negate;
+        if (pass) bits[row >>> 5] |= 1 << (row & 31);
+      }
+      return bits;
+    }
+    case "set": {
+      // needles by byte length: a row is compared only with the needles of its length
+      const byLength = new Map<number, Uint8Array[]>();
+      for (const v of new Set(test.values)) {
+        const needle = encoder.encode(v);
+        const list = byLength.get(needle.length);
+        if (list === undefined) byLength.set(needle.length, [needle]);
+        else list.push(needle);
+      }
+      for (let row = 0; row < rowCount; row++) {
+        if (ranks[row] === 0) continue;
+        const list = byLength.get(offsets[row + 1] - offsets[row]);
+        if (list === undefined) continue;
+        for (const needle of list) {
+          if (bytesMatch(bytes, offsets[row], offsets[row + 1], "equals", needle)) {
+            bits[row >>> 5] |= 1 << (row & 31);
+            break;
+          }
+        }
+      }
+      // docs/api.md: null in a set filter's values matches null and, on text columns, blank strings
+      if (test.nulls) for (let w = 0; w < bits.length; w++) bits[w] |= blank[w];
+      return bits;
+    }
+    case "range":
+      throw new Error(`a range test does not apply to text column "${column.spec.id}"`);
+  }
+}
+
+/** The `text` kind. */
+export const TEXT_KIND: KindModule = {
+  kind: "text",
+  sortable: true,
+  filterTypes: ["text", "set"],
+  parts: ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank"],
+  build: buildText,
+  literals: textLiterals,
+  evaluate: evaluateText,
+  work: (_column, test, rowCount) => (test.op === "text" && (test.type === "blank" || test.type === "notBlank") ? rowCount / 32 : rowCount * 4),
+  getFilter: (_spec, value) => ({ tests: [{ op: "text", type: "contains", value }], echo: value }),
+  dayInterval: null,
+  setValue: (_spec, text) => fold(text),
+  jsonSchema: () => ({ type: ["string", "null"] }),
+};
