@@ -45,6 +45,8 @@ export interface SnapshotHeader {
   /** ISO 8601 time of the build. */
   createdAt: string;
   rowCount: number;
+  /** Rows per records chunk, as a power of two (store/types.ts `Records`); sections `records.<c>`. */
+  recordChunkShift: number;
   /** The snapshot's schema (docs/api.md "Columns beyond the four"): the seed's four, then the others. */
   schema: Schema;
   /** The collation the permutations were built with, and the ICU version that built them. */
@@ -67,6 +69,11 @@ export const headerPackr = new Packr({ useRecords: false, moreTypes: true });
  */
 export function columnSectionName(id: string, part: string): string {
   return `col.${id}.${part}`;
+}
+
+/** Name of the section holding records chunk `c` (store/types.ts `Records`). */
+export function recordChunkName(c: number): string {
+  return `records.${c}`;
 }
 
 /** Names of the sections a string column contributes, in file order. */

@@ -3,6 +3,7 @@
  * in place: start-up reads the header and (by default) verifies the section hashes, and does
  * no other work that grows with the row count.
  */
+import { statSync } from "node:fs";
 import { STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
 import { COLUMN_ID, COLUMN_KINDS, PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
 import { PART_TYPES } from "../kinds/kind.ts";
@@ -19,6 +20,7 @@ import {
   type SnapshotHeader,
   columnSectionName,
   hashBytes,
+  recordChunkName,
   headerPackr,
   stringSectionNames,
 } from "./format.ts";
@@ -55,22 +57,127 @@ export interface LoadOptions {
    * Default true. Structure, bounds and the header CRC are always checked.
    */
   verify?: boolean;
+  /**
+   * Largest mapping, in bytes (default {@link MAX_WINDOW_BYTES}): a larger file is mapped in
+   * windows of whole sections. Tests set a small one to map a small file in windows.
+   */
+  maxWindowBytes?: number;
 }
 
 /**
- * Maps and validates a snapshot file.
+ * Largest mapping, in bytes: the runtime's largest ArrayBuffer is 4 GiB, so a larger file is
+ * mapped in windows of whole sections, each at most this long (see {@link planWindows}).
+ */
+export const MAX_WINDOW_BYTES = 2 ** 32 - 4096;
+
+/** Page size mappings are aligned to, in bytes. */
+const PAGE_BYTES = 4096;
+
+/** The bytes of a snapshot file: its length and a view of any section, wherever it is mapped. */
+interface SnapshotBytes {
+  /** The file's length, in bytes (may exceed 4 GiB). */
+  length: number;
+  /** The first bytes of the file (prefix and header), at least `min(length, want)` of them. */
+  head(want: number): Uint8Array;
+  /** A view of `byteLength` bytes at `offset` (a section), 8-byte aligned in its buffer. */
+  view(offset: number, byteLength: number): Uint8Array;
+}
+
+/** One mapping of a large file: bytes [start, end) of the file, start page-aligned. */
+export interface MapWindow {
+  start: number;
+  end: number;
+}
+
+/**
+ * How a file larger than one mapping is mapped: windows of whole sections in file order, each at
+ * most `maxWindow` bytes from its page-aligned start; a records chunk (`records.<c>`) starts a
+ * window, so that chunk 0 and the scratch area after it share one (store/rows-json.ts).
+ * Offsets are plain numbers: exact up to 2^53 bytes.
+ * @param sections the header's entries with their byte lengths, in file order
+ * @returns the windows, and for each section the index of the window holding it
+ * @throws RangeError when one section alone does not fit a window
+ */
+export function planWindows(sections: readonly { name: string; offset: number; bytes: number }[], maxWindow = MAX_WINDOW_BYTES): { windows: MapWindow[]; windowOf: number[] } {
+  const windows: MapWindow[] = [];
+  const windowOf: number[] = [];
+  for (const s of sections) {
+    const last = windows[windows.length - 1];
+    const end = s.offset + s.bytes;
+    if (last !== undefined && !s.name.startsWith("records.") && end - last.start <= maxWindow) {
+      last.end = Math.max(last.end, end);
+    } else {
+      const start = Math.floor(s.offset / PAGE_BYTES) * PAGE_BYTES;
+      if (end - start > maxWindow) throw new RangeError(`section ${s.name} is ${s.bytes} bytes, more than one mapping holds`);
+      windows.push({ start, end });
+    }
+    windowOf.push(windows.length - 1);
+  }
+  return { windows, windowOf };
+}
+
+/**
+ * Maps and validates a snapshot file: in one mapping when it fits, else in windows of whole
+ * sections ({@link planWindows}), so the file may be larger than 4 GiB.
  * @throws SnapshotError when the file is missing, truncated, corrupt (bad magic, header CRC,
  *   section bounds or hash), of another format version, or of another schema.
  */
 export function loadSnapshot(path: string, options: LoadOptions = {}): LoadedSnapshot {
   const started = performance.now();
-  let file: Uint8Array;
+  let size: number;
   try {
-    file = Bun.mmap(path, { shared: false });
+    size = statSync(path).size;
   } catch (error) {
     throw new SnapshotError(path, `cannot map the file (${(error as Error).message})`);
   }
-  return fromBytes(path, file, options, started);
+  const maxWindow = options.maxWindowBytes ?? MAX_WINDOW_BYTES;
+  if (size <= maxWindow) {
+    let file: Uint8Array;
+    try {
+      file = Bun.mmap(path, { shared: false });
+    } catch (error) {
+      throw new SnapshotError(path, `cannot map the file (${(error as Error).message})`);
+    }
+    return fromBytes(path, file, options, started);
+  }
+  return fromSource(path, windowedFile(path, size, maxWindow), options, started);
+}
+
+/** A file larger than one mapping: the head mapped at once, sections mapped by window on first use. */
+function windowedFile(path: string, size: number, maxWindow: number): SnapshotBytes & { plan(entries: readonly SectionEntry[]): void } {
+  const map = (offset: number, length: number): Uint8Array => {
+    try {
+      return Bun.mmap(path, { shared: false, offset, size: length });
+    } catch (error) {
+      throw new SnapshotError(path, `cannot map bytes ${offset}–${offset + length} (${(error as Error).message})`);
+    }
+  };
+  let windows: MapWindow[] = [];
+  const mapped: (Uint8Array | null)[] = [];
+  return {
+    length: size,
+    head: (want) => map(0, Math.min(size, want)),
+    plan(entries) {
+      const planned = planWindows(
+        entries.map((e) => ({ name: e.name, offset: e.offset, bytes: e.length * (ELEMENT_BYTES[e.type] ?? 1) })),
+        maxWindow,
+      );
+      windows = planned.windows;
+      mapped.length = 0;
+      for (let i = 0; i < windows.length; i++) mapped.push(null);
+    },
+    view(offset, byteLength) {
+      let w = 0;
+      while (w < windows.length && !(offset >= windows[w].start && offset + byteLength <= windows[w].end)) w++;
+      if (w === windows.length) throw new SnapshotError(path, `internal: no mapping holds bytes ${offset}–${offset + byteLength}`);
+      let bytes = mapped[w];
+      if (bytes === null) {
+        bytes = map(windows[w].start, windows[w].end - windows[w].start);
+        mapped[w] = bytes;
+      }
+      return bytes.subarray(offset - windows[w].start, offset - windows[w].start + byteLength);
+    },
+  };
 }
 
 /**
@@ -78,19 +185,25 @@ export function loadSnapshot(path: string, options: LoadOptions = {}): LoadedSna
  * @throws SnapshotError as {@link loadSnapshot}.
  */
 export function fromBytes(path: string, file: Uint8Array, options: LoadOptions = {}, started = performance.now()): LoadedSnapshot {
+  if (file.byteOffset % SECTION_ALIGN !== 0) throw new SnapshotError(path, "internal: buffer is not 8-byte aligned");
+  return fromSource(path, { length: file.length, head: () => file, view: (offset, byteLength) => file.subarray(offset, offset + byteLength) }, options, started);
+}
+
+/** Validates a snapshot from its bytes, however they are mapped, and views them as a store. */
+function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonly SectionEntry[]): void }, options: LoadOptions, started: number): LoadedSnapshot {
   const fail = (reason: string): never => {
     throw new SnapshotError(path, reason);
   };
-  if (file.byteOffset % SECTION_ALIGN !== 0) fail("internal: buffer is not 8-byte aligned");
   if (file.length < PREFIX_BYTES) fail(`not a snapshot: ${file.length} bytes is shorter than the ${PREFIX_BYTES}-byte prefix`);
+  const prefix = file.head(PREFIX_BYTES);
   for (let i = 0; i < MAGIC.length; i++) {
-    if (file[i] !== MAGIC[i]) fail("not a snapshot: bad magic (expected USERSNAP)");
+    if (prefix[i] !== MAGIC[i]) fail("not a snapshot: bad magic (expected USERSNAP)");
   }
-  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const view = new DataView(prefix.buffer, prefix.byteOffset, PREFIX_BYTES);
   const headerLength = view.getUint32(8, true);
   const headerCrc = view.getUint32(12, true);
   if (PREFIX_BYTES + headerLength > file.length) fail(`truncated: the header needs ${headerLength} bytes, the file has ${file.length - PREFIX_BYTES}`);
-  const headerBytes = file.subarray(PREFIX_BYTES, PREFIX_BYTES + headerLength);
+  const headerBytes = file.head(PREFIX_BYTES + headerLength).subarray(PREFIX_BYTES, PREFIX_BYTES + headerLength);
   if (Bun.hash.crc32(headerBytes) !== headerCrc) fail("corrupt: header checksum mismatch");
   let header: SnapshotHeader;
   try {
@@ -117,7 +230,16 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     if (entry.offset % SECTION_ALIGN !== 0) fail(`corrupt: section ${entry.name} is not 8-byte aligned`);
     const end = entry.offset + entry.length * size;
     if (end > file.length) fail(`truncated: section ${entry.name} ends at byte ${end}, the file has ${file.length}`);
-    if (verify && hashBytes(file.subarray(entry.offset, end)) !== entry.hash) fail(`corrupt: section ${entry.name} fails its checksum`);
+  }
+  if (file.plan !== undefined) {
+    try {
+      file.plan(header.sections);
+    } catch (error) {
+      fail(`corrupt: ${(error as Error).message}`);
+    }
+  }
+  for (const entry of header.sections) {
+    if (verify && hashBytes(file.view(entry.offset, entry.length * ELEMENT_BYTES[entry.type])) !== entry.hash) fail(`corrupt: section ${entry.name} fails its checksum`);
     hashes.push(entry.hash);
   }
   if (hashBytes(new TextEncoder().encode(hashes.join(""))) !== header.checksum) fail("corrupt: snapshot checksum mismatch");
@@ -127,18 +249,29 @@ export function fromBytes(path: string, file: Uint8Array, options: LoadOptions =
     if (!entry) return fail(`corrupt: section ${name} is missing`);
     if (entry.type !== type) fail(`corrupt: section ${name} has type ${entry.type}, expected ${type}`);
     if (length !== undefined && entry.length !== length) fail(`corrupt: section ${name} has ${entry.length} elements, expected ${length}`);
-    const at = file.byteOffset + entry.offset;
+    const bytes = file.view(entry.offset, entry.length * ELEMENT_BYTES[type]);
+    const at = bytes.byteOffset;
     return (
       type === "u8"
-        ? new Uint8Array(file.buffer, at, entry.length)
+        ? new Uint8Array(bytes.buffer, at, entry.length)
         : type === "u32"
-          ? new Uint32Array(file.buffer, at, entry.length)
-          : new Float64Array(file.buffer, at, entry.length)
+          ? new Uint32Array(bytes.buffer, at, entry.length)
+          : new Float64Array(bytes.buffer, at, entry.length)
     ) as T extends "u8" ? Uint8Array : T extends "u32" ? Uint32Array : Float64Array;
   };
 
-  const records: Records = { offsets: section("recordOffsets", "u32", rowCount + 1), bytes: section("records", "u8"), scratch: section("bodyScratch", "u8") };
-  if (records.offsets[0] !== 0 || records.offsets[rowCount] !== records.bytes.length) fail("corrupt: recordOffsets does not span records");
+  const chunkShift = header.recordChunkShift;
+  if (!Number.isInteger(chunkShift) || chunkShift < 0 || chunkShift > 31) fail(`corrupt: bad records chunk shift ${chunkShift}`);
+  const chunkCount = Math.max(1, Math.ceil(rowCount / 2 ** chunkShift));
+  const chunks: Uint8Array[] = [];
+  for (let c = 0; c < chunkCount; c++) chunks.push(section(recordChunkName(c), "u8"));
+  const records: Records = { chunkShift, chunks, offsets: section("recordOffsets", "u32", rowCount + chunkCount), scratch: section("bodyScratch", "u8") };
+  for (let c = 0; c < chunkCount; c++) {
+    // chunk c's offsets are at [first + c, last + c + 1]: from 0 to the chunk's length
+    const first = c * 2 ** chunkShift + c;
+    const last = Math.min(rowCount, (c + 1) * 2 ** chunkShift) + c;
+    if (records.offsets[first] !== 0 || records.offsets[last] !== chunks[c].length) fail(`corrupt: recordOffsets does not span ${recordChunkName(c)}`);
+  }
   const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
   for (const column of STRING_COLUMNS) {
     const [folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] = stringSectionNames(column);

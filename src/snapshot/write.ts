@@ -22,6 +22,7 @@ import {
   hashBytes,
   headerPackr,
   columnSectionName,
+  recordChunkName,
   stringSectionNames,
 } from "./format.ts";
 import { PART_TYPES } from "../kinds/kind.ts";
@@ -39,12 +40,15 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     { name: "rowsByStatus", type: "u32", data: store.rowsByStatus },
   ];
   if (store.rowsByAbsId) sections.push({ name: "rowsByAbsId", type: "u32", data: store.rowsByAbsId });
+  const { chunks } = store.records;
   sections.push(
     { name: "recordOffsets", type: "u32", data: store.records.offsets },
-    { name: "records", type: "u8", data: store.records.bytes },
-    // zeros whatever a server has assembled there: a snapshot's bytes depend on its data only
+    { name: recordChunkName(0), type: "u8", data: chunks[0] },
+    // zeros whatever a server has assembled there: a snapshot's bytes depend on its data only.
+    // Right after chunk 0, so that the loader maps the two together (store/rows-json.ts).
     { name: "bodyScratch", type: "u8", data: new Uint8Array(store.records.scratch.length) },
   );
+  for (let c = 1; c < chunks.length; c++) sections.push({ name: recordChunkName(c), type: "u8", data: chunks[c] });
   for (const spec of store.schema.columns) {
     const column = store.columns[spec.id];
     if (column === undefined) continue;
@@ -108,6 +112,7 @@ function layoutSnapshot(store: Store, createdAt: string): SnapshotLayout {
     formatVersion: FORMAT_VERSION,
     createdAt,
     rowCount: store.rowCount,
+    recordChunkShift: store.records.chunkShift,
     schema: store.schema,
     collation: { locale: "en", sensitivity: "base", numeric: true, icu: process.versions.icu ?? "unknown" },
     sections: entries,

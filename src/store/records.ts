@@ -17,8 +17,15 @@ const encoder = new TextEncoder();
 // ignoreBOM: a value may start with U+FEFF, which is kept
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Largest total a Uint32 offset can address, in bytes. */
-const MAX_RECORD_BYTES = 0xffffffff;
+/**
+ * Largest records chunk, in bytes: under 4 GiB (the runtime's largest ArrayBuffer, and what a
+ * Uint32 offset addresses) less room for the scratch area that shares chunk 0's buffer and the
+ * snapshot loader's page alignment (snapshot/load.ts maps chunk 0 and the scratch area together).
+ */
+export const MAX_CHUNK_BYTES = 2 ** 32 - 16 * 1024 * 1024;
+
+/** Most rows a store may have: row numbers and permutations are Uint32. */
+const MAX_CHUNK_SHIFT = 31;
 
 /** Largest scratch area a build reserves, in bytes (a 1,000-row body of 4 KiB records). */
 export const MAX_SCRATCH_BYTES = 4 * 1024 * 1024;
@@ -119,8 +126,29 @@ function idLength(id: number): number {
 }
 
 /**
- * Builds every row's record from the columns in row order, in one new ArrayBuffer that holds
- * the records and, after them, a zeroed scratch area of `scratchBytes`.
+ * The largest chunk shift (rows per chunk 2^shift) at which no chunk of records exceeds `limit`
+ * bytes: one chunk (shift 31) whenever the records fit, else halving the rows per chunk.
+ * @param sizes each row's record length in bytes; length n
+ * @throws RangeError when a single record exceeds `limit`
+ */
+export function chooseChunkShift(sizes: Uint32Array, limit: number): number {
+  for (let shift = MAX_CHUNK_SHIFT; shift >= 0; shift--) {
+    let largest = 0;
+    let sum = 0;
+    for (let row = 0; row < sizes.length; row++) {
+      if (row % 2 ** shift === 0) sum = 0;
+      sum += sizes[row];
+      if (sum > largest) largest = sum;
+    }
+    if (largest <= limit) return shift;
+  }
+  throw new RangeError(`a record is longer than ${limit} bytes`);
+}
+
+/**
+ * Builds every row's record from the columns in row order, in chunks of 2^shift rows (one chunk
+ * unless the records exceed `maxChunkBytes`), the first chunk's ArrayBuffer also holding, after
+ * it, a zeroed scratch area of `scratchBytes`.
  * @param ids each row's id (finite numbers); length n
  * @param statusCodes each row's status code; length n
  * @param names each row's name as a JSON string literal (byte-column.ts `packJsonLiterals`); n values
@@ -128,34 +156,68 @@ function idLength(id: number): number {
  * @param scratchBytes the scratch area's length, in bytes; default {@link scratchBytesFor}
  * @param fields the columns beyond the seed's four, in schema order: each record gets
  *   `,"<id>":<literal>` for each, after `status` (docs/api.md: records have every column, in schema order)
- * @throws RangeError when the records would exceed 4 GiB (offsets are 32-bit)
+ * @param maxChunkBytes the largest chunk, in bytes (default {@link MAX_CHUNK_BYTES}; tests use tiny ones)
+ * @throws RangeError when one record alone exceeds `maxChunkBytes`
  */
-export function buildRecords(ids: Float64Array, statusCodes: Uint8Array, names: ByteColumn, emails: ByteColumn, scratchBytes?: number, fields: readonly RecordField[] = []): Records {
+export function buildRecords(
+  ids: Float64Array,
+  statusCodes: Uint8Array,
+  names: ByteColumn,
+  emails: ByteColumn,
+  scratchBytes?: number,
+  fields: readonly RecordField[] = [],
+  maxChunkBytes: number = MAX_CHUNK_BYTES,
+): Records {
   const n = ids.length;
   const nameOffsets = names.offsets;
   const emailOffsets = emails.offsets;
   const tails = fields.length === 0 ? STATUS_TAILS : STATUS_MIDDLES;
   const keys = fields.map((f) => encoder.encode(`,${JSON.stringify(f.id)}:`));
-  let size = n * RECORD_FIXED + (nameOffsets[n] - nameOffsets[0]) + (emailOffsets[n] - emailOffsets[0]);
-  for (let row = 0; row < n; row++) size += idLength(ids[row]) + tails[statusCodes[row]].length;
-  for (let f = 0; f < fields.length; f++) {
-    const o = fields[f].literals.offsets;
-    size += n * keys[f].length + (o[n] - o[0]);
+  const sizes = new Uint32Array(n);
+  let size = 0;
+  const fixed = RECORD_FIXED + (fields.length > 0 ? 1 : 0);
+  for (let row = 0; row < n; row++) {
+    let length = fixed + idLength(ids[row]) + tails[statusCodes[row]].length;
+    length += nameOffsets[row + 1] - nameOffsets[row] + emailOffsets[row + 1] - emailOffsets[row];
+    for (let f = 0; f < fields.length; f++) {
+      const o = fields[f].literals.offsets;
+      length += keys[f].length + o[row + 1] - o[row];
+    }
+    sizes[row] = length;
+    size += length;
   }
-  if (fields.length > 0) size += n;
-  if (size > MAX_RECORD_BYTES) throw new RangeError("records exceed 4 GiB");
-  const aligned = Math.ceil(size / 8) * 8;
-  const scratch = scratchBytes ?? scratchBytesFor(size, n);
-  const buffer = new ArrayBuffer(aligned + scratch);
-  const out = new Uint8Array(buffer, 0, size);
-  const view = new DataView(buffer);
-  const offsets = new Uint32Array(n + 1);
+  const shift = size <= maxChunkBytes ? MAX_CHUNK_SHIFT : chooseChunkShift(sizes, maxChunkBytes);
+  const chunkRows = 2 ** shift;
+  const chunkCount = Math.max(1, Math.ceil(n / chunkRows));
+  const offsets = new Uint32Array(n + chunkCount);
+  const chunks: Uint8Array[] = [];
+  let scratch = new Uint8Array(0);
   const nameBytes = names.bytes;
   const emailBytes = emails.bytes;
   const nameView = new DataView(nameBytes.buffer, nameBytes.byteOffset, nameBytes.byteLength);
   const emailView = new DataView(emailBytes.buffer, emailBytes.byteOffset, emailBytes.byteLength);
+  let out = new Uint8Array(0);
+  let view = new DataView(out.buffer);
   let at = 0;
+  let chunk = -1;
+  /** Starts chunk c: a buffer of its rows' bytes (and, for chunk 0, the scratch area). */
+  const startChunk = (c: number) => {
+    let chunkSize = 0;
+    const end = Math.min(n, (c + 1) * chunkRows);
+    for (let row = c * chunkRows; row < end; row++) chunkSize += sizes[row];
+    const aligned = Math.ceil(chunkSize / 8) * 8;
+    const scratchLength = c === 0 ? (scratchBytes ?? scratchBytesFor(size, n)) : 0;
+    const buffer = new ArrayBuffer(aligned + scratchLength);
+    out = new Uint8Array(buffer, 0, chunkSize);
+    view = new DataView(buffer);
+    if (c === 0) scratch = new Uint8Array(buffer, aligned, scratchLength);
+    chunks.push(out);
+    at = 0;
+    chunk = c;
+  };
+  startChunk(0);
   for (let row = 0; row < n; row++) {
+    if (row >>> shift !== chunk) startChunk(row >>> shift);
     view.setInt32(at, ID_KEY_WORD, true);
     view.setUint16(at + 4, ID_KEY_HALF, true);
     at += ID_KEY_LENGTH;
@@ -187,9 +249,9 @@ export function buildRecords(ids: Float64Array, statusCodes: Uint8Array, names: 
       }
       out[at++] = CLOSE;
     }
-    offsets[row + 1] = at;
+    offsets[row + chunk + 1] = at;
   }
-  return { bytes: out, offsets, scratch: new Uint8Array(buffer, aligned, scratch) };
+  return { chunkShift: shift, chunks, offsets, scratch };
 }
 
 /** Writes String(id) at `at`; returns the end. */
@@ -246,10 +308,9 @@ function literalEnd(bytes: Uint8Array, start: number, limit: number): number {
  * @throws Error when the record is corrupt (not the layout {@link buildRecords} writes)
  */
 export function stringValueAt(store: Store, column: StringColumnId, row: number): string {
-  const { bytes, offsets } = store.records;
-  const end = offsets[row + 1];
+  const { bytes, start: recordStart, end } = recordSpan(store.records, row);
   const corrupt = () => new Error(`corrupt store: record ${row} does not have its ${column} where expected`);
-  let start = offsets[row] + ID_KEY_LENGTH + idLength(store.ids[row]) + NAME_KEY_LENGTH;
+  let start = recordStart + ID_KEY_LENGTH + idLength(store.ids[row]) + NAME_KEY_LENGTH;
   if (column === "email") {
     const nameEnd = bytes[start] === QUOTE ? literalEnd(bytes, start, end) : -1;
     if (nameEnd < 0) throw corrupt();
@@ -258,4 +319,13 @@ export function stringValueAt(store: Store, column: StringColumnId, row: number)
   const stop = start < end && bytes[start] === QUOTE ? literalEnd(bytes, start, end) : -1;
   if (stop < 0) throw corrupt();
   return JSON.parse(decoder.decode(bytes.subarray(start, stop))) as string;
+}
+
+/**
+ * Where row `row`'s record is: its chunk's bytes and the record's [start, end) in them, in bytes
+ * (see {@link Records}). For the paths that read one record; page bodies go through rows-json.ts.
+ */
+export function recordSpan(records: Records, row: number): { bytes: Uint8Array; start: number; end: number } {
+  const c = row >>> records.chunkShift;
+  return { bytes: records.chunks[c], start: records.offsets[row + c], end: records.offsets[row + c + 1] };
 }

@@ -10,6 +10,7 @@
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
 import { STATUS_VALUES, type UserRecord } from "../schema.ts";
+import { recordSpan } from "./records.ts";
 import type { Records, Store } from "./types.ts";
 
 // ignoreBOM: a value may start with U+FEFF, which is kept
@@ -39,12 +40,15 @@ let viewedRecords: Records | null = null;
 /** A view of all of `viewedRecords.bytes.buffer`, for `copyWithin` between records and scratch. */
 let wholeBuffer: Uint8Array<ArrayBuffer> = new Uint8Array(0);
 
-/** A view of the ArrayBuffer holding `records`, or null when its scratch area is in another buffer. */
+/**
+ * A view of the ArrayBuffer holding the records, or null when they are in several chunks or
+ * the scratch area is in another buffer (then bodies are assembled apart).
+ */
 function wholeView(records: Records): Uint8Array<ArrayBuffer> | null {
   if (records !== viewedRecords) {
-    if (records.scratch.buffer !== records.bytes.buffer) return null;
+    if (records.chunks.length !== 1 || records.scratch.buffer !== records.chunks[0].buffer) return null;
     viewedRecords = records;
-    wholeBuffer = new Uint8Array(records.bytes.buffer as ArrayBuffer);
+    wholeBuffer = new Uint8Array(records.chunks[0].buffer as ArrayBuffer);
   }
   return wholeBuffer;
 }
@@ -55,15 +59,26 @@ function wholeView(records: Records): Uint8Array<ArrayBuffer> | null {
  * @throws Error when a record does not start with `{` (a corrupt store)
  */
 function bodyLength(records: Records, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): number {
-  const { bytes, offsets } = records;
+  const { chunks, offsets, chunkShift } = records;
   const count = rows.length;
   let size = prefix.length + suffix.length + 2 + (count > 0 ? count - 1 : 0);
   let firstBytes = OPEN_BRACE;
-  for (let i = 0; i < count; i++) {
-    const row = rows[i];
-    const start = offsets[row];
-    size += offsets[row + 1] - start;
-    firstBytes |= bytes[start];
+  if (chunks.length === 1) {
+    const bytes = chunks[0];
+    for (let i = 0; i < count; i++) {
+      const row = rows[i];
+      const start = offsets[row];
+      size += offsets[row + 1] - start;
+      firstBytes |= bytes[start];
+    }
+  } else {
+    for (let i = 0; i < count; i++) {
+      const row = rows[i];
+      const c = row >>> chunkShift;
+      const start = offsets[row + c];
+      size += offsets[row + c + 1] - start;
+      firstBytes |= chunks[c][start];
+    }
   }
   if (firstBytes !== OPEN_BRACE) throw new Error("corrupt store: a record does not start with {");
   return size;
@@ -75,7 +90,7 @@ function bodyLength(records: Records, rows: Uint32Array, prefix: Uint8Array, suf
  */
 function assembleInPlace(whole: Uint8Array, records: Records, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, at: number): number {
   const offsets = records.offsets;
-  const base = records.bytes.byteOffset;
+  const base = records.chunks[0].byteOffset;
   whole.set(prefix, at);
   at += prefix.length;
   whole[at++] = OPEN_BRACKET;
@@ -106,16 +121,17 @@ function assembleInScratch(records: Records, rows: Uint32Array, prefix: Uint8Arr
 
 /** Writes the body into `out` from byte 0 (a buffer apart from the records); returns its length. */
 function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): number {
-  const { bytes, offsets } = records;
+  const { chunks, offsets, chunkShift } = records;
   out.set(prefix, 0);
   let at = prefix.length;
   out[at++] = OPEN_BRACKET;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
     if (i > 0) out[at++] = COMMA;
-    const start = offsets[row];
-    const end = offsets[row + 1];
-    out.set(bytes.subarray(start, end), at);
+    const c = row >>> chunkShift;
+    const start = offsets[row + c];
+    const end = offsets[row + c + 1];
+    out.set(chunks[c].subarray(start, end), at);
     at += end - start;
   }
   out[at++] = CLOSE_BRACKET;
@@ -174,8 +190,8 @@ export function rowsToJson(store: Store, rows: Uint32Array): Uint8Array<ArrayBuf
  * @throws SyntaxError when the record is corrupt (not JSON)
  */
 export function recordAt(store: Store, row: number): UserRecord {
-  const { bytes, offsets } = store.records;
-  const record = JSON.parse(decoder.decode(bytes.subarray(offsets[row], offsets[row + 1]))) as UserRecord;
+  const { bytes, start, end } = recordSpan(store.records, row);
+  const record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as UserRecord;
   if (!STATUS_VALUES.includes(record.status)) throw new SyntaxError(`corrupt store: record ${row} has status ${record.status}`);
   return record;
 }

@@ -60,20 +60,29 @@ export interface StringColumn {
 /**
  * Every row's JSON record, row-major: what a page body is assembled from, one bulk copy a row.
  * The raw (unfolded) name and email values live only here, as the records' string literals.
+ * The records are cut into chunks of 2^chunkShift rows, each under 4 GiB (the largest typed
+ * array the runtime allows), so that no 32-bit offset limits the row count: a store of the
+ * four columns has one chunk up to about 40M rows, then more (store/records.ts).
  */
 export interface Records {
+  /** Rows per chunk, as a power of two: chunk c holds rows [c << chunkShift, (c + 1) << chunkShift). */
+  chunkShift: number;
   /**
-   * Row r's record `{"id":…,"name":…,"email":…,"status":…}`, exactly as `JSON.stringify` of the
-   * seed's user record writes it (keys in that order, no white space), UTF-8, back to back.
+   * Each chunk's records `{"id":…,"name":…,"email":…,"status":…,…}` back to back, exactly as
+   * `JSON.stringify` writes a record of every column in schema order (no white space), UTF-8;
+   * ceil(rowCount / 2^chunkShift) chunks (at least one), each under 4 GiB.
    */
-  bytes: Uint8Array;
-  /** Row r's record is `bytes[offsets[r] .. offsets[r+1])`; length rowCount + 1, in bytes. */
+  chunks: Uint8Array[];
+  /**
+   * Row r's record is `chunks[c][offsets[r + c] .. offsets[r + c + 1])` with c = r >>> chunkShift:
+   * each chunk's offsets start at 0 and end at its length; length rowCount + chunks.length, in bytes.
+   */
   offsets: Uint32Array;
   /**
-   * Response assembly area in the same ArrayBuffer as `bytes`, so that a body is assembled
-   * with `copyWithin` (a native memmove) rather than a JS byte loop: zeros in the file, written
-   * over by every response (a private mapping: the file is never changed). Any length; a body
-   * that does not fit is written to a heap buffer instead (store/rows-json.ts).
+   * Response assembly area in the same ArrayBuffer as `chunks[0]`, so that a body of rows of one
+   * chunk is assembled with `copyWithin` (a native memmove) rather than a JS byte loop: zeros in
+   * the file, written over by every response (a private mapping: the file is never changed). Any
+   * length; a body that does not fit is written to a heap buffer instead (store/rows-json.ts).
    */
   scratch: Uint8Array;
 }

@@ -6,10 +6,12 @@ import { IngestError } from "../../src/ingest/read.ts";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildSnapshotFromFile } from "../../src/snapshot/build-file.ts";
 import { MAGIC, PREFIX_BYTES, headerPackr } from "../../src/snapshot/format.ts";
-import { SnapshotError, loadSnapshot } from "../../src/snapshot/load.ts";
+import { MAX_WINDOW_BYTES, SnapshotError, loadSnapshot, planWindows } from "../../src/snapshot/load.ts";
+import { buildRecords } from "../../src/store/records.ts";
+import { packJsonLiterals, packStrings } from "../../src/store/byte-column.ts";
 import { removePendingTemporaryFiles, removeStaleTemporaryFiles, writeSnapshot, writeSnapshotAsync } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
-import { recordAt } from "../../src/store/rows-json.ts";
+import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
 import { listRows, trigramKey } from "../../src/store/trigrams.ts";
 
 const GOLDEN = join(import.meta.dir, "../fixtures/golden-v4.snap");
@@ -47,7 +49,7 @@ describe("snapshot format v4", () => {
     expect(header.formatVersion).toBe(4);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
-    expect(header.sections.map((s) => s.name).slice(0, 8)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId", "recordOffsets", "records", "bodyScratch"]);
+    expect(header.sections.map((s) => s.name).slice(0, 8)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId", "recordOffsets", "records.0", "bodyScratch"]);
     // Rows are in id order: -2, 1, 3, 7, 10.
     expect(Array.from(store.ids)).toEqual([-2, 1, 3, 7, 10]);
     expect(Array.from(store.statusCodes)).toEqual([0, 1, 0, 0, 1]);
@@ -64,9 +66,9 @@ describe("snapshot format v4", () => {
     expect(recordAt(store, 2)).toEqual({ id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" });
     // Records: each row's JSON.stringify, back to back in row order; the scratch area is zeros.
     const byId = [...RECORDS].sort((a, b) => a.id - b.id);
-    expect(new TextDecoder().decode(store.records.bytes)).toBe(byId.map((r) => JSON.stringify(r)).join(""));
+    expect(new TextDecoder().decode(store.records.chunks[0])).toBe(byId.map((r) => JSON.stringify(r)).join(""));
     expect(Array.from(store.records.offsets).slice(1)).toEqual(byId.map((_, i) => new TextEncoder().encode(byId.slice(0, i + 1).map((r) => JSON.stringify(r)).join("")).length));
-    expect(store.records.scratch.length).toBeGreaterThan(store.records.bytes.length);
+    expect(store.records.scratch.length).toBeGreaterThan(store.records.chunks[0].length);
     expect(store.records.scratch.every((b) => b === 0)).toBe(true);
     expect(new TextDecoder().decode(store.strings.name.folded)).toBe("alicebobemileиванalice");
     // Character trigrams: ali lic ice bob emi mil ile ива ван; "ива" is row 3's alone.
@@ -312,3 +314,50 @@ describe("temporary files of interrupted writes", () => {
     expect(readdirSync(dir).filter((name) => name.startsWith(".async.snap."))).toEqual([]);
   });
 });
+
+describe("large files (no 32-bit offset anywhere)", () => {
+  test("windows of whole sections, offsets past 2^32 exact, a records chunk starting a window", () => {
+    const G = 2 ** 30;
+    const sections = [
+      { name: "ids", offset: 4096, bytes: 800 * 2 ** 20 },
+      { name: "recordOffsets", offset: 4096 + 800 * 2 ** 20, bytes: 400 * 2 ** 20 },
+      { name: "records.0", offset: 1200 * 2 ** 20 + 4096, bytes: 3 * G + 8 },
+      { name: "bodyScratch", offset: 4 * G + 176 * 2 ** 20 + 4104, bytes: 4 * 2 ** 20 },
+      { name: "records.1", offset: 4 * G + 180 * 2 ** 20 + 4104, bytes: 2 * G },
+      { name: "name.folded", offset: 6 * G + 180 * 2 ** 20 + 4104, bytes: G },
+      { name: "col.notes.folded", offset: 7 * G + 180 * 2 ** 20 + 4104, bytes: 3 * G },
+    ];
+    const { windows, windowOf } = planWindows(sections);
+    expect(windowOf).toEqual([0, 0, 1, 1, 2, 2, 3]);
+    for (const w of windows) {
+      expect(w.start % 4096).toBe(0);
+      expect(w.end - w.start).toBeLessThanOrEqual(MAX_WINDOW_BYTES);
+    }
+    sections.forEach((s, i) => {
+      const w = windows[windowOf[i]];
+      expect(s.offset).toBeGreaterThanOrEqual(w.start);
+      expect(s.offset + s.bytes).toBeLessThanOrEqual(w.end);
+    });
+    // the last section ends past 2^33, exactly
+    expect(windows[3].end).toBe(10 * G + 180 * 2 ** 20 + 4104);
+    expect(() => planWindows([{ name: "records.0", offset: 8, bytes: 2 ** 32 }])).toThrow(RangeError);
+  });
+
+  test("a store of several records chunks, mapped in several windows, loads to the same store", () => {
+    const records: UserRecord[] = Array.from({ length: 300 }, (_, i) => ({ id: 1000 - i * 3, name: `Ñame ${i % 17}`, email: `e${i}@mail.test`, status: i % 5 ? "active" : "inactive" }));
+    const store = buildStoreFromRecords(records);
+    const literals = (values: string[]) => packJsonLiterals(packStrings(values.length, (i) => values[i]));
+    const byId = [...records].sort((a, b) => a.id - b.id);
+    const chunked = { ...store, records: buildRecords(store.ids, store.statusCodes, literals(byId.map((r) => r.name)), literals(byId.map((r) => r.email)), 1024, [], 4000) };
+    expect(chunked.records.chunks.length).toBeGreaterThan(3);
+    const path = join(dir, "chunked.snap");
+    writeSnapshot(path, chunked, { createdAt: CREATED_AT });
+    const loaded = loadSnapshot(path, { maxWindowBytes: 16384 });
+    expect(loaded.bytes).toBeGreaterThan(16384);
+    expect(loaded.header.sections.filter((s) => s.name.startsWith("records.")).length).toBe(chunked.records.chunks.length);
+    expect(loaded.store.records.chunks.length).toBe(chunked.records.chunks.length);
+    for (let row = 0; row < 300; row++) expect(recordAt(loaded.store, row)).toEqual(byId[row]);
+    expect(new TextDecoder().decode(rowsToJson(loaded.store, Uint32Array.from([299, 0, 150])))).toBe(JSON.stringify([byId[299], byId[0], byId[150]]));
+  });
+});
+

@@ -1,4 +1,6 @@
 import { describe, expect, test } from "bun:test";
+import { buildRecords, chooseChunkShift } from "../../src/store/records.ts";
+import { packJsonLiterals, packStrings } from "../../src/store/byte-column.ts";
 import fc from "fast-check";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
@@ -63,7 +65,8 @@ describe("rows to JSON", () => {
     const suffix = enc.encode(',"total":50}');
     const rows = Uint32Array.from({ length: 50 }, (_, i) => (i * 7) % 50);
     const expected = `{"data":${JSON.stringify(Array.from(rows, (r) => sorted[r]))},"total":50}`;
-    const { bytes, scratch } = store.records;
+    const { chunks, scratch } = store.records;
+    const bytes = chunks[0];
     // a scratch area too short for the body, in the records' buffer; one in another buffer
     const short: Store = { ...store, records: { ...store.records, scratch: new Uint8Array(bytes.buffer, scratch.byteOffset, 64) } };
     const apart: Store = { ...store, records: { ...store.records, scratch: new Uint8Array(scratch.length) } };
@@ -89,3 +92,35 @@ describe("rows to JSON", () => {
     }
   });
 });
+
+describe("records in several chunks (store/records.ts: no 32-bit limit on the row count)", () => {
+  test("chunks of 2^k rows, each under the byte limit, give the same records and bodies", () => {
+    const records: UserRecord[] = Array.from({ length: 37 }, (_, i) => ({ id: i * 5 - 40, name: `Nöme ${i}`, email: `n${i}@x.org`, status: i % 3 ? "active" : "inactive" }));
+    const one = buildStoreFromRecords(records);
+    const sorted = [...records].sort((a, b) => a.id - b.id);
+    const enc = new TextEncoder();
+    const names = packJsonLiterals(packStrings(37, (i) => sorted[i].name));
+    const emails = packJsonLiterals(packStrings(37, (i) => sorted[i].email));
+    // at most 200 bytes a chunk: about 3 records, so 2^1 rows a chunk
+    const chunked = buildRecords(one.ids, one.statusCodes, names, emails, 4096, [], 200);
+    expect(chunked.chunks.length).toBeGreaterThan(1);
+    expect(chunked.chunks.length).toBe(Math.ceil(37 / 2 ** chunked.chunkShift));
+    for (const chunk of chunked.chunks) expect(chunk.length).toBeLessThanOrEqual(200);
+    expect(chunked.offsets.length).toBe(37 + chunked.chunks.length);
+    const store: Store = { ...one, records: chunked };
+    for (let row = 0; row < 37; row++) expect(recordAt(store, row)).toEqual(sorted[row]);
+    const rows = Uint32Array.from({ length: 37 }, (_, i) => (i * 11) % 37);
+    const prefix = enc.encode('{"data":');
+    const suffix = enc.encode("}");
+    expect(decode(writeRowsJson(store, rows, prefix, suffix))).toBe(`{"data":${JSON.stringify(Array.from(rows, (r) => sorted[r]))}}`);
+    expect(decode(writeRowsJsonInto(createBodyBuffer(8), store, rows, prefix, suffix))).toBe(decode(writeRowsJson(one, rows, prefix, suffix)));
+  });
+
+  test("the chunk shift is the largest at which every chunk fits", () => {
+    expect(chooseChunkShift(Uint32Array.from([10, 10, 10, 10]), 40)).toBe(31);
+    expect(chooseChunkShift(Uint32Array.from([10, 10, 10, 10]), 39)).toBe(1);
+    expect(chooseChunkShift(Uint32Array.from([10, 30, 10, 10]), 39)).toBe(0);
+    expect(() => chooseChunkShift(Uint32Array.from([10, 50]), 40)).toThrow(RangeError);
+  });
+});
+
