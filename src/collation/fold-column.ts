@@ -8,7 +8,7 @@
  * removal goes code point by code point; and it is neither cased nor case-ignorable, so the one
  * context-dependent lower-casing rule (Greek final sigma) looks no further than it.
  */
-import type { ByteColumn } from "../store/byte-column.ts";
+import type { ByteColumn } from "../bits/byte-column.ts";
 import { fold } from "./collation.ts";
 
 /** Largest total a Uint32 offset can address, in bytes. */

@@ -16,7 +16,7 @@
  * key instead of a row array moved along, and no per-row objects.
  */
 import { collator } from "./collation.ts";
-import type { ByteColumn } from "../store/byte-column.ts";
+import type { ByteColumn } from "../bits/byte-column.ts";
 import { MAX_KEY_BYTES_PER_UNIT, encodeCollationKey, encodeCollationKeyUtf8 } from "./sort-key.ts";
 
 if (new Uint8Array(new Uint32Array([1]).buffer)[0] !== 1) {

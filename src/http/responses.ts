@@ -10,7 +10,7 @@
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
 import type { Store } from "../store/types.ts";
-import { type FieldError, PROBLEMS, type ProblemCode, problemBody } from "../query/errors.ts";
+import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
 import { COMPRESS_MIN_BYTES, type Coding, compressBytes } from "./compress.ts";
 import { ifNoneMatchHits } from "./conditional.ts";
 
@@ -140,6 +140,33 @@ export function notModified(request: Request, etag: string, snapshotId: string):
   return new Response(null, { status: 304, headers: { etag, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" } });
 }
 
+/** The HTTP status of each problem kind (docs/api.md "Errors"). */
+export const PROBLEM_STATUS: Record<ProblemCode, number> = {
+  BAD_PARAMETER: 400,
+  BAD_BODY: 400,
+  MALFORMED_JSON: 400,
+  GROUPING_NOT_SERVED: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  INTERNAL: 500,
+  NOT_READY: 503,
+};
+
+/**
+ * The problem+json body of a problem: `{type, title, status, detail, errors?, moreErrors?}`.
+ * `errors` lists at most {@link MAX_LISTED_ERRORS} entries; `moreErrors` counts the rest.
+ */
+export function problemBody(code: ProblemCode, detail: string, errors: FieldError[] = [], extra: Record<string, unknown> = {}): string {
+  const p = PROBLEMS[code];
+  const body: Record<string, unknown> = { type: p.type, title: p.title, status: PROBLEM_STATUS[code], detail, ...extra };
+  if (errors.length > 0) body.errors = errors.length > MAX_LISTED_ERRORS ? errors.slice(0, MAX_LISTED_ERRORS) : errors;
+  if (errors.length > MAX_LISTED_ERRORS) body.moreErrors = errors.length - MAX_LISTED_ERRORS;
+  return JSON.stringify(body);
+}
+
 /**
  * An application/problem+json response (RFC 9457), with `Vary: Accept-Encoding` and compressed
  * like any body when 1 KiB or more.
@@ -155,5 +182,5 @@ export function problemResponse(
   extra: Record<string, unknown> = {},
   coding: Coding | null = null,
 ): Response {
-  return textResponse(problemBody(code, detail, errors, extra), PROBLEMS[code].status, { "content-type": PROBLEM_TYPE, vary: "Accept-Encoding", ...headers }, coding);
+  return textResponse(problemBody(code, detail, errors, extra), PROBLEM_STATUS[code], { "content-type": PROBLEM_TYPE, vary: "Accept-Encoding", ...headers }, coding);
 }

@@ -5,8 +5,8 @@
  * converted to its kind's typed form ({@link convertColumn}); a value that does not fit the kind
  * stops the build with the record's line.
  */
-import { appendString, type ByteColumn, finishByteColumn, type GrowingByteColumn, growingByteColumn } from "../store/byte-column.ts";
-import { stringAt } from "../store/byte-column.ts";
+import { appendString, type ByteColumn, finishByteColumn, type GrowingByteColumn, growingByteColumn } from "../bits/byte-column.ts";
+import { stringAt } from "../bits/byte-column.ts";
 import { type ColumnProfile, emptyProfile, profileJson, profileText } from "../schema/infer.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import {

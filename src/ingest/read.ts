@@ -46,7 +46,7 @@ import { extname } from "node:path";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { statusCode, STATUS_VALUES } from "../schema.ts";
-import { type ByteColumn, appendString, commitValue, copyPlainJsonString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
+import { type ByteColumn, appendString, commitValue, copyPlainJsonString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 
 /**
  * The columns read from a file, in file order; every array has length n (the record count).

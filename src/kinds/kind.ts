@@ -7,10 +7,63 @@
  */
 import type { Bitmap } from "../bits/bitmap.ts";
 import type { ConvertedColumn } from "../ingest/raw-column.ts";
-import type { ColumnTest } from "../query/types.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
-import type { ByteColumn } from "../store/byte-column.ts";
-import type { StoredColumn } from "../store/types.ts";
+import type { ByteColumn } from "../bits/byte-column.ts";
+
+/** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
+export type TextOp =
+  | "contains"
+  | "notContains"
+  | "equals"
+  | "notEqual"
+  | "startsWith"
+  | "endsWith"
+  | "blank"
+  | "notBlank";
+
+/**
+ * A test on one column beyond the seed's four, in the terms its kind evaluates :
+ * what the operator registry (operators.ts) compiles an AG Grid model or a GET
+ * `filter[col]` into. Values are the column's stored doubles (numbers; day numbers for `date`;
+ * UTC milliseconds for `datetime`; codes for `enum` and `boolean`, see src/kinds).
+ * - `range`: non-null values in the interval (`lo`/`hi` may be ±Infinity; open ends excluded);
+ *   `negate`: the non-null values outside it (null never matches either: AG Grid's rule that
+ *   null passes only `blank`).
+ * - `null`: the null rows (`negate`: the non-null ones).
+ * - `text`: an AG Grid text condition on the value's output string, folded (docs/api.md
+ *   "Filtering on any column"); null passes only `notEqual`, `notContains` and `blank`.
+ * - `set`: the value's folded output string is one of `values` (folded, distinct); `nulls`:
+ *   null rows match too.
+ */
+export type ColumnTest =
+  | { op: "range"; lo: number; loOpen: boolean; hi: number; hiOpen: boolean; negate: boolean }
+  | { op: "null"; negate: boolean }
+  | { op: "text"; type: TextOp; value: string }
+  | { op: "set"; values: string[]; nulls: boolean };
+
+/**
+ * A column beyond the seed's four, as its kind built it (src/kinds): the parts its kind lists
+ * (src/kinds/registry.ts `KINDS[kind].parts`) are set, the others null. Rows are store rows
+ * (id order). Stored values are doubles: numbers; day numbers for `date`; UTC milliseconds for
+ * `datetime`; value codes (i + 1 for `values[i]`) for `enum`; 1 false, 2 true for `boolean`.
+ */
+export interface StoredColumn {
+  spec: ColumnSpec;
+  /** Each row's rank: 0 for null, r ≥ 1 for the r-th smallest distinct value (text: collation rank); length rowCount. Null for `json`. */
+  rankByRow: Uint32Array | null;
+  /** Row numbers by value ascending, null rows first, ties by row ascending; length rowCount. Null for `json`. */
+  rowsByValue: Uint32Array | null;
+  /** Where each rank's rows start in `rowsByValue` (rank 0 = null at 0); length d + 2 (d distinct values), the last is rowCount. Null for `json`. */
+  rankStarts: Uint32Array | null;
+  /** The distinct non-null stored values ascending, rank r is `distinct[r - 1]`; length d. Set for number, date, datetime, enum, boolean. */
+  distinct: Float64Array | null;
+  /** `text`: each row's folded value (collation.ts `fold`; "" for null), UTF-8, back to back. */
+  folded: Uint8Array | null;
+  /** `text`: row r's folded value is `folded[foldedOffsets[r] .. foldedOffsets[r+1])`; length rowCount + 1, in bytes. */
+  foldedOffsets: Uint32Array | null;
+  /** `text`: bitmap of the blank rows (null, or a value whose `trim()` is empty; AG Grid's isBlank); ceil(rowCount / 32) words. */
+  blank: Uint32Array | null;
+}
 
 /** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
 export type FilterType = "text" | "number" | "date" | "set";

@@ -5,7 +5,7 @@
  * Which filter types a column takes is its kind's (kind.ts `filterTypes`); what a type means is
  * here. Adding an operator is an entry here (and its kinds' `filterTypes`).
  */
-import type { ColumnTest, TextOp } from "../query/types.ts";
+import type { ColumnTest, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { requestDay } from "./date.ts";
 import type { FilterType, KindModule } from "./kind.ts";

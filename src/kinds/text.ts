@@ -10,10 +10,9 @@ import { fold } from "../collation/collation.ts";
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
 import type { ConvertedColumn } from "../ingest/raw-column.ts";
-import type { ColumnTest, TextOp } from "../query/types.ts";
+import type { ColumnTest, StoredColumn, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
-import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../store/byte-column.ts";
-import type { StoredColumn } from "../store/types.ts";
+import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
 import type { KindModule } from "./kind.ts";
 import { emptyStoredColumn, nullPassesText } from "./ordered.ts";
 

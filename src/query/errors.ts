@@ -1,25 +1,22 @@
 /**
- * The one table of problem kinds (docs/api.md "Errors"; RFC 9457 problem details) and the
- * error that request parsing throws.
+ * The one table of problem kinds (docs/api.md "Errors"; RFC 9457 problem details): each code's
+ * title and type URI, and the error that request parsing throws. Which HTTP status a code is
+ * answered with is the HTTP layer's (http/responses.ts `PROBLEM_STATUS`).
  */
 
-/** Problem kinds: HTTP status, title and a relative type URI. */
+/** Problem kinds: title and a relative type URI. */
 export const PROBLEMS = {
-  BAD_PARAMETER: { status: 400, title: "Invalid query parameter", type: "/problems/bad-parameter" },
-  BAD_BODY: { status: 400, title: "Invalid request body", type: "/problems/bad-body" },
-  MALFORMED_JSON: { status: 400, title: "Malformed JSON body", type: "/problems/malformed-json" },
-  GROUPING_NOT_SERVED: {
-    status: 400,
-    title: "Row grouping and pivoting are not served",
-    type: "/problems/grouping-not-served",
-  },
-  UNAUTHORIZED: { status: 401, title: "Unauthorized", type: "/problems/unauthorized" },
-  NOT_FOUND: { status: 404, title: "Not found", type: "/problems/not-found" },
-  METHOD_NOT_ALLOWED: { status: 405, title: "Method not allowed", type: "/problems/method-not-allowed" },
-  PAYLOAD_TOO_LARGE: { status: 413, title: "Request body too large", type: "/problems/payload-too-large" },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: "Unsupported media type", type: "/problems/unsupported-media-type" },
-  INTERNAL: { status: 500, title: "Internal server error", type: "/problems/internal" },
-  NOT_READY: { status: 503, title: "Service not ready", type: "/problems/not-ready" },
+  BAD_PARAMETER: { title: "Invalid query parameter", type: "/problems/bad-parameter" },
+  BAD_BODY: { title: "Invalid request body", type: "/problems/bad-body" },
+  MALFORMED_JSON: { title: "Malformed JSON body", type: "/problems/malformed-json" },
+  GROUPING_NOT_SERVED: { title: "Row grouping and pivoting are not served", type: "/problems/grouping-not-served" },
+  UNAUTHORIZED: { title: "Unauthorized", type: "/problems/unauthorized" },
+  NOT_FOUND: { title: "Not found", type: "/problems/not-found" },
+  METHOD_NOT_ALLOWED: { title: "Method not allowed", type: "/problems/method-not-allowed" },
+  PAYLOAD_TOO_LARGE: { title: "Request body too large", type: "/problems/payload-too-large" },
+  UNSUPPORTED_MEDIA_TYPE: { title: "Unsupported media type", type: "/problems/unsupported-media-type" },
+  INTERNAL: { title: "Internal server error", type: "/problems/internal" },
+  NOT_READY: { title: "Service not ready", type: "/problems/not-ready" },
 } as const;
 
 /** A problem kind. */
@@ -62,16 +59,4 @@ export function fieldsProblem(code: ProblemCode, errors: FieldError[]): ProblemE
   const more = errors.length - listed.length;
   const detail = listed.map((e) => `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`).join("; ");
   return new ProblemError(code, more > 0 ? `${detail}; and ${more} more` : detail, errors);
-}
-
-/**
- * The problem+json body of a problem: `{type, title, status, detail, errors?, moreErrors?}`.
- * `errors` lists at most {@link MAX_LISTED_ERRORS} entries; `moreErrors` counts the rest.
- */
-export function problemBody(code: ProblemCode, detail: string, errors: FieldError[] = [], extra: Record<string, unknown> = {}): string {
-  const p = PROBLEMS[code];
-  const body: Record<string, unknown> = { type: p.type, title: p.title, status: p.status, detail, ...extra };
-  if (errors.length > 0) body.errors = errors.length > MAX_LISTED_ERRORS ? errors.slice(0, MAX_LISTED_ERRORS) : errors;
-  if (errors.length > MAX_LISTED_ERRORS) body.moreErrors = errors.length - MAX_LISTED_ERRORS;
-  return JSON.stringify(body);
 }

@@ -3,6 +3,10 @@
  * answers (STYLE.md: "one normalized query that both GET and POST parse into").
  */
 
+import type { ColumnTest, TextOp } from "../kinds/kind.ts";
+
+export type { ColumnTest, TextOp };
+
 /** One of the seed's four column ids, whose predicates use the seed's own indexes. */
 export type SeedColumnId = "id" | "name" | "email" | "status";
 
@@ -27,17 +31,6 @@ export interface SortKey {
   absolute: boolean;
 }
 
-/** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
-export type TextOp =
-  | "contains"
-  | "notContains"
-  | "equals"
-  | "notEqual"
-  | "startsWith"
-  | "endsWith"
-  | "blank"
-  | "notBlank";
-
 /**
  * AG Grid number filter types (docs/api.md, "number"), plus the inclusive comparisons GET's
  * `filter[id]=10,50` needs. `inRange` is exclusive at both ends (AG Grid's default).
@@ -52,26 +45,6 @@ export type NumberOp =
   | "inRange"
   | "blank"
   | "notBlank";
-
-/**
- * A test on one column beyond the seed's four, in the terms its kind evaluates (src/kinds):
- * what the operator registry (src/kinds/operators.ts) compiles an AG Grid model or a GET
- * `filter[col]` into. Values are the column's stored doubles (numbers; day numbers for `date`;
- * UTC milliseconds for `datetime`; codes for `enum` and `boolean`, see src/kinds).
- * - `range`: non-null values in the interval (`lo`/`hi` may be ±Infinity; open ends excluded);
- *   `negate`: the non-null values outside it (null never matches either: AG Grid's rule that
- *   null passes only `blank`).
- * - `null`: the null rows (`negate`: the non-null ones).
- * - `text`: an AG Grid text condition on the value's output string, folded (docs/api.md
- *   "Filtering on any column"); null passes only `notEqual`, `notContains` and `blank`.
- * - `set`: the value's folded output string is one of `values` (folded, distinct); `nulls`:
- *   null rows match too.
- */
-export type ColumnTest =
-  | { op: "range"; lo: number; loOpen: boolean; hi: number; hiOpen: boolean; negate: boolean }
-  | { op: "null"; negate: boolean }
-  | { op: "text"; type: TextOp; value: string }
-  | { op: "set"; values: string[]; nulls: boolean };
 
 /**
  * A row predicate: a tree whose leaves each test one column.

@@ -11,7 +11,7 @@ import { generateUsers } from "../generate/users.ts";
 import { IngestError, type InputFormat, inputName, readUsers } from "../ingest/read.ts";
 import { statusCode } from "../schema.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
-import { appendString, finishByteColumn, growingByteColumn } from "../store/byte-column.ts";
+import { appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import type { Store } from "../store/types.ts";
 import { writeSnapshot, writeSnapshotAsync } from "./write.ts";
 

@@ -9,7 +9,8 @@ import { COLUMN_ID, COLUMN_KINDS, PARTITION_COLUMN, SEED_COLUMNS, type Schema } 
 import { PART_TYPES } from "../kinds/kind.ts";
 import { emptyStoredColumn } from "../kinds/ordered.ts";
 import { KINDS } from "../kinds/registry.ts";
-import type { Records, Store, StoredColumn, StringColumn } from "../store/types.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
+import type { Records, Store, StringColumn } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,

@@ -10,7 +10,7 @@
  * digits a step with int32 arithmetic, keys and status tails as constant 32-bit words.
  */
 import { STATUS_VALUES, type StringColumnId } from "../schema.ts";
-import type { ByteColumn } from "./byte-column.ts";
+import type { ByteColumn } from "../bits/byte-column.ts";
 import type { Records, Store } from "./types.ts";
 
 const encoder = new TextEncoder();

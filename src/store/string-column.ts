@@ -6,7 +6,7 @@
  */
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
-import { type ByteColumn, packJsonLiterals } from "./byte-column.ts";
+import { type ByteColumn, packJsonLiterals } from "../bits/byte-column.ts";
 import { buildTrigramIndex } from "./trigrams.ts";
 import type { StringColumn } from "./types.ts";
 

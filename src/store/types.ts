@@ -4,7 +4,8 @@
  * ascending `id` order, so row order is id order and the row number is the id's rank.
  */
 import type { StringColumnId } from "../schema.ts";
-import type { ColumnSpec, Schema } from "../schema/kinds.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
+import type { Schema } from "../schema/kinds.ts";
 
 /**
  * A character trigram index over a column's folded strings: for every distinct sequence of 3
@@ -85,30 +86,6 @@ export interface Records {
    * length; a body that does not fit is written to a heap buffer instead (store/rows-json.ts).
    */
   scratch: Uint8Array;
-}
-
-/**
- * A column beyond the seed's four, as its kind built it (src/kinds): the parts its kind lists
- * (src/kinds/registry.ts `KINDS[kind].parts`) are set, the others null. Rows are store rows
- * (id order). Stored values are doubles: numbers; day numbers for `date`; UTC milliseconds for
- * `datetime`; value codes (i + 1 for `values[i]`) for `enum`; 1 false, 2 true for `boolean`.
- */
-export interface StoredColumn {
-  spec: ColumnSpec;
-  /** Each row's rank: 0 for null, r ≥ 1 for the r-th smallest distinct value (text: collation rank); length rowCount. Null for `json`. */
-  rankByRow: Uint32Array | null;
-  /** Row numbers by value ascending, null rows first, ties by row ascending; length rowCount. Null for `json`. */
-  rowsByValue: Uint32Array | null;
-  /** Where each rank's rows start in `rowsByValue` (rank 0 = null at 0); length d + 2 (d distinct values), the last is rowCount. Null for `json`. */
-  rankStarts: Uint32Array | null;
-  /** The distinct non-null stored values ascending, rank r is `distinct[r - 1]`; length d. Set for number, date, datetime, enum, boolean. */
-  distinct: Float64Array | null;
-  /** `text`: each row's folded value (collation.ts `fold`; "" for null), UTF-8, back to back. */
-  folded: Uint8Array | null;
-  /** `text`: row r's folded value is `folded[foldedOffsets[r] .. foldedOffsets[r+1])`; length rowCount + 1, in bytes. */
-  foldedOffsets: Uint32Array | null;
-  /** `text`: bitmap of the blank rows (null, or a value whose `trim()` is empty; AG Grid's isBlank); ceil(rowCount / 32) words. */
-  blank: Uint32Array | null;
 }
 
 /** The whole store. */

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { fold } from "../../src/collation/collation.ts";
 import { foldColumn } from "../../src/collation/fold-column.ts";
-import { packStrings } from "../../src/store/byte-column.ts";
+import { packStrings } from "../../src/bits/byte-column.ts";
 
 /** The oracle: `fold` of each string, packed. */
 function foldStrings(values: readonly string[]) {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { collator } from "../../src/collation/collation.ts";
 import { sortByCollation, sortUtf8ByCollation } from "../../src/collation/sort.ts";
-import { packStrings } from "../../src/store/byte-column.ts";
+import { packStrings } from "../../src/bits/byte-column.ts";
 
 /** Timeout of the exhaustive and property tests: seconds of work, more on a loaded machine. */
 const HEAVY_TEST_MS = 120_000;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { ConversionError, addJsonValue, addTextValue, convertColumn, rawColumn } from "../../src/ingest/raw-column.ts";
 import { inferKind } from "../../src/schema/infer.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { unpackStrings } from "../../src/store/byte-column.ts";
+import { unpackStrings } from "../../src/bits/byte-column.ts";
 import { parseDate, parseDateTime } from "../../src/schema/values.ts";
 
 /** A raw column of JSON values. */

@@ -8,7 +8,7 @@ import { buildSnapshotFromFile } from "../../src/snapshot/build-file.ts";
 import { MAGIC, PREFIX_BYTES, headerPackr } from "../../src/snapshot/format.ts";
 import { MAX_WINDOW_BYTES, SnapshotError, loadSnapshot, planWindows } from "../../src/snapshot/load.ts";
 import { buildRecords } from "../../src/store/records.ts";
-import { packJsonLiterals, packStrings } from "../../src/store/byte-column.ts";
+import { packJsonLiterals, packStrings } from "../../src/bits/byte-column.ts";
 import { removePendingTemporaryFiles, removeStaleTemporaryFiles, writeSnapshot, writeSnapshotAsync } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
@@ -190,7 +190,7 @@ describe("parallel build", () => {
   for (const order of ["reversed", "ascending"] as const) {
     test(`the worker-built store equals the single-thread one (ids ${order})`, async () => {
       const { buildStore, buildStoreParallel } = await import("../../src/store/build.ts");
-      const { packStrings } = await import("../../src/store/byte-column.ts");
+      const { packStrings } = await import("../../src/bits/byte-column.ts");
       const { generateUsers } = await import("../../src/generate/users.ts");
       const users = Array.from(generateUsers({ count: 3000, seed: 5 }));
       if (order === "reversed") users.reverse();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildRecords, chooseChunkShift } from "../../src/store/records.ts";
-import { packJsonLiterals, packStrings } from "../../src/store/byte-column.ts";
+import { packJsonLiterals, packStrings } from "../../src/bits/byte-column.ts";
 import fc from "fast-check";
 import type { UserRecord } from "../../src/schema.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { orderDoubles, valueRange } from "../../src/store/ordered-column.ts";
+import { orderDoubles, valueRange } from "../../src/kinds/ordered-column.ts";
 
 /** The naive order: nulls (NaN) first, then by value, ties by row. */
 function naiveOrder(values: number[]): number[] {

@@ -13,7 +13,7 @@ import {
   packStrings,
   stringAt,
   unpackStrings,
-} from "../../src/store/byte-column.ts";
+} from "../../src/bits/byte-column.ts";
 
 const encoder = new TextEncoder();
 
