@@ -176,12 +176,28 @@ export function evaluateOrdered(values: OrderedValues, column: StoredColumn, tes
   }
 }
 
-/** The work {@link evaluateOrdered} does for `test`, in rows or values visited (planner.ts). */
+/**
+ * The work {@link evaluateOrdered} does for `test`, in rows or values visited (planner.ts): a
+ * range or null test's rows are counted exactly from the rank starts (two binary searches); a
+ * set test's from its values' ranks; a text test visits every distinct value and, at worst, every row.
+ */
 export function orderedWork(column: StoredColumn, test: ColumnTest, rowCount: number): number {
-  const d = (column.distinct as Float64Array).length;
-  if (test.op === "text" && test.type !== "equals" && test.type !== "notEqual") return rowCount + d * 8;
-  // a slice of the permutation: at most every row, and the bitmap
-  return rowCount;
+  const distinct = column.distinct as Float64Array;
+  const starts = column.rankStarts as Uint32Array;
+  switch (test.op) {
+    case "null":
+      return test.negate ? rowCount - starts[1] : starts[1];
+    case "range": {
+      const first = firstAtLeast(distinct, test.lo, test.loOpen);
+      const last = Math.max(first, firstAtLeast(distinct, test.hi, !test.hiOpen));
+      const inside = starts[last + 1] - starts[first + 1];
+      return test.negate ? rowCount - starts[1] - inside : inside;
+    }
+    case "set":
+      return rowCount / 4;
+    case "text":
+      return test.type === "equals" || test.type === "notEqual" ? rowCount / 4 : distinct.length * 8 + rowCount;
+  }
 }
 
 /**
