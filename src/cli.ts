@@ -173,6 +173,7 @@ export function createCli(): Command {
     .addOption(
       new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
     )
+    .option("--schema <file>", 'column kinds as JSON {"columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
     .action(async (input: string, opts) => {
       const bar = progressBar("build");
       // While the snapshot is written, SIGINT and SIGTERM remove the temporary file and exit
@@ -200,6 +201,8 @@ export function createCli(): Command {
           {
             format: opts.format as InputFormat | undefined,
             onFormat: ({ file, format, gzip }) => process.stderr.write(`reading ${file} as ${FORMAT_NAMES[format]}${gzip ? " (gzip)" : ""}\n`),
+            schemaFile: opts.schema as string | undefined,
+            onSchema: (columns) => process.stderr.write(`columns: ${columns.map((c) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}`).join(", ")}\n`),
           },
         );
         bar.stop();

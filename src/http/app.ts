@@ -23,8 +23,8 @@ import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { type Handler, type RouteSpec, allowOf, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
 import type { ServerMetrics } from "./metrics.ts";
-import { getUsersDoc, healthDoc, metricsDoc, openApiDocumentation, postUsersDoc, readyDoc } from "./openapi-doc.ts";
-import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, textResponse } from "./responses.ts";
+import { documentFor, getUsersDoc, healthDoc, metricsDoc, openApiDocumentation, postUsersDoc, readyDoc, schemaDoc } from "./openapi-doc.ts";
+import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /**
@@ -79,13 +79,18 @@ export interface UsersHandlers {
    * `X-Snapshot-Id` (never a 304).
    */
   post: (request: Request) => Promise<Response>;
+  /**
+   * GET /api/users/schema (docs/api.md "Columns beyond the four"): the served snapshot's
+   * columns, row count and snapshot id; `ETag` and 304s as for GET /api/users.
+   */
+  schema: (request: Request) => Response;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
 const bodyDecoder = new TextDecoder();
 
 /** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
-const TAG_ROUTE = { getUsers: 1, postUsers: 2 } as const;
+const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3 } as const;
 
 /** The filter's cache key of a query (cached per predicate tree, so the engine reuses it), or "". */
 function filterKeyOf(query: Query): string {
@@ -123,8 +128,8 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
     try {
       const url = request.url;
       const q = url.indexOf("?");
-      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize);
       const engine = options.engine();
+      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, engine.store.schema);
       const snapshotId = engine.store.snapshotId;
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
@@ -162,8 +167,8 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
           return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
         }
       }
-      const parsed = parsePostBody(body, maxPageSize);
       const engine = options.engine();
+      const parsed = parsePostBody(body, maxPageSize, engine.store.schema);
       const snapshotId = engine.store.snapshotId;
       const { query } = parsed;
       const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query));
@@ -172,7 +177,19 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       return fail(request, error, coding);
     }
   };
-  return { get, post };
+  const schema = (request: Request): Response => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const store = options.engine().store;
+      const etag = entityTag(store.snapshotId, coding, TAG_ROUTE.schema, 0, 0, "", "");
+      const unchanged = notModified(request, etag, store.snapshotId);
+      if (unchanged !== null) return unchanged;
+      return schemaResponse(store, etag, coding);
+    } catch (error) {
+      return fail(request, error, coding) as Response;
+    }
+  };
+  return { get, post, schema };
 }
 
 /** The handlers of the operations routes (docs/api.md "HTTP envelope", Operations). */
@@ -222,18 +239,22 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
  */
 export function createApp(options: AppOptions, users = usersHandlers(options), operations = operationsHandlers(options)) {
   const { maxPageSize, logger } = options;
+  // The document describes the columns of the snapshot served now (a reload with another schema:
+  // see createService's /openapi/json).
+  const schema = options.engine().store.schema;
   const app = new Elysia()
     .use(
       // The document only: the docs UI page at /openapi is a built static asset (no inline script).
-      openapi({ path: "/openapi", specPath: "/openapi/json", provider: null, documentation: openApiDocumentation() as never }),
+      openapi({ path: "/openapi", specPath: "/openapi/json", provider: null, documentation: openApiDocumentation(schema) as never }),
     )
     // The docs UI: /openapi and the Scalar bundle under /openapi/assets/ (scripts/build-assets.ts).
     .use(staticAssetsPlugin("docs"))
     .get("/healthz", ({ request }) => operations.healthz(request), { detail: healthDoc as never })
     .get("/readyz", ({ request }) => operations.readyz(request), { detail: readyDoc as never })
     .get("/metrics", ({ request }) => operations.metrics(request), { detail: metricsDoc as never })
-    .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize) as never })
-    .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never });
+    .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize, schema) as never })
+    .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never })
+    .get("/api/users/schema", ({ request }) => users.schema(request), { detail: schemaDoc as never });
   for (const plugin of options.plugins ?? []) app.use(plugin);
   app.onError(({ code, error, request }) => {
     if (code === "NOT_FOUND") {
@@ -261,6 +282,29 @@ export interface Service {
   fetch: Handler;
 }
 
+/** Where the OpenAPI document is served. */
+const OPENAPI_JSON = "/openapi/json";
+
+/**
+ * GET /openapi/json: the app's document while the served snapshot has the schema the app was
+ * built with; after a reload to another schema, the same document with that schema's columns
+ * (openapi-doc.ts `documentFor`), made once per snapshot.
+ */
+function openApiHandler(app: ReturnType<typeof createApp>, options: AppOptions): Handler {
+  const builtFor = JSON.stringify(options.engine().store.schema);
+  let cached: { snapshotId: string; body: string } | null = null;
+  return async (request) => {
+    const store = options.engine().store;
+    const response = await app.handle(request);
+    if (response.status !== 200 || JSON.stringify(store.schema) === builtFor) return response;
+    if (cached === null || cached.snapshotId !== store.snapshotId) {
+      const base = (await response.json()) as Record<string, unknown>;
+      cached = { snapshotId: store.snapshotId, body: JSON.stringify(documentFor(base, store.schema, options.maxPageSize)) };
+    }
+    return new Response(cached.body, { headers: JSON_HEADERS });
+  };
+}
+
 /** Methods of Elysia routes that Bun's router takes. */
 const ROUTABLE_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
 
@@ -282,6 +326,7 @@ export function createService(options: AppOptions): Service {
   const app = createApp(options, users, operations);
   const direct: Record<string, Record<string, Handler>> = {
     "/api/users": { GET: users.get, POST: users.post },
+    "/api/users/schema": { GET: users.schema },
     "/healthz": { GET: operations.healthz },
     "/readyz": { GET: operations.readyz },
   };
@@ -298,7 +343,8 @@ export function createService(options: AppOptions): Service {
       methods = {};
       byPath.set(path, methods);
     }
-    if (typeof handler === "function") methods[method] = genericHandler((request) => app.handle(request));
+    if (path === OPENAPI_JSON && method === "GET") methods[method] = genericHandler(openApiHandler(app, options));
+    else if (typeof handler === "function") methods[method] = genericHandler((request) => app.handle(request));
     else if (handler instanceof Response) methods[method] = genericHandler(() => handler.clone());
     else {
       // An HTML import: Bun bundles and serves it itself, outside any handler. The entry only

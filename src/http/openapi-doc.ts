@@ -19,7 +19,9 @@
 import { MAX_LISTED_ERRORS } from "../query/errors.ts";
 import { MAX_FILTER_LENGTH } from "../query/get.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
-import { COLUMN_IDS, STATUS_VALUES } from "../schema.ts";
+import { KINDS } from "../kinds/registry.ts";
+import type { Schema } from "../schema/kinds.ts";
+import { SEED_SCHEMA } from "../schema/kinds.ts";
 
 /** A `$ref` to a named component. */
 const ref = (kind: "schemas" | "responses" | "headers" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -39,24 +41,56 @@ const NUMBER_TYPES = ["equals", "notEqual", "lessThan", "lessThanOrEqual", "grea
 /** A problem+json media type object. */
 const problemContent = { "application/problem+json": { schema: schema("Problem") } };
 
-/** The named schemas (`components.schemas`). */
-const SCHEMAS = {
+/** The JSON Schema of each of the seed's four columns (never null). */
+const SEED_VALUE_SCHEMAS: Record<string, object> = {
+  id: { type: "number", description: "Unique, finite." },
+  name: { type: "string" },
+  email: { type: "string" },
+  status: { type: "string", enum: ["active", "inactive"] },
+};
+
+/** Column ids a filter may name: every kind but json. */
+function filterableIds(s: Schema): string[] {
+  return s.columns.filter((c) => KINDS[c.kind].filterTypes.length > 0).map((c) => c.id);
+}
+
+/**
+ * The named schemas (`components.schemas`) for a snapshot's schema: the record (`User`) has every
+ * column, the seed's four required, the others nullable by their kind (src/kinds: `jsonSchema`);
+ * the column ids and the filter model name the schema's columns.
+ */
+function componentSchemas(s: Schema) {
+  const ids = s.columns.map((c) => c.id);
+  const sortable = s.columns.filter((c) => KINDS[c.kind].sortable).map((c) => c.id);
+  const filterable = filterableIds(s);
+  return {
   ColumnId: {
     type: "string",
-    enum: [...COLUMN_IDS],
-    description: "A column id. Any other id in a sort or filter is a 400 that lists these.",
+    enum: sortable,
+    description: `A sortable column id (every column but json ones). Any other id in a sort or filter is a 400 that lists the columns: ${ids.join(", ")}.`,
   },
   SortDirection: { type: "string", enum: ["asc", "desc"] },
   User: {
     type: "object",
-    description: "One user record, every column in schema order.",
-    required: ["id", "name", "email", "status"],
+    description: "One user record, every column in schema order (GET /api/users/schema lists them).",
+    required: ids,
+    properties: Object.fromEntries(s.columns.map((c) => [c.id, SEED_VALUE_SCHEMAS[c.id] ?? KINDS[c.kind].jsonSchema(c)])),
+  },
+  ColumnKind: { type: "string", enum: Object.keys(KINDS) },
+  Column: {
+    type: "object",
+    required: ["id", "kind"],
     properties: {
-      id: { type: "number", description: "Unique, finite." },
-      name: { type: "string" },
-      email: { type: "string" },
-      status: { type: "string", enum: [...STATUS_VALUES] },
+      id: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" },
+      kind: schema("ColumnKind"),
+      values: { type: "array", items: { type: "string" }, description: "An enum's values, in their sort order." },
     },
+  },
+  SnapshotSchema: {
+    type: "object",
+    description: "The served snapshot's columns in schema order, its row count and id.",
+    required: ["columns", "rows", "snapshotId"],
+    properties: { columns: { type: "array", items: schema("Column") }, rows: { type: "integer", minimum: 0 }, snapshotId: { type: "string" } },
   },
   FieldError: {
     type: "object",
@@ -116,7 +150,7 @@ const SCHEMAS = {
           filters: {
             type: "object",
             description: "Each applied filter's value, normalized (status lower case, id numbers canonical); empty values left out.",
-            properties: Object.fromEntries(COLUMN_IDS.map((c) => [c, { type: "string" }])),
+            properties: Object.fromEntries(filterable.map((c) => [c, { type: "string" }])),
             additionalProperties: false,
           },
         },
@@ -140,7 +174,7 @@ const SCHEMAS = {
   TextFilterModel: {
     type: "object",
     description:
-      "AG Grid text filter. Compares folded strings (NFKD, marks removed, lower case; the input is not trimmed); on `id` the decimal string, on `status` its value. `blank` matches empty or white-space values.",
+      "AG Grid text filter, on every column but json ones. Compares folded strings (NFKD, marks removed, lower case; the input is not trimmed) of the value's output string (numbers as `String(n)`, dates as `YYYY-MM-DD`, date-times as ISO 8601 UTC). `blank` matches empty or white-space values; null passes only `notEqual`, `notContains` and `blank`.",
     required: ["filterType"],
     additionalProperties: false,
     properties: {
@@ -152,7 +186,7 @@ const SCHEMAS = {
   },
   NumberFilterModel: {
     type: "object",
-    description: "AG Grid number filter, on `id` only. `inRange` is exclusive at both ends.",
+    description: "AG Grid number filter, on number columns. `inRange` is exclusive at both ends; null passes only `blank`.",
     required: ["filterType"],
     additionalProperties: false,
     properties: {
@@ -160,6 +194,18 @@ const SCHEMAS = {
       type: { type: ["string", "null"], enum: [...NUMBER_TYPES, null], description: "Default (absent or null): `equals`." },
       filter: { type: ["number", "string", "null"], description: "A number, or a numeric string (coerced). Needed by every type but `blank` and `notBlank`." },
       filterTo: { type: ["number", "string", "null"], description: "The upper bound of `inRange`." },
+    },
+  },
+  DateFilterModel: {
+    type: "object",
+    description: "AG Grid date filter, on date and date-time columns: compares UTC calendar days (`inRange` strictly between the two days); null passes only `blank`.",
+    required: ["filterType"],
+    additionalProperties: false,
+    properties: {
+      filterType: { type: "string", enum: ["date"] },
+      type: { type: ["string", "null"], enum: ["equals", "notEqual", "lessThan", "greaterThan", "inRange", "blank", "notBlank", null], description: "Default (absent or null): `equals`." },
+      dateFrom: { type: ["string", "null"], description: "A day: `2024-03-01 00:00:00` (AG Grid's form), `2024-03-01` or an ISO 8601 date-time. Needed by every type but `blank` and `notBlank`." },
+      dateTo: { type: ["string", "null"], description: "The upper day of `inRange`." },
     },
   },
   SetFilterModel: {
@@ -178,25 +224,25 @@ const SCHEMAS = {
     required: ["operator", "conditions"],
     additionalProperties: false,
     properties: {
-      filterType: { type: "string", enum: ["text", "number", "set"], description: "Each condition's filterType must equal it." },
+      filterType: { type: "string", enum: ["text", "number", "date", "set"], description: "Each condition's filterType must equal it." },
       operator: { type: "string", enum: ["AND", "OR"] },
       conditions: {
         type: "array",
         minItems: 1,
         maxItems: MAX_CONDITIONS_PER_COLUMN,
-        items: { oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("SetFilterModel")] },
+        items: { oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("DateFilterModel"), schema("SetFilterModel")] },
       },
     },
   },
   ColumnFilterModel: {
-    description: "One column's filter model: text, number (`id` only), set, or combined.",
-    oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("SetFilterModel"), schema("CombinedFilterModel")],
+    description: "One column's filter model: text, number (number columns), date (date and date-time columns), set, or combined. A model the column's kind does not take is a 400.",
+    oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("DateFilterModel"), schema("SetFilterModel"), schema("CombinedFilterModel")],
   },
   FilterModel: {
     type: "object",
     description: `AG Grid's filterModel: a filter model per column, all ANDed; a null column is no filter. At most ${MAX_PREDICATES} conditions in all.`,
     additionalProperties: false,
-    properties: Object.fromEntries(COLUMN_IDS.map((c) => [c, { oneOf: [schema("ColumnFilterModel"), { type: "null" }] }])),
+    properties: Object.fromEntries(filterable.map((c) => [c, { oneOf: [schema("ColumnFilterModel"), { type: "null" }] }])),
   },
   PostUsersRequest: {
     type: "object",
@@ -234,7 +280,8 @@ const SCHEMAS = {
       snapshotId: { type: "string", description: "Id of the snapshot being served." },
     },
   },
-};
+  };
+}
 
 /** Response headers (`components.headers`). */
 const HEADERS = {
@@ -288,9 +335,10 @@ const DATA_HEADERS = { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotI
 /**
  * The document-level parts merged by @elysiajs/openapi into the served document: info,
  * servers, tags and every component; the paths come from the routes' `detail`.
+ * @param s the served snapshot's schema (docs/api.md: the document describes its columns)
  * @returns an OpenAPI 3.1 fragment (plain JSON)
  */
-export function openApiDocumentation() {
+export function openApiDocumentation(s: Schema = SEED_SCHEMA) {
   return {
     info: {
       title: "Users listing service",
@@ -303,15 +351,25 @@ export function openApiDocumentation() {
       { name: "users", description: "The listing" },
       { name: "service", description: "Health, readiness and metrics" },
     ],
-    components: { schemas: SCHEMAS, responses: RESPONSES, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
+    components: { schemas: componentSchemas(s), responses: RESPONSES, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
     // The operations routes are described here whatever `detail` their routes carry (the
     // plugin lets these paths replace the ones it derives from the routes).
     paths: { "/readyz": { get: readyDoc }, "/metrics": { get: metricsDoc } },
   };
 }
 
+/** What a GET `filter[col]` means on each kind beyond the seed's four (docs/api.md "Filtering on any column"). */
+const GET_FILTER_FORMS: Record<string, { description: string; example: string }> = {
+  number: { description: '"42": equals; "10,50": inclusive range, either side may be empty.', example: "18,65" },
+  date: { description: '"2024-03-01": that day; "2024-01-01,2024-03-31": inclusive range of days, either side may be empty.', example: "2024-01-01,2024-03-31" },
+  datetime: { description: "An ISO 8601 date-time: that instant; a date: its whole UTC day; \"lo,hi\": inclusive range, either side may be empty.", example: "2024-01-01,2024-03-31" },
+  enum: { description: "A value, or a comma list meaning any of them; any case.", example: "" },
+  boolean: { description: '"true" or "false", any case; "true,false" is either.', example: "true" },
+  text: { description: "Substring, case- and accent-insensitive.", example: "" },
+};
+
 /** The GET /api/users operation's `detail`: parameters (both clients' spellings) and responses. */
-export function getUsersDoc(maxPageSize: number) {
+export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
   const q = (name: string, schema: object, description: string) => ({ name, in: "query", required: false, schema, description });
   const filter = (column: string, description: string, example: string) => ({
     ...q(`filter[${column}]`, { type: "string", maxLength: MAX_FILTER_LENGTH }, description),
@@ -336,6 +394,11 @@ export function getUsersDoc(maxPageSize: number) {
       filter("name", "Substring, case- and accent-insensitive.", "jose"),
       filter("email", "Substring, case- and accent-insensitive.", "example.com"),
       filter("status", "A value, or a comma list meaning any of them; any case.", "active,inactive"),
+      ...s.columns.slice(4).flatMap((c) => {
+        const form = GET_FILTER_FORMS[c.kind];
+        if (form === undefined) return [];
+        return [filter(c.id, `${c.kind}: ${form.description}`, c.kind === "enum" ? (c.values?.[0] ?? "") : form.example || "x")];
+      }),
       { name: "If-None-Match", in: "header", required: false, schema: { type: "string" }, description: "An ETag of an earlier answer: 304 while it is current." },
     ],
     responses: {
@@ -414,3 +477,32 @@ export const metricsDoc = {
     405: response("MethodNotAllowed"),
   },
 };
+
+/** The GET /api/users/schema operation's `detail`. */
+export const schemaDoc = {
+  operationId: "getSchema",
+  summary: "The served snapshot's columns (id, kind, enum values), row count and snapshot id",
+  tags: ["users"],
+  security: KEYED,
+  responses: {
+    200: { description: "The schema", headers: DATA_HEADERS, content: { "application/json": { schema: schema("SnapshotSchema") } } },
+    304: response("NotModified"),
+    401: response("Unauthorized"),
+    405: response("MethodNotAllowed"),
+    500: response("InternalError"),
+  },
+};
+
+/**
+ * The served document for a snapshot's schema: `base` (the document as @elysiajs/openapi serves
+ * it) with the components and the GET /api/users parameters of `s`. Used when the served
+ * snapshot's schema is not the one the app was built with (a reload).
+ */
+export function documentFor(base: Record<string, unknown>, s: Schema, maxPageSize: number): Record<string, unknown> {
+  const doc = structuredClone(base) as { components?: { schemas?: unknown }; paths?: Record<string, { get?: { parameters?: unknown } }> };
+  doc.components = { ...(doc.components ?? {}), schemas: componentSchemas(s) };
+  const get = doc.paths?.["/api/users"]?.get;
+  if (get !== undefined) get.parameters = getUsersDoc(maxPageSize, s).parameters;
+  return doc as Record<string, unknown>;
+}
+

@@ -126,6 +126,18 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
 }
 
 /**
+ * GET /api/users/schema's 200 (docs/api.md "Columns beyond the four"): the served snapshot's
+ * columns in schema order (`{id, kind, values?}`), its row count and snapshot id, with the same
+ * `ETag`, `X-Snapshot-Id` and caching headers as the data routes.
+ * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
+ * @param coding the negotiated coding, or null for none
+ */
+export function schemaResponse(store: Store, etag: string, coding: Coding | null): Response {
+  const body = JSON.stringify({ columns: store.schema.columns, rows: store.rowCount, snapshotId: store.snapshotId });
+  return dataResponse(encoder.encode(body), etag, store.snapshotId, coding);
+}
+
+/**
  * For every GET data route, before its query runs (docs/api.md "HTTP envelope", Conditional
  * GET): the 304 Not Modified when the request's `If-None-Match` matches the answer's entity
  * tag, else null (then the route runs the query and answers 200). A 304 has no body and the

@@ -46,6 +46,9 @@ import { extname } from "node:path";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { statusCode, STATUS_VALUES } from "../schema.ts";
+import { COLUMN_ID } from "../schema/kinds.ts";
+import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
+import { type RawColumn, addJsonValue, addTextValue, rawColumn } from "./raw-column.ts";
 import { type ByteColumn, appendString, commitValue, copyPlainJsonString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 
 /**
@@ -65,6 +68,12 @@ export interface RawColumns {
    * array: the line of its opening `{`; CSV: the physical line where the record starts.
    */
   lines: Uint32Array;
+  /**
+   * Every field beyond the seed's four, in first-seen order (CSV: header order), each with n
+   * rows: a record that lacks the field has a null there (docs/api.md: no field is dropped).
+   * Their kinds are decided once every record is read (snapshot/build-file.ts).
+   */
+  extra: RawColumn[];
 }
 
 /** The input formats {@link readUsers} understands. */
@@ -181,6 +190,29 @@ class ColumnsBuilder {
     }
   }
 
+  /** The columns beyond the seed's four, by field name, and in first-seen order. */
+  private extraById = new Map<string, RawColumn>();
+  extra: RawColumn[] = [];
+
+  /**
+   * The column of field `id` beyond the seed's four, created (null for the records before this
+   * one) on first sight.
+   * @throws IngestError at `line` when `id` is not a valid column id (docs/api.md: `[A-Za-z_][A-Za-z0-9_]{0,63}`)
+   */
+  extraColumn(file: string, id: string, line: number): RawColumn {
+    let column = this.extraById.get(id);
+    if (column === undefined) {
+      if (!COLUMN_ID.test(id)) throw new IngestError(file, line, `field ${show(id)} is not a valid column id ([A-Za-z_][A-Za-z0-9_]{0,63}); rename it in the input`);
+      column = rawColumn(id, Math.max(1024, this.n + 1));
+      for (let row = 0; row < this.n; row++) addJsonValue(column, null);
+      this.extraById.set(id, column);
+      this.extra.push(column);
+    }
+    // records before this one that lacked the field
+    while (column.count < this.n) addJsonValue(column, null);
+    return column;
+  }
+
   /** Adds a record whose name and email are strings (well-formed). */
   add(id: number, name: string, email: string, code: number, line: number): void {
     this.addFixed(id, code, line);
@@ -225,7 +257,9 @@ class ColumnsBuilder {
   /** The columns, as views of length n (no copy: the spare room was never written). */
   finish(): RawColumns {
     const n = this.n;
+    for (const column of this.extra) while (column.count < n) addJsonValue(column, null);
     return {
+      extra: this.extra,
       ids: this.ids.subarray(0, n),
       names: finishByteColumn(this.names),
       emails: finishByteColumn(this.emails),
@@ -416,7 +450,28 @@ function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, li
     code = typeof status === "string" ? statusCode(status) : -1;
     if (code < 0) throw new IngestError(file, line, `status must be one of ${STATUS_LIST} (got ${show(status)})`);
   }
+  for (const key in record) {
+    if (key === "id" || key === "name" || key === "email" || key === "status") continue;
+    const v = record[key];
+    if (typeof v === "number" && (v >= MAX_EXACT_INTEGER || v <= -MAX_EXACT_INTEGER)) {
+      const literal = fieldLiteral(text, key);
+      if (literal === null || !isExactLiteral(literal, v)) {
+        throw new IngestError(file, line, `field "${key}": ${literal ?? v} is beyond ±2^53 and would be rounded`);
+      }
+    }
+    if (typeof v === "string" && !v.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason(key, v));
+    addJsonValue(columns.extraColumn(file, key, line), v);
+  }
   columns.add(id, name, email, code, line);
+}
+
+/**
+ * The number literal of top-level field `key` in a record's JSON text, or null: what a number of
+ * magnitude 2^53 or more is checked against (a parsed double no longer tells whether it was rounded).
+ */
+function fieldLiteral(text: string, key: string): string | null {
+  const m = new RegExp(`"${key}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`).exec(text);
+  return m === null ? null : m[1];
 }
 
 /** The text of a JSON.parse failure, for a "malformed JSON: …" reason. */
@@ -772,6 +827,8 @@ function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
   let emailCol = -1;
   let statusCol = -1;
   let headerWidth = 0;
+  // The columns beyond the four: header index and raw column of each.
+  let extraCols: { index: number; column: RawColumn }[] = [];
   const fields: string[] = [];
 
   const fail = (lineNo: number, reason: string): never => {
@@ -795,6 +852,15 @@ function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
       for (let c = 0; c < 4; c++) {
         if (index[c] < 0) fail(lineNo, `CSV header must name the columns id, name, email, status (missing "${CSV_COLUMNS[c]}")`);
       }
+      const seen = new Set<string>();
+      extraCols = [];
+      for (let f = 0; f < width; f++) {
+        if (index.includes(f)) continue;
+        const id = fields[f].trim();
+        if (seen.has(id)) fail(lineNo, `CSV header names column "${id}" twice`);
+        seen.add(id);
+        extraCols.push({ index: f, column: columns.extraColumn(file, id, lineNo) });
+      }
       idCol = index[0];
       nameCol = index[1];
       emailCol = index[2];
@@ -815,6 +881,11 @@ function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
     const statusText = fields[statusCol];
     let code = statusText === "active" ? 0 : statusText === "inactive" ? 1 : statusCode(statusText);
     if (code < 0) fail(lineNo, `status must be one of ${STATUS_LIST} (got ${show(statusText)})`);
+    for (const { index, column } of extraCols) {
+      const value = fields[index];
+      if (!value.isWellFormed()) fail(lineNo, loneSurrogateReason(column.id, value));
+      addTextValue(column, value);
+    }
     columns.add(id, fields[nameCol], fields[emailCol], code, lineNo);
   };
 

@@ -14,6 +14,8 @@ import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.t
 import { appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import type { Store } from "../store/types.ts";
 import { writeSnapshot, writeSnapshotAsync } from "./write.ts";
+import { decideColumns, readSchemaFile } from "./columns.ts";
+import { type ColumnSpec, SEED_COLUMNS } from "../schema/kinds.ts";
 
 /** Progress of a build: a phase, and bytes done of bytes total while reading the input (total undefined for standard input). */
 export interface BuildProgress {
@@ -43,6 +45,13 @@ export interface FileBuildOptions {
    * messages (`<stdin>` for `-`), its format, and whether it is gunzipped.
    */
   onFormat?: (info: { file: string; format: InputFormat; gzip: boolean }) => void;
+  /**
+   * A schema file (`--schema F`, docs/api.md "Columns beyond the four"): the kinds of the columns
+   * it lists; the others are inferred. Read before the input, so a bad file fails fast.
+   */
+  schemaFile?: string;
+  /** Told once the columns are decided: every column's id and kind, in schema order. */
+  onSchema?: (columns: readonly ColumnSpec[]) => void;
 }
 
 /** The reason an input without a record is refused. */
@@ -65,10 +74,10 @@ function writeBuilt(store: Store, output: string, readMs: number, t1: number, on
  * can remove its temporary file mid-write.
  * @param onProgress phases, and bytes read of the input's size while reading.
  * @param options `format` overrides detection; `onFormat` is told the format once known.
- * @throws IngestError (`file:line: reason`) for the first bad record, and
- *   `file:1: no records (an empty dataset is not built)` for an input without a record (empty,
- *   blank, `[]`, or a CSV header alone: line 1, the input's start, in every format); file system
- *   errors.
+ * @throws IngestError (`file:line: reason`) for the first bad record or value (one that does not
+ *   fit its column's kind), and `file:1: no records (an empty dataset is not built)` for an input
+ *   without a record (empty, blank, `[]`, or a CSV header alone: line 1, the input's start, in
+ *   every format); SchemaError for a bad schema file; file system errors.
  */
 export async function buildSnapshotFromFile(
   input: string,
@@ -78,13 +87,16 @@ export async function buildSnapshotFromFile(
 ): Promise<BuildReport> {
   const t0 = performance.now();
   let t1 = t0;
+  const declared = options.schemaFile === undefined ? [] : readSchemaFile(options.schemaFile);
   // Both string columns at once, on the machine's two cores. The columns are handed over
   // without a name here, so nothing holds them once the build has taken what it needs.
   const store = await buildStoreParallel(
     await readUsers(input, (done, total) => onProgress?.({ phase: "read", done, total }), { format: options.format, onFormat: options.onFormat }).then((columns) => {
       if (columns.ids.length === 0) throw new IngestError(inputName(input), 1, NO_RECORDS_REASON);
+      const extra = decideColumns(inputName(input), columns, declared);
+      options.onSchema?.([...SEED_COLUMNS, ...extra.map((e) => e.spec)]);
       t1 = performance.now();
-      return columns;
+      return { ...columns, extra };
     }),
     (step) => onProgress?.({ phase: step }),
   );

@@ -205,7 +205,7 @@ describe("the OpenAPI document", () => {
     expect(users.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/PostUsersRequest" });
     expect(users.post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/PostUsersResponse" });
     expect(users.get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/GetUsersResponse" });
-    expect(doc.components.schemas.ColumnFilterModel.oneOf).toHaveLength(4);
+    expect(doc.components.schemas.ColumnFilterModel.oneOf).toHaveLength(5);
     expect(Object.keys(doc.components.schemas.FilterModel.properties)).toEqual(["id", "name", "email", "status"]);
     expect(doc.components.schemas.TextFilterModel.properties.type.enum).toContain("notBlank");
     expect(doc.components.schemas.NumberFilterModel.properties.type.enum).toContain("inRange");

@@ -11,6 +11,7 @@ import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import type { UserRecord } from "../../src/schema.ts";
+import type { Store } from "../../src/store/types.ts";
 import type { CorsPolicy } from "../../src/http/cors.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 
@@ -33,14 +34,15 @@ export interface TestServerOptions {
 }
 
 /**
- * Starts a server over `records`, or over the default generated dataset when `records` is
- * "default" (DEFAULT_DATA: 100,000 users, seed 1).
+ * Starts a server over `records`, over a built store (one with added columns, say), or over the
+ * default generated dataset when `records` is "default" (DEFAULT_DATA: 100,000 users, seed 1).
  */
-export function startTestServer(records: readonly UserRecord[] | "default", maxPageSize = 1000, options: TestServerOptions = {}): TestServer {
+export function startTestServer(records: readonly UserRecord[] | Store | "default", maxPageSize = 1000, options: TestServerOptions = {}): TestServer {
   const dir = mkdtempSync(join(tmpdir(), "users-http-"));
   const snapshot = join(dir, "users.snap");
   if (records === "default") buildSnapshotFromGenerator(DEFAULT_DATA, snapshot);
-  else writeSnapshot(snapshot, buildStoreFromRecords(records));
+  else if (Array.isArray(records)) writeSnapshot(snapshot, buildStoreFromRecords(records as readonly UserRecord[]));
+  else writeSnapshot(snapshot, records as Store);
   const server = startServer({
     snapshot,
     port: 0,
