@@ -444,6 +444,10 @@ export function ensureDataset(rows: number, options: { rebuild?: boolean; log: (
     if (rows <= AUTO_REBUILD_ROWS) {
       options.log(`${sizeLabel(rows)}: the snapshot was built from older store/snapshot/collation sources; rebuilding`);
       rebuild = true;
+    } else if (!snapshotReady(dataset, options.log)) {
+      // refused by this build (another format version): only the snapshot is rebuilt
+      rmSync(dataset.snapshot, { force: true });
+      rmSync(dataset.buildReport, { force: true });
     } else {
       options.log(`${sizeLabel(rows)}: the snapshot was built from older store/snapshot/collation sources; kept (use --rebuild to refresh)`);
       return { dataset, stale: true };
