@@ -4,6 +4,7 @@
  */
 import {
   type ColDef,
+  DateFilterModule,
   type GridApi,
   type IDatasource,
   type IGetRowsParams,
@@ -16,10 +17,10 @@ import {
   createGrid,
   themeQuartz,
 } from "ag-grid-community";
-import type { UserRow } from "./api.ts";
+import { type SchemaColumn, type UserRow, cellText } from "./api.ts";
 
 // Only the modules the page uses; RowApi and ScrollApi serve the tests' `getDisplayedRowAtIndex` and `ensureIndexVisible`.
-ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule, RowApiModule, ScrollApiModule]);
+ModuleRegistry.registerModules([InfiniteRowModelModule, TextFilterModule, NumberFilterModule, DateFilterModule, RowApiModule, ScrollApiModule]);
 
 /** Rows per block: the size of every POST /api/users window (docs/api.md: `cacheBlockSize` 100). */
 export const AG_BLOCK_ROWS = 100;
@@ -36,13 +37,45 @@ export interface AgRequestRecord {
   ms: number;
 }
 
-/** The grid's columns: all sortable; text filters on name, email, status, a number filter on id. */
-const COLUMNS: ColDef<UserRow>[] = [
-  { field: "id", headerName: "ID", filter: "agNumberColumnFilter", width: 130 },
-  { field: "name", headerName: "Name", filter: "agTextColumnFilter", flex: 1, minWidth: 180 },
-  { field: "email", headerName: "Email", filter: "agTextColumnFilter", flex: 1.3, minWidth: 220 },
-  { field: "status", headerName: "Status", filter: "agTextColumnFilter", width: 150 },
-];
+/** The seed's four columns as the grid shows them. */
+const SEED_COLUMNS: Record<string, ColDef<UserRow>> = {
+  id: { field: "id", headerName: "ID", filter: "agNumberColumnFilter", width: 130 },
+  name: { field: "name", headerName: "Name", filter: "agTextColumnFilter", flex: 1, minWidth: 180 },
+  email: { field: "email", headerName: "Email", filter: "agTextColumnFilter", flex: 1.3, minWidth: 220 },
+  status: { field: "status", headerName: "Status", filter: "agTextColumnFilter", width: 150 },
+};
+
+/** AG Grid's filter for each column kind (docs/api.md "Filtering on any column"); json columns take none. */
+const KIND_FILTERS: Record<SchemaColumn["kind"], string | null> = {
+  number: "agNumberColumnFilter",
+  date: "agDateColumnFilter",
+  datetime: "agDateColumnFilter",
+  text: "agTextColumnFilter",
+  enum: "agTextColumnFilter",
+  boolean: "agTextColumnFilter",
+  json: null,
+};
+
+/**
+ * The grid's columns for a snapshot's schema: the seed's four as always, then one per added
+ * column with the filter of its kind; json columns are shown as JSON text, not sortable or filtered.
+ */
+export function columnDefsFor(schema: readonly SchemaColumn[]): ColDef<UserRow>[] {
+  return schema.map((column) => {
+    const seed = SEED_COLUMNS[column.id];
+    if (seed !== undefined) return seed;
+    const filter = KIND_FILTERS[column.kind];
+    return {
+      field: column.id,
+      headerName: column.id,
+      minWidth: column.kind === "text" || column.kind === "json" ? 200 : 140,
+      filter: filter ?? false,
+      floatingFilter: filter !== null,
+      sortable: column.kind !== "json",
+      valueFormatter: (params) => cellText(column, params.value),
+    } satisfies ColDef<UserRow>;
+  });
+}
 
 /**
  * A datasource that POSTs the grid's block request as JSON to `endpoint` and answers the grid
@@ -83,12 +116,13 @@ export function createUsersDatasource(endpoint: string, log: (record: AgRequestR
  *
  * @param endpoint URL of POST /api/users.
  * @param log receives every finished request ({@link AgRequestRecord}).
+ * @param schema the served snapshot's columns (GET /api/users/schema)
  * @returns AG Grid's api (`GridApi<UserRow>`); row data arrive asynchronously, block by block.
  */
-export function mountAgGrid(container: HTMLElement, endpoint: string, log: (record: AgRequestRecord) => void): GridApi<UserRow> {
+export function mountAgGrid(container: HTMLElement, endpoint: string, log: (record: AgRequestRecord) => void, schema: readonly SchemaColumn[]): GridApi<UserRow> {
   return createGrid<UserRow>(container, {
     theme: themeQuartz,
-    columnDefs: COLUMNS,
+    columnDefs: columnDefsFor(schema),
     defaultColDef: { sortable: true, floatingFilter: true, resizable: true, filterParams: { maxNumConditions: 2 } },
     rowModelType: "infinite",
     cacheBlockSize: AG_BLOCK_ROWS,

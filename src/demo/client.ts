@@ -9,7 +9,7 @@
  */
 import type { GridApi } from "ag-grid-community";
 import { type AgRequestRecord, mountAgGrid } from "./ag-grid.ts";
-import type { UserRow } from "./api.ts";
+import type { SchemaBody, UserRow } from "./api.ts";
 import { type TanstackHook, type UrlMode, mountTanstack } from "./tanstack.ts";
 
 /** The endpoint both clients read (docs/api.md). */
@@ -23,12 +23,22 @@ declare global {
   }
 }
 
-function start(): void {
+/** Loads the served snapshot's columns (GET /api/users/schema), then mounts both clients with them. */
+async function start(): Promise<void> {
+  const response = await fetch(`${ENDPOINT}/schema`);
   const agStatus = document.getElementById("ag-status");
+  if (!response.ok) {
+    if (agStatus !== null) agStatus.textContent = `the schema could not be loaded (HTTP ${response.status})`;
+    return;
+  }
+  const { columns } = (await response.json()) as SchemaBody;
   window.agRequests = [];
   const gridElement = document.getElementById("ag-grid");
   if (gridElement === null) throw new Error("demo page: #ag-grid is missing");
-  window.gridApi = mountAgGrid(gridElement, ENDPOINT, (record) => {
+  window.gridApi = mountAgGrid(
+    gridElement,
+    ENDPOINT,
+    (record) => {
     window.agRequests.push(record);
     if (agStatus !== null) {
       const { startRow, endRow } = record.body;
@@ -38,13 +48,15 @@ function start(): void {
           ? `rows ${startRow}–${endRow - 1} of ${record.total?.toLocaleString("en")} matching · ${Math.round(record.ms)} ms · ${requests} request${requests === 1 ? "" : "s"} so far`
           : `request for rows ${startRow}–${endRow - 1} failed (HTTP ${record.status})`;
     }
-  });
+    },
+    columns,
+  );
   // The filters apply as they change; Enter in a field must not submit (reload) the page. A
   // listener, not an inline handler: the page's Content-Security-Policy allows no inline script.
   document.getElementById("ts-toolbar")?.addEventListener("submit", (event) => event.preventDefault());
   const mode: UrlMode = new URLSearchParams(location.search).get("tsUrl") === "raw" ? "raw" : "encoded";
-  window.tanstackDemo = mountTanstack(ENDPOINT, mode);
+  window.tanstackDemo = mountTanstack(ENDPOINT, mode, columns);
 }
 
-if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
-else start();
+if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => void start());
+else void start();

@@ -20,7 +20,7 @@ import {
   tableFeatures,
 } from "@tanstack/table-core";
 import { storeReactivityBindings } from "@tanstack/table-core/store-reactivity-bindings";
-import type { GetUsersBody, UserRow } from "./api.ts";
+import { type GetUsersBody, type SchemaColumn, type UserRow, cellText } from "./api.ts";
 
 /** Page sizes offered by the page-size select, in rows; the first is the initial one. */
 export const TANSTACK_PAGE_SIZES = [10, 20, 50, 100] as const;
@@ -131,12 +131,41 @@ const features = tableFeatures({
   filterFns: { includesString: filterFn_includesString, equalsString: filterFn_equalsString, inNumberRange: filterFn_inNumberRange },
 });
 const helper = createColumnHelper<typeof features, UserRow>();
-const columns = helper.columns([
-  helper.accessor("id", { header: "ID", filterFn: "inNumberRange" }),
-  helper.accessor("name", { header: "Name", filterFn: "includesString" }),
-  helper.accessor("email", { header: "Email", filterFn: "includesString", enableColumnFilter: false }),
-  helper.accessor("status", { header: "Status", filterFn: "equalsString" }),
-]);
+const SEED_COLUMNS = {
+  id: helper.accessor("id", { header: "ID", filterFn: "inNumberRange" }),
+  name: helper.accessor("name", { header: "Name", filterFn: "includesString" }),
+  email: helper.accessor("email", { header: "Email", filterFn: "includesString", enableColumnFilter: false }),
+  status: helper.accessor("status", { header: "Status", filterFn: "equalsString" }),
+} as const;
+
+/** The seed's columns as one list: the column type the table is constructed with. */
+const seedColumnList = helper.columns([SEED_COLUMNS.id, SEED_COLUMNS.name, SEED_COLUMNS.email, SEED_COLUMNS.status]);
+
+/** What an added column's filter box takes: the GET `filter[col]` form of its kind (docs/api.md "Filtering on any column"). */
+const FILTER_HINTS: Record<SchemaColumn["kind"], string | null> = {
+  number: "v or lo,hi",
+  date: "YYYY-MM-DD or lo,hi",
+  datetime: "date or lo,hi",
+  enum: "value, …",
+  boolean: "true / false",
+  text: "contains…",
+  json: null,
+};
+
+/** The table's columns for a snapshot's schema: the seed's four as always, then the added ones (json ones not sortable). */
+function columnsFor(schema: readonly SchemaColumn[]) {
+  return schema.map((column) => {
+    const seed = SEED_COLUMNS[column.id as keyof typeof SEED_COLUMNS];
+    if (seed !== undefined) return seed;
+    return helper.accessor((row: UserRow) => row[column.id], {
+      id: column.id,
+      header: column.id,
+      filterFn: "includesString",
+      enableSorting: column.kind !== "json",
+      enableColumnFilter: column.kind !== "json",
+    });
+  });
+}
 
 /** The test hook of the TanStack client (`window.tanstackDemo`). */
 export interface TanstackHook {
@@ -154,10 +183,14 @@ export interface TanstackHook {
  *
  * @param endpoint path of GET /api/users.
  * @param initialMode the URL spelling to start with ({@link UrlMode}).
+ * @param schema the served snapshot's columns (GET /api/users/schema): one table column each,
+ *   and a filter box under the header of each added column but json ones
  * @returns the test hook.
  * @throws Error when an element of index.html's TanStack section (`#ts-…`) is missing.
  */
-export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackHook {
+export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: readonly SchemaColumn[]): TanstackHook {
+  const columns = columnsFor(schema);
+  const specOf = new Map(schema.map((c) => [c.id, c]));
   const el: TanstackElements = {
     thead: byId("ts-thead"),
     tbody: byId("ts-tbody"),
@@ -193,7 +226,8 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
 
   const table = constructTable({
     features,
-    columns,
+    // the seed's accessors are typed by field, the added ones by id: one column list for the table
+    columns: columns as unknown as typeof seedColumnList,
     data,
     rowCount: 0,
     manualPagination: true,
@@ -262,7 +296,7 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
       th.addEventListener("click", (event) => header.column.getToggleSortingHandler()?.(event));
       headerRow.append(th);
     }
-    el.thead.replaceChildren(headerRow);
+    el.thead.replaceChildren(headerRow, filterRow);
 
     const body = document.createDocumentFragment();
     for (const row of table.getRowModel().rows) {
@@ -270,7 +304,8 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
       for (const cell of row.getAllCells()) {
         const td = document.createElement("td");
         const value = cell.getValue();
-        td.textContent = String(value);
+        const spec = specOf.get(cell.column.id);
+        td.textContent = spec === undefined ? String(value) : cellText(spec, value);
         if (cell.column.id === "status") td.className = `status status-${String(value)}`;
         tr.append(td);
       }
@@ -288,6 +323,28 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode): TanstackH
     el.lastButton.disabled = !table.getCanNextPage();
     el.pageSizeSelect.value = String(state.pagination.pageSize);
     document.body.classList.toggle("ts-loading", inFlight > 0);
+  }
+
+  // A filter box under each added column's header (the seed's four have the toolbar's controls).
+  const filterRow = document.createElement("tr");
+  filterRow.className = "filter-row";
+  for (const column of schema) {
+    const th = document.createElement("th");
+    const hint = FILTER_HINTS[column.kind];
+    if (!(column.id in SEED_COLUMNS) && hint !== null) {
+      const input = document.createElement("input");
+      input.type = "search";
+      input.placeholder = hint;
+      input.dataset.filter = column.id;
+      input.setAttribute("aria-label", `filter ${column.id}`);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      input.addEventListener("input", () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => table.getColumn(column.id)?.setFilterValue(input.value.trim() === "" ? undefined : input.value), FILTER_DEBOUNCE_MS);
+      });
+      th.append(input);
+    }
+    filterRow.append(th);
   }
 
   // Controls → TanStack state.

@@ -190,7 +190,7 @@ async function expectTanstackPage(state: TsState, filter: Predicate | null, sort
   const { pageIndex, pageSize } = state.pagination;
   const expected = oracle(filter, sort, pageIndex * pageSize, pageSize);
   const pageCount = Math.ceil(expected.total / pageSize);
-  expect({ total: snap.total, pageCount: snap.pageCount, rows: snap.rows }).toEqual({ total: expected.total, pageCount, rows: expected.rows });
+  expect({ total: snap.total, pageCount: snap.pageCount, rows: snap.rows as unknown[] }).toEqual({ total: expected.total, pageCount, rows: expected.rows });
   const dom = await page.evaluate(() => ({
     pageInfo: document.getElementById("ts-page-info")?.textContent,
     total: document.getElementById("ts-total")?.textContent,
