@@ -358,15 +358,8 @@ export function openApiDocumentation(s: Schema = SEED_SCHEMA) {
   };
 }
 
-/** What a GET `filter[col]` means on each kind beyond the seed's four (docs/api.md "Filtering on any column"). */
-const GET_FILTER_FORMS: Record<string, { description: string; example: string }> = {
-  number: { description: '"42": equals; "10,50": inclusive range, either side may be empty.', example: "18,65" },
-  date: { description: '"2024-03-01": that day; "2024-01-01,2024-03-31": inclusive range of days, either side may be empty.', example: "2024-01-01,2024-03-31" },
-  datetime: { description: "An ISO 8601 date-time: that instant; a date: its whole UTC day; \"lo,hi\": inclusive range, either side may be empty.", example: "2024-01-01,2024-03-31" },
-  enum: { description: "A value, or a comma list meaning any of them; any case.", example: "" },
-  boolean: { description: '"true" or "false", any case; "true,false" is either.', example: "true" },
-  text: { description: "Substring, case- and accent-insensitive.", example: "" },
-};
+/** An example GET `filter[col]` value per kind, for the document. */
+const FILTER_EXAMPLES: Record<string, string> = { number: "18,65", date: "2024-01-01,2024-03-31", datetime: "2024-01-01,2024-03-31", boolean: "true", text: "x", enum: "x" };
 
 /** The GET /api/users operation's `detail`: parameters (both clients' spellings) and responses. */
 export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
@@ -395,9 +388,8 @@ export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
       filter("email", "Substring, case- and accent-insensitive.", "example.com"),
       filter("status", "A value, or a comma list meaning any of them; any case.", "active,inactive"),
       ...s.columns.slice(4).flatMap((c) => {
-        const form = GET_FILTER_FORMS[c.kind];
-        if (form === undefined) return [];
-        return [filter(c.id, `${c.kind}: ${form.description}`, c.kind === "enum" ? (c.values?.[0] ?? "") : form.example || "x")];
+        const form = KINDS[c.kind].getFormDoc;
+        return form === null ? [] : [filter(c.id, `${c.kind}: ${form}`, c.kind === "enum" ? (c.values?.[0] ?? "x") : FILTER_EXAMPLES[c.kind])];
       }),
       { name: "If-None-Match", in: "header", required: false, schema: { type: "string" }, description: "An ETag of an earlier answer: 304 while it is current." },
     ],

@@ -33,6 +33,18 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   let line = 1;
 
+  /** JSON.parse of one line's text and the record's validation. */
+  const textLine = (text: string): void => {
+    if (isBlank(text, 0, text.length)) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new IngestError(file, line, `malformed JSON: ${parseErrorText(error)}`);
+    }
+    addJsonRecord(file, columns, value, line, text);
+  };
+
   /** The general path: decode `bytes[from..to)` strictly and JSON.parse it. */
   const slowLine = (bytes: Buffer, from: number, to: number, fileOffset: number): void => {
     let text: string;
@@ -43,14 +55,7 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
       const bad = Math.max(0, firstInvalidUtf8(sub, sub.length));
       throw new IngestError(file, line, invalidUtf8Reason(sub, bad, fileOffset + from + bad));
     }
-    if (isBlank(text, 0, text.length)) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw new IngestError(file, line, `malformed JSON: ${parseErrorText(error)}`);
-    }
-    addJsonRecord(file, columns, value, line, text);
+    textLine(text);
   };
 
   /**
@@ -110,6 +115,23 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
       // The fast path decodes without checks, so it runs only on valid UTF-8.
       const valid = isUtf8(data);
       let from = 0;
+      if (valid && stop > 0) {
+        const first = fastLine(data, 0);
+        if (first < 0) {
+          // The chunk's first line is not in the canonical shape (a wide table, say): the chunk
+          // is decoded at once and split into lines (LF is one byte and one code unit), each
+          // JSON.parse'd.
+          const lines = decoder.decode(data).split("\n");
+          const count = data[stop - 1] === 10 ? lines.length - 1 : lines.length;
+          for (let i = 0; i < count; i++) {
+            if (lines[i].length > 0) textLine(lines[i]);
+            line++;
+          }
+          return stop;
+        }
+        line++;
+        from = first + 1;
+      }
       while (from < stop) {
         let end = valid ? fastLine(data, from) : -1;
         if (end < 0) {

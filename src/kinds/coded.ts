@@ -5,7 +5,7 @@
  * folded, a comma list meaning any of them.
  */
 import { fold } from "../collation/collation.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import { type ConvertedColumn, convertBoolean, convertEnum } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import type { GetFilter, KindModule } from "./kind.ts";
 import { orderedKind } from "./ordered.ts";
@@ -70,6 +70,8 @@ export const ENUM_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
+    convert: convertEnum,
+    getFormDoc: "A value, or a comma list meaning any of them; any case.",
     filterTypes: ["text", "set"],
     dayInterval: null,
     getFilter: codedGetFilter,
@@ -88,6 +90,8 @@ export const BOOLEAN_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
+    convert: convertBoolean,
+    getFormDoc: '"true" or "false", any case; "true,false" is either.',
     filterTypes: ["text", "set"],
     dayInterval: null,
     getFilter: codedGetFilter,

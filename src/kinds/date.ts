@@ -5,8 +5,9 @@
  * set filters; GET `filter[col]` as a value or `lo,hi`, a date-only value covering its UTC day.
  */
 import { fold } from "../collation/collation.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
-import { DAY_MS, formatDate, formatDateTime, parseDate, parseDateTime } from "../schema/values.ts";
+import type { ConvertedColumn } from "./convert.ts";
+import { DAY_MS, explainDate, explainDateTime, formatDate, formatDateTime, parseDate, parseDateTime } from "../schema/values.ts";
+import { convertDoubles } from "./convert.ts";
 import type { KindModule } from "./kind.ts";
 import { type GetBound, orderedKind, rangeGetFilter } from "./ordered.ts";
 
@@ -37,6 +38,8 @@ export const DATE_KIND: KindModule = orderedKind(
     },
   },
   {
+    convert: (raw, spec) => convertDoubles(raw, spec, parseDate, explainDate),
+    getFormDoc: '"2024-03-01": that day; "2024-01-01,2024-03-31": an inclusive range of days, either side may be empty.',
     filterTypes: ["text", "date", "set"],
     dayInterval: (day) => [day, day + 1],
     setValue: (_spec, text) => fold(text),
@@ -63,6 +66,8 @@ export const DATETIME_KIND: KindModule = orderedKind(
     },
   },
   {
+    convert: (raw, spec) => convertDoubles(raw, spec, parseDateTime, explainDateTime),
+    getFormDoc: 'An ISO 8601 date-time: that instant; a date: its whole UTC day; "lo,hi": an inclusive range, either side may be empty.',
     filterTypes: ["text", "date", "set"],
     dayInterval: (day) => [day * DAY_MS, (day + 1) * DAY_MS],
     setValue: (_spec, text) => fold(text),

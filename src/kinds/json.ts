@@ -3,7 +3,7 @@
  * given; never sorted or filtered (a sort or filter on it is a 400), so the store keeps nothing
  * for it but its text in the records.
  */
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import { type ConvertedColumn, convertJson } from "./convert.ts";
 import type { KindModule } from "./kind.ts";
 import { emptyStoredColumn } from "./ordered.ts";
 
@@ -11,6 +11,8 @@ import { emptyStoredColumn } from "./ordered.ts";
 export const JSON_KIND: KindModule = {
   kind: "json",
   sortable: false,
+  convert: convertJson,
+  getFormDoc: null,
   filterTypes: [],
   parts: [],
   build: (spec) => emptyStoredColumn(spec),

@@ -6,7 +6,8 @@
  * kinds only through it.
  */
 import type { Bitmap } from "../bits/bitmap.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { RawColumn } from "../ingest/raw-column.ts";
+import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ByteColumn } from "../bits/byte-column.ts";
 
@@ -99,6 +100,12 @@ export interface KindModule {
   /** The parts of a {@link StoredColumn} the kind sets (the others stay null). */
   parts: readonly StoredPart[];
   /**
+   * Converts a column's raw values (as read: JSON values or CSV text) to the kind's typed form,
+   * rows in input order (docs/api.md "Columns beyond the four": value syntax and refusals).
+   * @throws ConversionError (convert.ts) for the first value that does not fit the kind
+   */
+  convert(raw: RawColumn, spec: ColumnSpec): ConvertedColumn;
+  /**
    * Builds the stored column.
    * @param converted the column's values in input order (n rows)
    * @param order store row → input position (ascending id); null when input order is row order
@@ -134,6 +141,8 @@ export interface KindModule {
    * number column's non-number).
    */
   setValue(spec: ColumnSpec, text: string): string | { reason: string };
+  /** What a GET `filter[col]` value means on the kind, for the OpenAPI document (null for json). */
+  getFormDoc: string | null;
   /** The JSON Schema of one value (OpenAPI), nullable beyond the seed's four. */
   jsonSchema(spec: ColumnSpec): Record<string, unknown>;
 }

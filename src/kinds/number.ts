@@ -3,8 +3,9 @@
  * numerically; text filters on `String(n)`, number filters (AG Grid's), set filters; GET
  * `filter[col]` as `v` or `lo,hi`.
  */
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
-import { formatNumber } from "../schema/values.ts";
+import type { ConvertedColumn } from "./convert.ts";
+import { explainNumberText, formatNumber, parseNumberText } from "../schema/values.ts";
+import { convertDoubles } from "./convert.ts";
 import type { KindModule } from "./kind.ts";
 import { orderedKind, rangeGetFilter } from "./ordered.ts";
 
@@ -35,7 +36,9 @@ export const NUMBER_KIND: KindModule = orderedKind(
     },
   },
   {
+    convert: (raw, spec) => convertDoubles(raw, spec, parseNumberText, explainNumberText),
     filterTypes: ["text", "number", "set"],
+    getFormDoc: '"42": equals; "10,50": inclusive range, either side may be empty.',
     dayInterval: null,
     setValue(_spec, text) {
       const x = parseDecimal(text);

@@ -7,7 +7,7 @@
  */
 import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
 import { fold } from "../collation/collation.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnTest, StoredColumn, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
@@ -257,7 +257,7 @@ export function rangeGetFilter(value: string, bound: (text: string) => GetBound 
 export function orderedKind(
   kind: KindModule["kind"],
   values: OrderedValues,
-  rest: Pick<KindModule, "filterTypes" | "getFilter" | "dayInterval" | "jsonSchema" | "setValue">,
+  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue">,
 ): KindModule {
   return {
     kind,

@@ -2,7 +2,9 @@
  * The column kinds, each as its module (kind.ts), in one table: the only place that maps a
  * kind's name to its code. Adding a kind is a module and a line here.
  */
-import type { ColumnKind } from "../schema/kinds.ts";
+import type { RawColumn } from "../ingest/raw-column.ts";
+import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
+import type { ConvertedColumn } from "./convert.ts";
 import { BOOLEAN_KIND, ENUM_KIND } from "./coded.ts";
 import { DATE_KIND, DATETIME_KIND } from "./date.ts";
 import type { KindModule } from "./kind.ts";
@@ -20,3 +22,14 @@ export const KINDS: Record<ColumnKind, KindModule> = {
   boolean: BOOLEAN_KIND,
   json: JSON_KIND,
 };
+
+/**
+ * Converts a raw column to `spec`'s kind (declared, or inferred from its profile), by that kind.
+ * @throws ConversionError (convert.ts) for the first row whose value does not fit: `column "age"
+ *   (number): "x" is not a number in JSON syntax`, a JSON string in a number column, a value
+ *   outside an enum's values…
+ */
+export function convertColumn(raw: RawColumn, spec: ColumnSpec): ConvertedColumn {
+  return KINDS[spec.kind].convert(raw, spec);
+}
+

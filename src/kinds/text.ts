@@ -9,7 +9,7 @@ import { bytesMatch, type PositiveTextOp } from "../bits/folded-match.ts";
 import { fold } from "../collation/collation.ts";
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnTest, StoredColumn, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
@@ -187,6 +187,8 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
 export const TEXT_KIND: KindModule = {
   kind: "text",
   sortable: true,
+  convert: convertText,
+  getFormDoc: "Substring, case- and accent-insensitive.",
   filterTypes: ["text", "set"],
   parts: ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank"],
   build: buildText,

@@ -40,25 +40,53 @@ export function emptyProfile(): ColumnProfile {
   return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Set(), fromText: false };
 }
 
-/** Counts one string value (dates and date-times are strings of a known shape). */
-function addString(profile: ColumnProfile, value: string): void {
+/**
+ * Counts one string value (dates and date-times are strings of a known shape). A column can still
+ * be a date (or datetime) column only while every string so far was one, so a string is tested
+ * only then.
+ * @returns the value's day number when it was tested and is a date, its milliseconds when it was
+ *   tested and is a date-time, else NaN: while {@link allStringsAre} holds for a kind, every
+ *   string's parsed value was returned, and the conversion reuses them (src/kinds/convert.ts)
+ */
+function addString(profile: ColumnProfile, value: string): number {
+  const canBeDate = profile.dates === profile.strings;
+  const canBeDateTime = profile.datetimes === profile.strings;
   profile.strings++;
-  if (!Number.isNaN(parseDate(value))) profile.dates++;
-  else if (!Number.isNaN(parseDateTime(value))) profile.datetimes++;
+  let parsed = Number.NaN;
+  if (canBeDate && value.length === 10) parsed = parseDate(value);
+  if (!Number.isNaN(parsed)) profile.dates++;
+  else if (canBeDateTime && value.length >= 16) {
+    parsed = parseDateTime(value);
+    if (!Number.isNaN(parsed)) profile.datetimes++;
+  }
   const distinct = profile.distinct;
   if (distinct !== null && !distinct.has(value)) {
     if (distinct.size === MAX_INFERRED_ENUM_VALUES) profile.distinct = null;
     else distinct.add(value);
   }
+  return parsed;
 }
 
-/** Counts one JSON value of the column (`undefined`, a missing field, counts as null). */
-export function profileJson(profile: ColumnProfile, value: unknown): void {
+/**
+ * True when every string of the profiled column was a date (`kind` "date") or a date-time
+ * ("datetime"): then the value {@link profileJson} / {@link profileText} returned for each string
+ * is its parsed day number or milliseconds.
+ */
+export function allStringsAre(profile: ColumnProfile, kind: "date" | "datetime"): boolean {
+  return (kind === "date" ? profile.dates : profile.datetimes) === profile.strings;
+}
+
+/**
+ * Counts one JSON value of the column (`undefined`, a missing field, counts as null).
+ * @returns for a string, what {@link addString} returns (its parsed date or date-time, or NaN); else NaN
+ */
+export function profileJson(profile: ColumnProfile, value: unknown): number {
   if (value === null || value === undefined) profile.nulls++;
   else if (typeof value === "number") profile.numbers++;
   else if (typeof value === "boolean") profile.booleans++;
-  else if (typeof value === "string") addString(profile, value);
+  else if (typeof value === "string") return addString(profile, value);
   else profile.objects++;
+  return Number.NaN;
 }
 
 /** True when CSV text is a JSON object or array (`{…}` or `[…]` that parses). */
@@ -74,14 +102,18 @@ export function isJsonContainerText(text: string): boolean {
   }
 }
 
-/** Counts one CSV field of the column (the empty field is null). */
-export function profileText(profile: ColumnProfile, text: string): void {
+/**
+ * Counts one CSV field of the column (the empty field is null).
+ * @returns for a field counted as a string, what {@link addString} returns; else NaN
+ */
+export function profileText(profile: ColumnProfile, text: string): number {
   profile.fromText = true;
   if (text === "") profile.nulls++;
   else if (JSON_NUMBER.test(text)) profile.numbers++;
   else if (parseBooleanText(text) >= 0) profile.booleans++;
   else if (isJsonContainerText(text)) profile.objects++;
-  else addString(profile, text);
+  else return addString(profile, text);
+  return Number.NaN;
 }
 
 /** What {@link inferKind} decides: the kind, and an inferred enum's values in collation order. */

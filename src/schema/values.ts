@@ -37,22 +37,54 @@ function daysInMonth(y: number, m: number): number {
   return m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31;
 }
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /**
  * ISO 8601 date-times as docs/api.md takes them: a date, `T` or a space, `HH:mm`, optional
  * `:ss` and fraction, then `Z`, `±HH`, `±HHMM`, `±HH:MM` or nothing (UTC).
  */
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 
+/** The number of the `count` ASCII digits of `text` at `at`, or -1 when one is not a digit. */
+function digitsAt(text: string, at: number, count: number): number {
+  let x = 0;
+  for (let i = at; i < at + count; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    x = x * 10 + c;
+  }
+  return x;
+}
+
+/** The day number of y-m-d when it is a real calendar day, else NaN. */
+function calendarDay(y: number, mo: number, d: number): number {
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return Number.NaN;
+  return daysFromCivil(y, mo, d);
+}
+
 /** The day number of `YYYY-MM-DD` (a real calendar day, years 0000–9999), or NaN. */
 export function parseDate(text: string): number {
-  const m = DATE.exec(text);
-  if (m === null) return Number.NaN;
-  const y = Number(m[1]);
-  const mo = Number(m[2]);
-  const d = Number(m[3]);
-  if (mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return Number.NaN;
-  return daysFromCivil(y, mo, d);
+  // Without a regex (this runs on every string of a column while it may be a date column).
+  if (text.length !== 10 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45) return Number.NaN;
+  const y = digitsAt(text, 0, 4);
+  const mo = digitsAt(text, 5, 2);
+  const d = digitsAt(text, 8, 2);
+  if (mo < 0 || d < 0) return Number.NaN;
+  return calendarDay(y, mo, d);
+}
+
+/**
+ * `YYYY-MM-DDTHH:mm:ss.sssZ` (what `Date.toISOString()` writes, the common case) read without a
+ * regex; NaN for any other text (then the general grammar decides).
+ */
+function parseIsoUtc(text: string): number {
+  if (text.length !== 24 || text.charCodeAt(10) !== 84 || text.charCodeAt(23) !== 90) return Number.NaN;
+  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46) return Number.NaN;
+  const day = parseDate(text.slice(0, 10));
+  const h = digitsAt(text, 11, 2);
+  const mi = digitsAt(text, 14, 2);
+  const s = digitsAt(text, 17, 2);
+  const ms = digitsAt(text, 20, 3);
+  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return Number.NaN;
+  return day * DAY_MS + ((h * 60 + mi) * 60 + s) * 1000 + ms;
 }
 
 /**
@@ -61,6 +93,8 @@ export function parseDate(text: string): number {
  * of 60, or an offset beyond ±23:59.
  */
 export function parseDateTime(text: string): number {
+  const fast = parseIsoUtc(text);
+  if (!Number.isNaN(fast)) return fast;
   const m = DATETIME.exec(text);
   if (m === null) return Number.NaN;
   const y = Number(m[1]);
@@ -88,6 +122,9 @@ export function parseDateTime(text: string): number {
   }
   return daysFromCivil(y, mo, d) * DAY_MS + ((h * 60 + mi - offsetMinutes) * 60 + s) * 1000 + ms;
 }
+
+/** The shape of a date: what {@link explainDate} tells apart from a day that does not exist. */
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** Why `text` is not a date, for a `file:line: reason`. */
 export function explainDate(text: string): string {

@@ -5,7 +5,9 @@
  * build with `file:line: reason`.
  */
 import { readFileSync } from "node:fs";
-import { ConversionError, type RawColumn, addJsonValue, convertColumn, rawColumn } from "../ingest/raw-column.ts";
+import { type RawColumn, addJsonValue, rawColumn } from "../ingest/raw-column.ts";
+import { ConversionError } from "../kinds/convert.ts";
+import { convertColumn } from "../kinds/registry.ts";
 import { IngestError, type RawColumns } from "../ingest/read.ts";
 import { inferKind } from "../schema/infer.ts";
 import { type ColumnSpec, SchemaError, parseSchemaFile } from "../schema/kinds.ts";

@@ -4,7 +4,7 @@
  */
 import { STATUS_VALUES, type UserRecord, statusCode } from "../schema.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
-import type { ConvertedColumn } from "../ingest/raw-column.ts";
+import type { ConvertedColumn } from "../kinds/convert.ts";
 import { type ByteColumn, gatherByteColumn, packStrings } from "../bits/byte-column.ts";
 import type { ColumnJob } from "./column-worker.ts";
 import { KINDS } from "../kinds/registry.ts";

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { ConversionError, addJsonValue, addTextValue, convertColumn, rawColumn } from "../../src/ingest/raw-column.ts";
+import { addJsonValue, addTextValue, rawColumn } from "../../src/ingest/raw-column.ts";
+import { ConversionError } from "../../src/kinds/convert.ts";
+import { convertColumn } from "../../src/kinds/registry.ts";
 import { inferKind } from "../../src/schema/infer.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { unpackStrings } from "../../src/bits/byte-column.ts";

@@ -3,7 +3,8 @@
  * given kinds), built the way `snapshot build` builds one: each added column read value by value
  * (ingest/raw-column.ts), converted to its kind and handed to the store builder.
  */
-import { addJsonValue, convertColumn, rawColumn } from "../../src/ingest/raw-column.ts";
+import { addJsonValue, rawColumn } from "../../src/ingest/raw-column.ts";
+import { convertColumn } from "../../src/kinds/registry.ts";
 import { statusCode } from "../../src/schema.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { packStrings } from "../../src/bits/byte-column.ts";

@@ -1,0 +1,194 @@
+/**
+ * From raw values (ingest/raw-column.ts: each row's JSON value or CSV text) to a kind's typed
+ * form: the conversions the kind modules use (kind.ts `convert`), each refusing the first value
+ * that does not fit with its row and a reason (docs/api.md "Columns beyond the four", values).
+ */
+import { appendBytes, appendString, type ByteColumn, finishByteColumn, growingByteColumn, stringAt } from "../bits/byte-column.ts";
+import { RAW, type RawColumn } from "../ingest/raw-column.ts";
+import { allStringsAre } from "../schema/infer.ts";
+import type { ColumnSpec } from "../schema/kinds.ts";
+import { formatNumber, parseBooleanText, show } from "../schema/values.ts";
+
+/** A column converted to its kind's typed form, rows in input order. */
+export type ConvertedColumn =
+  /** number, date (day numbers), datetime (ms): NaN is null. */
+  | { kind: "number" | "date" | "datetime"; values: Float64Array; nulls: number }
+  /** enum (codes: 0 null, i + 1 for values[i]) and boolean (0 null, 1 false, 2 true). */
+  | { kind: "enum" | "boolean"; codes: Uint8Array; values: string[]; nulls: number }
+  /** text: the strings (UTF-8); `isNull` marks null rows (their string is empty). */
+  | { kind: "text"; strings: ByteColumn; isNull: Uint8Array; nulls: number }
+  /** json: each row's JSON text, compact (`null` for null). */
+  | { kind: "json"; texts: ByteColumn; nulls: number };
+
+/** A value that does not fit its column's kind: the row (input order) and the reason. */
+export class ConversionError extends Error {
+  constructor(
+    readonly row: number,
+    readonly reason: string,
+  ) {
+    super(reason);
+    this.name = "ConversionError";
+  }
+}
+
+/** The JSON type of a raw tag, for a reason. */
+function typeName(tag: number): string {
+  return tag === RAW.NUMBER ? "a number" : tag === RAW.BOOLEAN ? "a boolean" : tag === RAW.OBJECT ? "an object or array" : "a string";
+}
+
+/** A reason-raising function for `column`: throws ConversionError with the column and kind named. */
+function failer(column: RawColumn, spec: ColumnSpec): (row: number, reason: string) => never {
+  return (row, reason) => {
+    throw new ConversionError(row, `column "${column.id}" (${spec.kind}): ${reason}`);
+  };
+}
+
+/**
+ * Doubles (`number`, `date` as day numbers, `datetime` as UTC ms; NaN for null): JSON numbers
+ * (number only), or text read by `parse` (CSV fields; JSON strings for dates), refused with `explain`.
+ * @throws ConversionError for the first value that does not fit
+ */
+export function convertDoubles(column: RawColumn, spec: ColumnSpec, parse: (text: string) => number, explain: (text: string) => string): ConvertedColumn {
+  // Dates and date-times the profile already parsed (every string was one) are not parsed again.
+  const parsed = spec.kind !== "number" && allStringsAre(column.profile, spec.kind as "date" | "datetime");
+  const n = column.count;
+  const { tags, numbers } = column;
+  const strings = finishByteColumn(column.strings);
+  const fail = failer(column, spec);
+  let nulls = 0;
+  const values = new Float64Array(n);
+  for (let row = 0; row < n; row++) {
+    const tag = tags[row];
+    if (tag === RAW.NULL) {
+      values[row] = Number.NaN;
+      nulls++;
+    } else if (tag === RAW.NUMBER && spec.kind === "number") {
+      const x = numbers[row];
+      if (!Number.isFinite(x)) fail(row, `${x} is not a finite number`);
+      values[row] = x;
+    } else if (tag === RAW.TEXT || (tag === RAW.STRING && spec.kind !== "number")) {
+      if (parsed && !Number.isNaN(numbers[row])) {
+        values[row] = numbers[row];
+        continue;
+      }
+      const text = stringAt(strings, row);
+      const x = parse(text);
+      if (Number.isNaN(x)) fail(row, explain(text));
+      values[row] = x;
+    } else {
+      fail(row, `${typeName(tag)} is not a ${spec.kind === "number" ? "JSON number" : `${spec.kind} string`}`);
+    }
+  }
+  return { kind: spec.kind as "number" | "date" | "datetime", values, nulls };
+}
+
+/**
+ * Booleans as codes (0 null, 1 false, 2 true): JSON booleans, or `true`/`false` in any case in CSV.
+ * @throws ConversionError for the first value that does not fit
+ */
+export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
+  const n = column.count;
+  const { tags, numbers } = column;
+  const strings = finishByteColumn(column.strings);
+  const fail = failer(column, spec);
+  let nulls = 0;
+  const codes = new Uint8Array(n);
+  for (let row = 0; row < n; row++) {
+    const tag = tags[row];
+    if (tag === RAW.NULL) nulls++;
+    else if (tag === RAW.BOOLEAN) codes[row] = numbers[row] + 1;
+    else if (tag === RAW.TEXT) {
+      const text = stringAt(strings, row);
+      const b = parseBooleanText(text);
+      if (b < 0) fail(row, `${show(text)} is not true or false`);
+      codes[row] = b + 1;
+    } else fail(row, `${typeName(tag)} is not a boolean`);
+  }
+  return { kind: "boolean", codes, values: ["false", "true"], nulls };
+}
+
+/**
+ * An enum's values as codes (0 null, i + 1 for `spec.values[i]`): strings equal to a value.
+ * @throws ConversionError for the first value outside `spec.values`
+ */
+export function convertEnum(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
+  const n = column.count;
+  const { tags, numbers } = column;
+  const strings = finishByteColumn(column.strings);
+  const fail = failer(column, spec);
+  let nulls = 0;
+  const values = spec.values ?? [];
+  const codeOf = new Map(values.map((v, i) => [v, i + 1]));
+  const codes = new Uint8Array(n);
+  for (let row = 0; row < n; row++) {
+    const tag = tags[row];
+    if (tag === RAW.NULL) nulls++;
+    else if (tag === RAW.STRING || tag === RAW.TEXT) {
+      const text = stringAt(strings, row);
+      const code = codeOf.get(text);
+      if (code === undefined) fail(row, `${show(text)} is not one of its values (${values.map((v) => JSON.stringify(v)).join(", ")})`);
+      codes[row] = code as number;
+    } else fail(row, `${typeName(tag)} is not one of its values`);
+  }
+  return { kind: "enum", codes, values: [...values], nulls };
+}
+
+/**
+ * Strings (JSON strings or CSV text), null apart from "".
+ * @throws ConversionError for the first value that is not a string
+ */
+export function convertText(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
+  const n = column.count;
+  const { tags, numbers } = column;
+  const strings = finishByteColumn(column.strings);
+  const fail = failer(column, spec);
+  let nulls = 0;
+  const isNull = new Uint8Array(n);
+  for (let row = 0; row < n; row++) {
+    const tag = tags[row];
+    if (tag === RAW.NULL) {
+      isNull[row] = 1;
+      nulls++;
+    } else if (tag !== RAW.STRING && tag !== RAW.TEXT) {
+      fail(row, `${typeName(tag)} is not a string (give the column the kind json in a schema file to keep mixed values as they are)`);
+    }
+  }
+  return { kind: "text", strings, isNull, nulls };
+}
+
+/**
+ * Any JSON value kept as its compact JSON text (`null` for null); CSV text must be JSON.
+ * @throws ConversionError for the first CSV field that is not JSON
+ */
+export function convertJson(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
+  const n = column.count;
+  const { tags, numbers } = column;
+  const strings = finishByteColumn(column.strings);
+  const fail = failer(column, spec);
+  let nulls = 0;
+  const texts = growingByteColumn(n, strings.bytes.length + n * 4);
+  for (let row = 0; row < n; row++) {
+    const tag = tags[row];
+    let text: string;
+    if (tag === RAW.NULL) {
+      nulls++;
+      text = "null";
+    } else if (tag === RAW.NUMBER) text = formatNumber(numbers[row]);
+    else if (tag === RAW.BOOLEAN) text = numbers[row] === 1 ? "true" : "false";
+    else if (tag === RAW.STRING) text = JSON.stringify(stringAt(strings, row));
+    else if (tag === RAW.OBJECT) {
+      // already compact JSON text: its bytes as they are
+      appendBytes(texts, strings.bytes, strings.offsets[row], strings.offsets[row + 1]);
+      continue;
+    } else {
+      const source = stringAt(strings, row);
+      try {
+        text = JSON.stringify(JSON.parse(source));
+      } catch {
+        return fail(row, `${show(source)} is not JSON`);
+      }
+    }
+    appendString(texts, text);
+  }
+  return { kind: "json", texts: finishByteColumn(texts), nulls };
+}
