@@ -6,10 +6,10 @@ import { STATUS_VALUES, type UserRecord, statusCode } from "../schema.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import type { ConvertedColumn } from "../kinds/convert.ts";
 import { type ByteColumn, gatherByteColumn, packStrings } from "../bits/byte-column.ts";
-import type { ColumnJob } from "./column-worker.ts";
-import { KINDS } from "../kinds/registry.ts";
+import type { ColumnJob, ExtraColumnsJob } from "./column-worker.ts";
+import { type ExtraColumnsBuilt, buffersOf, buildExtraColumns } from "./extra-columns.ts";
 import { PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
-import { buildRecords, type RecordField } from "./records.ts";
+import { buildRecords } from "./records.ts";
 import { type BuiltStringColumn, buildStringColumn } from "./string-column.ts";
 import type { Store } from "./types.ts";
 
@@ -105,29 +105,15 @@ export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => vo
   const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   onStep?.("email");
   const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
-  return finish(prepared, name, email, onStep);
-}
-
-/**
- * Builds the columns beyond the seed's four, each by its kind (src/kinds), and their JSON
- * literals in row order (for the records), in schema order.
- */
-function buildExtraColumns(prepared: Prepared, onStep?: (step: BuildStep) => void): RecordField[] {
-  const fields: RecordField[] = [];
-  for (const { spec, column } of prepared.extra) {
-    onStep?.("columns");
-    const kind = KINDS[spec.kind];
-    prepared.base.columns[spec.id] = kind.build(spec, column, prepared.byId);
-    const literals = kind.literals(spec, column);
-    fields.push({ id: spec.id, literals: prepared.byId === null ? literals : gatherByteColumn(literals, prepared.byId) });
-  }
-  return fields;
+  const extra = buildExtraColumns(prepared.extra, prepared.byId, () => onStep?.("columns"));
+  return finish(prepared, name, email, extra, onStep);
 }
 
 /** Joins the parts of a build: the columns beyond the four, the records from the columns' literals, then the store. */
-function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, onStep?: (step: BuildStep) => void): Store {
+function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, extra: ExtraColumnsBuilt, onStep?: (step: BuildStep) => void): Store {
   const base = prepared.base;
-  const fields = buildExtraColumns(prepared, onStep);
+  base.columns = extra.columns;
+  const fields = extra.fields;
   onStep?.("records");
   const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals, undefined, fields);
   onStep?.("done");
@@ -146,9 +132,11 @@ function columnWorkerSpecifier(): string {
 
 /**
  * The same store as {@link buildStore}, with the email column built in a worker while this
- * thread builds the name column (the two heaviest steps, on two cores). The email bytes and
- * offsets (the input's own when the ids are already ascending) are transferred to the worker, so
- * they are detached from `input` here and must not share a buffer with the other columns.
+ * thread builds the name column (the two heaviest steps, on two cores), and the columns beyond
+ * the four, when there are any, in a second worker meanwhile (the system shares the two cores
+ * among the three). The email bytes and offsets (the input's own when the ids are already
+ * ascending) and the added columns' arrays are transferred to the workers, so they are detached
+ * from `input` here and must not share a buffer with the other columns.
  * @throws RangeError as {@link buildStore}; Error when the worker fails.
  */
 export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
@@ -171,16 +159,34 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
   });
   const job: ColumnJob = { bytes: emails.bytes, offsets: emails.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
   worker.postMessage(job, [job.bytes.buffer as ArrayBuffer, job.offsets.buffer as ArrayBuffer, job.statusCodes.buffer as ArrayBuffer]);
+  const extraWorker = prepared.extra.length > 0 ? new Worker(columnWorkerSpecifier()) : null;
+  const extraColumns = new Promise<ExtraColumnsBuilt>((resolve, reject) => {
+    if (extraWorker === null) return resolve({ columns: {}, fields: [] });
+    extraWorker.onmessage = (event: MessageEvent<{ extra?: ExtraColumnsBuilt; error?: string }>) => {
+      if (event.data.extra) resolve(event.data.extra);
+      else reject(new Error(`added columns worker failed: ${event.data.error}`));
+    };
+    extraWorker.onerror = (event) => reject(new Error(`added columns worker failed: ${event.message}`));
+    onStep?.("columns");
+    const extraJob: ExtraColumnsJob = { extra: prepared.extra, byId: prepared.byId?.slice() ?? null };
+    extraWorker.postMessage(extraJob, buffersOf(extraJob));
+  });
+  const stop = () => {
+    worker.terminate();
+    extraWorker?.terminate();
+  };
   onStep?.("name");
   let name: BuiltStringColumn;
   try {
     name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   } catch (error) {
-    worker.terminate();
+    stop();
     return Promise.reject(error);
   }
   onStep?.("email");
-  return emailColumn.then((email) => finish(prepared, name, email, onStep)).finally(() => worker.terminate());
+  return Promise.all([emailColumn, extraColumns])
+    .then(([email, extra]) => finish(prepared, name, email, extra, onStep))
+    .finally(stop);
 }
 
 /**

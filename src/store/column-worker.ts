@@ -1,12 +1,14 @@
 /**
- * Worker entry: builds one string column off the main thread (build.ts `buildStoreParallel`).
- * Receives the values as packed UTF-8 (transferred, no per-string cloning) and builds straight
- * from those bytes, then transfers the column's typed arrays (and its JSON literals) back. Listed as an entry point of
- * `bun build --compile`.
+ * Worker entry of the parallel build (build.ts `buildStoreParallel`): builds one string column,
+ * or the columns beyond the seed's four, off the main thread. Receives typed arrays (transferred,
+ * no per-value cloning), builds straight from them, then transfers the built typed arrays back.
+ * Listed as an entry point of `bun build --compile`.
  */
+import { type ExtraColumnsBuilt, buffersOf, buildExtraColumns } from "./extra-columns.ts";
+import type { ExtraInput } from "./build.ts";
 import { buildStringColumn, columnBuffers } from "./string-column.ts";
 
-/** The message a column worker receives. */
+/** A string column job: the values of `name` or `email`. */
 export interface ColumnJob {
   /** UTF-8 of the values back to back; value i is `bytes[offsets[i] .. offsets[i+1])`. */
   bytes: Uint8Array;
@@ -18,11 +20,24 @@ export interface ColumnJob {
   statusCounts: Uint32Array;
 }
 
+/** A job of the columns beyond the seed's four (extra-columns.ts `buildExtraColumns`). */
+export interface ExtraColumnsJob {
+  extra: ExtraInput[];
+  /** Store row → input position, or null when input order is row order. */
+  byId: Uint32Array | null;
+}
+
 declare const self: Worker;
 
-self.onmessage = (event: MessageEvent<ColumnJob>) => {
+self.onmessage = (event: MessageEvent<ColumnJob | ExtraColumnsJob>) => {
   try {
-    const { bytes, offsets, statusCodes, statusCounts } = event.data;
+    const job = event.data;
+    if ("extra" in job) {
+      const built: ExtraColumnsBuilt = buildExtraColumns(job.extra, job.byId);
+      self.postMessage({ extra: built }, buffersOf(built));
+      return;
+    }
+    const { bytes, offsets, statusCodes, statusCounts } = job;
     const built = buildStringColumn({ bytes, offsets }, statusCodes, statusCounts);
     self.postMessage({ built }, columnBuffers(built));
   } catch (error) {
