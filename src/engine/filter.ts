@@ -6,6 +6,7 @@
  */
 import { fold } from "../collation/collation.ts";
 import { bytesMatch } from "../bits/folded-match.ts";
+import { textPasses } from "../kinds/ordered.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { ALL_STATUS, STATUS_VALUES, type StringColumnId, singleStatus } from "../schema.ts";
 import type { Predicate, TextOp } from "../query/types.ts";
@@ -347,34 +348,12 @@ function finishMatchSet(store: Store, node: SetNode): MatchSet {
 
 // ---------------------------------------------------------------- text
 
-/** Does folded `cell` satisfy a positive text op against folded `needle`? */
-function textTest(op: TextOp, cell: string, needle: string): boolean {
-  switch (op) {
-    case "contains":
-      return cell.includes(needle);
-    case "notContains":
-      return !cell.includes(needle);
-    case "equals":
-      return cell === needle;
-    case "notEqual":
-      return cell !== needle;
-    case "startsWith":
-      return cell.startsWith(needle);
-    case "endsWith":
-      return cell.endsWith(needle);
-    case "blank":
-      return cell.trim() === "";
-    case "notBlank":
-      return cell.trim() !== "";
-  }
-}
-
 /** Mask of the status values that satisfy a text op (docs/api.md: text filters on status follow the text rules). */
 function statusTextMask(op: TextOp, value: string): number {
   const needle = fold(value);
   let mask = 0;
   for (let code = 0; code < STATUS_VALUES.length; code++) {
-    if (textTest(op, fold(STATUS_VALUES[code]), needle)) mask |= 1 << code;
+    if (textPasses(op, fold(STATUS_VALUES[code]), needle)) mask |= 1 << code;
   }
   return mask;
 }
@@ -386,7 +365,7 @@ function idText(store: Store, op: TextOp, value: string): Bitmap {
   const ids = store.ids;
   for (let row = 0; row < ids.length; row++) {
     // String(id) is ASCII digits, sign, point and exponent; fold only lowers the "e".
-    if (textTest(op, String(ids[row]).toLowerCase(), needle)) bits[row >>> 5] |= 1 << (row & 31);
+    if (textPasses(op, String(ids[row]).toLowerCase(), needle)) bits[row >>> 5] |= 1 << (row & 31);
   }
   return bits;
 }
