@@ -22,7 +22,8 @@
  * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
  * The load generator shares the machine's cores with the server: that is printed with the figures.
  *
- * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR]`.
+ * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]]` (a
+ * baseline of another snapshot format serves its own build of the same data).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -277,9 +278,9 @@ async function spawnScript(script: string, arg: string): Promise<{ url: string; 
 }
 
 /** Starts our server as 1 or 2 processes (the second on the first's port, both with --reuse-port); `options` for one process. */
-async function startOurs(dataset: Dataset, processes: 1 | 2, options: SpawnOptions = {}): Promise<{ url: string; servers: ServerProcess[] }> {
+async function startOurs(dataset: Dataset, processes: 1 | 2, options: SpawnOptions & { snapshot?: string } = {}): Promise<{ url: string; servers: ServerProcess[] }> {
   if (processes === 1) {
-    const server = await spawnServer(dataset.snapshot, options);
+    const server = await spawnServer(options.snapshot ?? dataset.snapshot, options);
     return { url: server.url, servers: [server] };
   }
   const first = await spawnServer(dataset.snapshot, { reusePort: true });
@@ -298,7 +299,7 @@ function rssSum(servers: { pid: number }[]): number {
  * Runs every HTTP scenario for one dataset.
  * @param durationS each wrk run's length, in seconds
  */
-export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string } = {}): Promise<HttpRecord[]> {
+export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string; baselineSnapshot?: string } = {}): Promise<HttpRecord[]> {
   const rows = dataset.rows;
   const label = sizeLabel(rows);
   const cheap = cheapMix(dataset);
@@ -377,7 +378,7 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
   }
 
   // One scenario: a fresh server (1 or 2 processes), a 1 s warm-up, the runs; RSS taken after.
-  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>, spawnOptions: SpawnOptions = {}, warmHeaders: string[] = []) => {
+  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>, spawnOptions: SpawnOptions & { snapshot?: string } = {}, warmHeaders: string[] = []) => {
     const { url, servers } = await startOurs(dataset, processes, spawnOptions);
     try {
       await runWrk(url, cheapList, CONNECTIONS, 1, warmHeaders);
@@ -404,7 +405,8 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
         const s = await runWrk(url, cheapList, CONNECTIONS, durationS);
         return [toRecord({ rows, scenario: `baseline (${baseline}): cheap mix`, server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
       },
-      { root: baseline },
+      // the baseline's own build of the same data, when its snapshot format differs from ours
+      { root: baseline, snapshot: options.baselineSnapshot },
     );
   }
 
@@ -470,13 +472,16 @@ export function describe(r: HttpRecord): string {
 }
 
 if (import.meta.main) {
-  const { values, positionals } = parseArgs({ options: { duration: { type: "string", default: "10" }, baseline: { type: "string" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({
+    options: { duration: { type: "string", default: "10" }, baseline: { type: "string" }, "baseline-snapshot": { type: "string" } },
+    allowPositionals: true,
+  });
   if (!haveWrk()) {
     process.stderr.write(`${WRK_HINT}\n`);
     process.exit(1);
   }
   const dataset = datasetPaths(parseSize(positionals[0] ?? "100k"));
-  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline });
+  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline, baselineSnapshot: values["baseline-snapshot"] });
   console.table(
     records.map((r) => ({
       scenario: r.scenario,
