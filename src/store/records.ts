@@ -24,6 +24,9 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  */
 export const MAX_CHUNK_BYTES = 2 ** 32 - 16 * 1024 * 1024;
 
+/** Longest window the records builder writes through, in bytes: indexes stay below 2^31. */
+const WINDOW_BYTES = 2 ** 31 - 1;
+
 /** Most rows a store may have: row numbers and permutations are Uint32. */
 const MAX_CHUNK_SHIFT = 31;
 
@@ -157,7 +160,9 @@ export function chooseChunkShift(sizes: Uint32Array, limit: number): number {
  * @param fields the columns beyond the seed's four, in schema order: each record gets
  *   `,"<id>":<literal>` for each, after `status` (docs/api.md: records have every column, in schema order)
  * @param maxChunkBytes the largest chunk, in bytes (default {@link MAX_CHUNK_BYTES}; tests use tiny ones)
- * @throws RangeError when one record alone exceeds `maxChunkBytes`
+ * @param windowBytes the builder's write window, in bytes (default 2^31 − 1; tests use tiny ones):
+ *   it moves on at a record's start past half of it, so a record may be up to half of it long
+ * @throws RangeError when one record alone exceeds `maxChunkBytes` or half of `windowBytes` (1 GiB)
  */
 export function buildRecords(
   ids: Float64Array,
@@ -167,7 +172,9 @@ export function buildRecords(
   scratchBytes?: number,
   fields: readonly RecordField[] = [],
   maxChunkBytes: number = MAX_CHUNK_BYTES,
+  windowBytes: number = WINDOW_BYTES,
 ): Records {
+  const moveAt = Math.floor(windowBytes / 2);
   const n = ids.length;
   const nameOffsets = names.offsets;
   const emailOffsets = emails.offsets;
@@ -183,6 +190,7 @@ export function buildRecords(
       const o = fields[f].literals.offsets;
       length += keys[f].length + o[row + 1] - o[row];
     }
+    if (length > windowBytes - moveAt) throw new RangeError(`record of row ${row} is ${length} bytes long; at most ${windowBytes - moveAt}`);
     sizes[row] = length;
     size += length;
   }
@@ -198,26 +206,38 @@ export function buildRecords(
   const emailView = new DataView(emailBytes.buffer, emailBytes.byteOffset, emailBytes.byteLength);
   let out = new Uint8Array(0);
   let view = new DataView(out.buffer);
+  // `out` and `view` are a window of the chunk from `base`, so that every index written is below
+  // 2^31 (a typed array indexed past that takes the engine's slow path: at 10M wide rows the
+  // records took 40 s instead of 5); `at` is the position in the window.
   let at = 0;
+  let base = 0;
   let chunk = -1;
+  let chunkBuffer = new ArrayBuffer(0);
+  let chunkSize = 0;
+  /** Views the chunk from `from` on (at most WINDOW_BYTES). */
+  const window = (from: number) => {
+    base = from;
+    out = new Uint8Array(chunkBuffer, base, Math.min(chunkSize - base, windowBytes));
+    view = new DataView(chunkBuffer, base, out.length);
+    at = 0;
+  };
   /** Starts chunk c: a buffer of its rows' bytes (and, for chunk 0, the scratch area). */
   const startChunk = (c: number) => {
-    let chunkSize = 0;
+    chunkSize = 0;
     const end = Math.min(n, (c + 1) * chunkRows);
     for (let row = c * chunkRows; row < end; row++) chunkSize += sizes[row];
     const aligned = Math.ceil(chunkSize / 8) * 8;
     const scratchLength = c === 0 ? (scratchBytes ?? scratchBytesFor(size, n)) : 0;
-    const buffer = new ArrayBuffer(aligned + scratchLength);
-    out = new Uint8Array(buffer, 0, chunkSize);
-    view = new DataView(buffer);
-    if (c === 0) scratch = new Uint8Array(buffer, aligned, scratchLength);
-    chunks.push(out);
-    at = 0;
+    chunkBuffer = new ArrayBuffer(aligned + scratchLength);
+    if (c === 0) scratch = new Uint8Array(chunkBuffer, aligned, scratchLength);
+    chunks.push(new Uint8Array(chunkBuffer, 0, chunkSize));
+    window(0);
     chunk = c;
   };
   startChunk(0);
   for (let row = 0; row < n; row++) {
     if (row >>> shift !== chunk) startChunk(row >>> shift);
+    else if (at >= moveAt) window(base + at);
     view.setInt32(at, ID_KEY_WORD, true);
     view.setUint16(at + 4, ID_KEY_HALF, true);
     at += ID_KEY_LENGTH;
@@ -249,7 +269,7 @@ export function buildRecords(
       }
       out[at++] = CLOSE;
     }
-    offsets[row + chunk + 1] = at;
+    offsets[row + chunk + 1] = base + at;
   }
   return { chunkShift: shift, chunks, offsets, scratch };
 }

@@ -116,6 +116,21 @@ describe("records in several chunks (store/records.ts: no 32-bit limit on the ro
     expect(decode(writeRowsJsonInto(createBodyBuffer(8), store, rows, prefix, suffix))).toBe(decode(writeRowsJson(one, rows, prefix, suffix)));
   });
 
+  test("records written through a moving window (indexes below 2^31) are the same bytes", () => {
+    const records: UserRecord[] = Array.from({ length: 60 }, (_, i) => ({ id: i * 7 - 100, name: `Wïndow ${i}`, email: `w${i}@x.org`, status: i % 2 ? "active" : "inactive" }));
+    const one = buildStoreFromRecords(records);
+    const sorted = [...records].sort((a, b) => a.id - b.id);
+    const names = packJsonLiterals(packStrings(60, (i) => sorted[i].name));
+    const emails = packJsonLiterals(packStrings(60, (i) => sorted[i].email));
+    const whole = buildRecords(one.ids, one.statusCodes, names, emails, 1024);
+    // a 160-byte window moving on past 80 bytes: several moves per chunk, one chunk
+    const windowed = buildRecords(one.ids, one.statusCodes, names, emails, 1024, [], undefined, 160);
+    expect(windowed.chunks.length).toBe(1);
+    expect(Buffer.compare(windowed.chunks[0], whole.chunks[0])).toBe(0);
+    expect(Array.from(windowed.offsets)).toEqual(Array.from(whole.offsets));
+    expect(() => buildRecords(one.ids, one.statusCodes, names, emails, 1024, [], undefined, 40)).toThrow(RangeError);
+  });
+
   test("the chunk shift is the largest at which every chunk fits", () => {
     expect(chooseChunkShift(Uint32Array.from([10, 10, 10, 10]), 40)).toBe(31);
     expect(chooseChunkShift(Uint32Array.from([10, 10, 10, 10]), 39)).toBe(1);
