@@ -17,7 +17,7 @@
  * src/query/errors.ts; the body limit: src/http/app.ts MAX_BODY_BYTES).
  */
 import { MAX_LISTED_ERRORS } from "../query/errors.ts";
-import { MAX_FILTER_LENGTH } from "../query/get.ts";
+import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { Schema } from "../schema/kinds.ts";

@@ -6,7 +6,6 @@ import { statusCode } from "../schema.ts";
 import { type RawColumn, addTextValue } from "./raw-column.ts";
 import { type ColumnsBuilder, type FormatParser, IngestError, MAX_ID_MAGNITUDE, STATUS_LIST, countNewlines, idRangeReason, loneSurrogateReason, show } from "./records.ts";
 
-
 /** The JSON number grammar (RFC 8259 §6), which a CSV id must match (docs/api.md: "CSV too"). */
 const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
 

@@ -4,7 +4,6 @@
  */
 import { type ColumnsBuilder, type FormatParser, IngestError, addJsonRecord, parseErrorText } from "./records.ts";
 
-
 // JSON-array scanner states.
 const BEFORE_ARRAY = 0;
 const BEFORE_FIRST = 1; // after '[': a value or ']'

@@ -7,7 +7,6 @@ import { isUtf8 } from "node:buffer";
 import { copyPlainJsonString } from "../bits/byte-column.ts";
 import { type ByteConsumer, type ColumnsBuilder, IngestError, addJsonRecord, firstInvalidUtf8, invalidUtf8Reason, isBlank, parseErrorText } from "./records.ts";
 
-
 // Byte sequences of the canonical NDJSON record `{"id":…,"name":"…","email":"…","status":"…"}`.
 const ID_KEY = new TextEncoder().encode('{"id":');
 const NAME_KEY = new TextEncoder().encode(',"name":"');

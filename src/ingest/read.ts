@@ -49,7 +49,6 @@ import { extname } from "node:path";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 
-
 import { csvParser } from "./csv.ts";
 import { jsonArrayParser } from "./json-array.ts";
 import { ndjsonConsumer } from "./ndjson.ts";
@@ -59,7 +58,6 @@ export { IngestError, type RawColumns, findFirstDuplicate };
 
 /** The input formats {@link readUsers} understands. */
 export type InputFormat = "ndjson" | "json" | "csv";
-
 
 /** Bytes read from the file per read call, by default. */
 export const READ_CHUNK_BYTES = 8 << 20;
@@ -76,8 +74,6 @@ export interface ReadOptions {
    */
   onFormat?: (info: { file: string; format: InputFormat; gzip: boolean }) => void;
 }
-
-/** Longest quoted value shown in an error reason, in UTF-16 code units. */
 
 /**
  * The format of `path` (for a `.gz` input, its name without `.gz`; "" for standard input): by
@@ -103,7 +99,7 @@ export function detectFormat(path: string, head: string): InputFormat {
   return "csv";
 }
 
-
+/** A path of `-` stands for standard input. */
 export const STDIN_PATH = "-";
 
 /** The name standard input goes by in error messages. */

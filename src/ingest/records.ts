@@ -10,7 +10,6 @@ import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { type RawColumn, addJsonValue, rawColumn } from "./raw-column.ts";
 import { type ByteColumn, appendString, commitValue, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 
-
 /**
  * The columns read from a file, in file order; every array has length n (the record count).
  */
@@ -36,7 +35,6 @@ export interface RawColumns {
   extra: RawColumn[];
 }
 
-
 /**
  * A bad input file: the first bad record (or byte) stops the read.
  * `message` is `${file}:${line}: ${reason}`.
@@ -58,7 +56,7 @@ export class IngestError extends Error {
   }
 }
 
-
+/** Longest quoted value shown in an error reason, in UTF-16 code units. */
 const MAX_SHOWN = 60;
 
 /** A short, quoted description of a bad value for an error reason: `"abc"`, `42`, `null`, `an array`. */
@@ -92,6 +90,7 @@ export function loneSurrogateReason(field: string, value: string): string {
   return `${field} is not well-formed Unicode`;
 }
 
+/** The status values as an error message lists them ("active, inactive"). */
 export const STATUS_LIST = STATUS_VALUES.join(", ");
 
 /** A guess of the mean bytes per record in a file, to size the columns before reading (too few rows only means the arrays grow). */
@@ -523,5 +522,3 @@ export function firstInvalidUtf8(bytes: Uint8Array, end: number): number {
   }
   return -1;
 }
-
-/** A path of `-` stands for standard input. */

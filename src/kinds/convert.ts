@@ -36,11 +36,16 @@ function typeName(tag: number): string {
   return tag === RAW.NUMBER ? "a number" : tag === RAW.BOOLEAN ? "a boolean" : tag === RAW.OBJECT ? "an object or array" : "a string";
 }
 
-/** A reason-raising function for `column`: throws ConversionError with the column and kind named. */
-function failer(column: RawColumn, spec: ColumnSpec): (row: number, reason: string) => never {
-  return (row, reason) => {
+/**
+ * What every conversion starts from: the row count, the raw tags, numbers and strings (the
+ * strings finished into a ByteColumn), and a reason-raising function that throws ConversionError
+ * with the column and the kind named.
+ */
+function begin(column: RawColumn, spec: ColumnSpec) {
+  const fail = (row: number, reason: string): never => {
     throw new ConversionError(row, `column "${column.id}" (${spec.kind}): ${reason}`);
   };
+  return { n: column.count, tags: column.tags, numbers: column.numbers, strings: finishByteColumn(column.strings), fail };
 }
 
 /**
@@ -51,10 +56,7 @@ function failer(column: RawColumn, spec: ColumnSpec): (row: number, reason: stri
 export function convertDoubles(column: RawColumn, spec: ColumnSpec, parse: (text: string) => number, explain: (text: string) => string): ConvertedColumn {
   // Dates and date-times the profile already parsed (every string was one) are not parsed again.
   const parsed = spec.kind !== "number" && allStringsAre(column.profile, spec.kind as "date" | "datetime");
-  const n = column.count;
-  const { tags, numbers } = column;
-  const strings = finishByteColumn(column.strings);
-  const fail = failer(column, spec);
+  const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const values = new Float64Array(n);
   for (let row = 0; row < n; row++) {
@@ -87,10 +89,7 @@ export function convertDoubles(column: RawColumn, spec: ColumnSpec, parse: (text
  * @throws ConversionError for the first value that does not fit
  */
 export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
-  const n = column.count;
-  const { tags, numbers } = column;
-  const strings = finishByteColumn(column.strings);
-  const fail = failer(column, spec);
+  const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const codes = new Uint8Array(n);
   for (let row = 0; row < n; row++) {
@@ -112,10 +111,7 @@ export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedCo
  * @throws ConversionError for the first value outside `spec.values`
  */
 export function convertEnum(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
-  const n = column.count;
-  const { tags, numbers } = column;
-  const strings = finishByteColumn(column.strings);
-  const fail = failer(column, spec);
+  const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const values = spec.values ?? [];
   const codeOf = new Map(values.map((v, i) => [v, i + 1]));
@@ -138,10 +134,7 @@ export function convertEnum(column: RawColumn, spec: ColumnSpec): ConvertedColum
  * @throws ConversionError for the first value that is not a string
  */
 export function convertText(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
-  const n = column.count;
-  const { tags, numbers } = column;
-  const strings = finishByteColumn(column.strings);
-  const fail = failer(column, spec);
+  const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const isNull = new Uint8Array(n);
   for (let row = 0; row < n; row++) {
@@ -161,10 +154,7 @@ export function convertText(column: RawColumn, spec: ColumnSpec): ConvertedColum
  * @throws ConversionError for the first CSV field that is not JSON
  */
 export function convertJson(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
-  const n = column.count;
-  const { tags, numbers } = column;
-  const strings = finishByteColumn(column.strings);
-  const fail = failer(column, spec);
+  const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const texts = growingByteColumn(n, strings.bytes.length + n * 4);
   for (let row = 0; row < n; row++) {

@@ -14,8 +14,11 @@ import { parseDecimal } from "./number.ts";
 /** Reports one bad field of a request: its JSON pointer and what is wrong. */
 export type Bad = (pointer: string, detail: string) => void;
 
-/** Longest filter value accepted, in characters (docs/api.md: at most 256, like GET's). */
-export const MAX_FILTER_VALUE_LENGTH = 256;
+/**
+ * Longest filter value accepted, in UTF-16 code units (docs/api.md: a GET `filter[<col>]` value
+ * and every POST filter value or set value, at most 256 characters).
+ */
+export const MAX_FILTER_LENGTH = 256;
 
 /** One filter type's operator: its `type`s and how a model of it becomes a column test. */
 export interface FilterOperator {
@@ -35,10 +38,14 @@ function shown(value: unknown, max = 80): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
-/** A number from a JSON number or a numeric string (docs/api.md: AG Grid's `filter` may be `"200"`); null otherwise. */
-function numberOf(v: unknown): number | null {
+/**
+ * A finite number from a JSON number or a numeric string of at most {@link MAX_FILTER_LENGTH}
+ * characters, white space around it allowed (docs/api.md: AG Grid's `filter` may arrive as
+ * `"200"`: coerced); null otherwise.
+ */
+export function numberOf(v: unknown): number | null {
   if (typeof v === "number") return Number.isFinite(v) ? v : null;
-  if (typeof v === "string" && v.length <= MAX_FILTER_VALUE_LENGTH) return parseDecimal(v);
+  if (typeof v === "string" && v.length <= MAX_FILTER_LENGTH) return parseDecimal(v);
   return null;
 }
 
@@ -66,8 +73,8 @@ const TEXT: FilterOperator = {
       return null;
     }
     const value = String(f);
-    if (value.length > MAX_FILTER_VALUE_LENGTH) {
-      bad(`${at}/filter`, `is ${value.length} characters long; at most ${MAX_FILTER_VALUE_LENGTH} are accepted`);
+    if (value.length > MAX_FILTER_LENGTH) {
+      bad(`${at}/filter`, `is ${value.length} characters long; at most ${MAX_FILTER_LENGTH} are accepted`);
       return null;
     }
     return { op: "text", type, value };
@@ -126,7 +133,7 @@ const DATE: FilterOperator = {
     if (type === "notBlank") return { op: "null", negate: true };
     const day = (field: "dateFrom" | "dateTo"): number | null => {
       const v = model[field];
-      const d = typeof v === "string" && v.length <= MAX_FILTER_VALUE_LENGTH ? requestDay(v) : Number.NaN;
+      const d = typeof v === "string" && v.length <= MAX_FILTER_LENGTH ? requestDay(v) : Number.NaN;
       if (Number.isNaN(d)) {
         bad(`${at}/${field}`, `date filter "${type}" needs a date "${field}" like "2024-03-01" or "2024-03-01 00:00:00" (got ${shown(v)})`);
         return null;
@@ -182,9 +189,9 @@ const SET: FilterOperator = {
         return bad(`${at}/values/${i}`, `must be a string, a number, a boolean or null (got ${shown(v)})`);
       }
       const s = String(v);
-      if (s.length > MAX_FILTER_VALUE_LENGTH) {
+      if (s.length > MAX_FILTER_LENGTH) {
         ok = false;
-        return bad(`${at}/values/${i}`, `is ${s.length} characters long; at most ${MAX_FILTER_VALUE_LENGTH} are accepted`);
+        return bad(`${at}/values/${i}`, `is ${s.length} characters long; at most ${MAX_FILTER_LENGTH} are accepted`);
       }
       const canonical = kind.setValue(spec, s);
       if (typeof canonical !== "string") {

@@ -8,11 +8,10 @@
 import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
 import { fold } from "../collation/collation.ts";
 import type { ConvertedColumn } from "./convert.ts";
-import type { ColumnTest, StoredColumn, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import { firstAtLeast, orderDoubles } from "./ordered-column.ts";
-import type { GetFilter, KindModule, StoredPart } from "./kind.ts";
+import type { ColumnTest, GetFilter, KindModule, StoredColumn, StoredPart, TextOp } from "./kind.ts";
 
 /** The parts an ordered column sets. */
 export const ORDERED_PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "distinct"];

@@ -10,10 +10,9 @@ import { fold } from "../collation/collation.ts";
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
-import type { ColumnTest, StoredColumn, TextOp } from "./kind.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
-import type { KindModule } from "./kind.ts";
+import type { ColumnTest, KindModule, StoredColumn, TextOp } from "./kind.ts";
 import { emptyStoredColumn, nullPassesText } from "./ordered.ts";
 
 type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;

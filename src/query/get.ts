@@ -5,13 +5,12 @@
 import { STATUS_VALUES, statusCode } from "../schema.ts";
 import { SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
 import { KINDS } from "../kinds/registry.ts";
-import { DECIMAL } from "../kinds/number.ts";
+import { parseDecimal } from "../kinds/number.ts";
+import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { type FieldError, fieldsProblem } from "./errors.ts";
 import { columnList, columnOf } from "./columns.ts";
 import type { Predicate, Query, SeedColumnId, SortDirection } from "./types.ts";
 
-/** Longest accepted `filter[<col>]` value, in UTF-16 code units (docs/api.md). */
-export const MAX_FILTER_LENGTH = 256;
 
 /** Default page size (the seed, part 8: clients start at 10). */
 export const DEFAULT_PAGE_SIZE = 10;
@@ -229,7 +228,7 @@ function filterPredicate(column: SeedColumnId, value: string): { predicate: Pred
   if (parts.length > 2) return `must be a number or a range "min,max" (got "${value}")`;
   const nums = parts.map((p) => p.trim());
   for (const p of nums) {
-    if (p !== "" && (!DECIMAL.test(p) || !Number.isFinite(Number(p)))) return `"${p}" is not a finite number`;
+    if (p !== "" && parseDecimal(p) === null) return `"${p}" is not a finite number`;
   }
   if (parts.length === 1) {
     if (nums[0] === "") return `must be a number (got "${value}")`;

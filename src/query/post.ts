@@ -5,12 +5,11 @@
  */
 import { STATUS_VALUES, statusCode } from "../schema.ts";
 import { type ColumnSpec, SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
-import { compileColumnModel } from "../kinds/operators.ts";
+import { MAX_FILTER_LENGTH, compileColumnModel, numberOf } from "../kinds/operators.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { SeedColumnId } from "./types.ts";
 import { columnList, columnOf } from "./columns.ts";
 import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
-import { MAX_FILTER_LENGTH } from "./get.ts";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
 
 /** Default row window when `endRow` is absent: AG Grid's block size (docs/api.md, cacheBlockSize). */
@@ -36,7 +35,6 @@ export const MAX_PREDICATES = 64;
 
 /** Server-Side Row Model fields that ask for grouping, pivoting or aggregation. */
 const GROUPING_FIELDS = ["rowGroupCols", "groupKeys", "pivotCols", "valueCols"] as const;
-const DECIMAL = /^\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
 
 /** A parsed POST body: the query (offset = startRow, limit = endRow - startRow). */
 export interface PostRequest {
@@ -311,14 +309,4 @@ function simplePredicate(spec: ColumnSpec, model: unknown, at: string, bad: Bad)
       bad(`${at}/filterType`, `unsupported filterType ${shown(model.filterType)} for column "${column}"; supported: text, number (id only), set`);
       return null;
   }
-}
-
-/** A finite number from a number or a numeric string of at most MAX_FILTER_LENGTH characters (docs/api.md: coerce "200"); else null. */
-function numberOf(v: unknown): number | null {
-  if (typeof v === "number") return Number.isFinite(v) ? v : null;
-  if (typeof v === "string" && v.length <= MAX_FILTER_LENGTH && DECIMAL.test(v)) {
-    const x = Number(v);
-    return Number.isFinite(x) ? x : null;
-  }
-  return null;
 }
