@@ -9,10 +9,11 @@ import { bytesMatch } from "../bits/folded-match.ts";
 import { textPasses } from "../kinds/ordered.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { ALL_STATUS, STATUS_VALUES, type StringColumnId, singleStatus } from "../schema.ts";
-import type { Predicate, TextOp } from "../query/types.ts";
+import type { ColumnTest, Predicate, TextOp } from "../query/types.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
 import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
-import type { Store, StringColumn, TrigramIndex } from "../store/types.ts";
+import type { Store, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
   andInPlace,
@@ -200,7 +201,7 @@ function evalNode(store: Store, p: Predicate): Node {
       return maskNode(p.codes.reduce((m, c) => m | (1 << c), 0));
     case "text":
       if (p.column === "status") return maskNode(statusTextMask(p.op, p.value));
-      if (p.column === "id") return bitsNode(idText(store, p.op, p.value));
+      if (p.column === "id") return idText(store, p.op, p.value);
       return textOnString(store, p.column, p.op, p.value);
     case "number":
       return idNumber(store, p.op, p.value, p.valueTo);
@@ -208,8 +209,10 @@ function evalNode(store: Store, p: Predicate): Node {
       return setNode(store, p.column, p.values);
     case "column": {
       const column = store.columns[p.column];
-      return bitsNode(KINDS[column.spec.kind].evaluate(column, p.test, store.rowCount));
+      return textColumnNode(store, column, p.test) ?? bitsNode(KINDS[column.spec.kind].evaluate(column, p.test, store.rowCount));
     }
+    case "search":
+      return andNodes(store, p.terms.map((term) => orNodes(store, searchTermNodes(store, term))));
     case "and":
       return andNodes(store, p.children.map((c) => evalNode(store, c)));
     case "or":
@@ -358,16 +361,21 @@ function statusTextMask(op: TextOp, value: string): number {
   return mask;
 }
 
-/** Text op on `String(id)`: a scan over all rows (ids have no text index). */
-function idText(store: Store, op: TextOp, value: string): Bitmap {
-  const needle = fold(value);
-  const bits = emptyBitmap(store.rowCount);
-  const ids = store.ids;
-  for (let row = 0; row < ids.length; row++) {
-    // String(id) is ASCII digits, sign, point and exponent; fold only lowers the "e".
-    if (textPasses(op, String(ids[row]).toLowerCase(), needle)) bits[row >>> 5] |= 1 << (row & 31);
-  }
-  return bits;
+/**
+ * Where a text predicate reads: trigram posting lists plus the values they index, either as
+ * folded UTF-8 bytes (a seed string column, a `text` column) or as the ids themselves (a text
+ * predicate on `id` compares `String(id)`, docs/api.md "Matching").
+ */
+export type TextSource =
+  | { trigrams: TrigramIndex; folded: Uint8Array; foldedOffsets: Uint32Array; ids?: undefined }
+  | { trigrams: TrigramIndex; ids: Float64Array; folded?: undefined; foldedOffsets?: undefined };
+
+/** Text op on `String(id)`: trigram lists for needles of 3+ code points, else a scan. */
+function idText(store: Store, op: TextOp, value: string): Node {
+  const p = positive(op);
+  // String(id) is never blank (docs/api.md "Matching": blank is `trim() === ""`).
+  if (p.blank) return p.negate ? ALL : NONE;
+  return textNode(store, { trigrams: store.idTrigrams, ids: store.ids }, op, value, () => emptyBitmap(store.rowCount));
 }
 
 /** Positive form of a text op, and whether the result is complemented. */
@@ -387,17 +395,25 @@ function positive(op: TextOp): { op: "contains" | "equals" | "startsWith" | "end
 }
 
 function textOnString(store: Store, columnId: StringColumnId, op: TextOp, value: string): Node {
-  const column = store.strings[columnId];
+  return textNode(store, store.strings[columnId], op, value, () => blankRows(store, columnId));
+}
+
+/**
+ * A text predicate over a text source: blank rows from `blank`, the others through the
+ * trigram lists (or a scan for needles under 3 code points), complemented for the negated ops.
+ * @param blank builds a new bitmap of the source's blank rows (AG Grid's isBlank)
+ */
+function textNode(store: Store, source: TextSource, op: TextOp, value: string, blank: () => Bitmap): Node {
   const p = positive(op);
   const needleText = fold(value);
   let node: Node;
   if (p.blank) {
-    node = bitsNode(blankRows(store, columnId));
+    node = bitsNode(blank());
   } else if (!needleText.isWellFormed()) {
     // Stored values are well-formed Unicode, so no value contains a lone surrogate.
     node = NONE;
   } else {
-    node = positiveText(store, column, p.op, needleText);
+    node = positiveText(store, source, p.op, needleText);
   }
   if (!p.negate) return node;
   if (node.kind === "all") return NONE;
@@ -406,17 +422,31 @@ function textOnString(store: Store, columnId: StringColumnId, op: TextOp, value:
 }
 
 /**
- * contains / equals / startsWith / endsWith of a folded needle over a string column. Needles
- * of 3 or more code points go through the trigram lists (a 3-code-point `contains` is one
- * list, exactly); shorter ones scan the folded bytes.
+ * A text test on a `text` column through its trigram lists, or null when the column's kind
+ * evaluates it instead: the lists answer the operators whose needle has 3+ code points (null
+ * rows, folded to "", then never match the positive operator, and pass the negated ones:
+ * AG Grid's rule, docs/api.md "Filtering on any column").
  */
-function positiveText(store: Store, column: StringColumn, op: "contains" | "equals" | "startsWith" | "endsWith", needleText: string): Node {
+function textColumnNode(store: Store, column: StoredColumn, test: ColumnTest): Node | null {
+  if (test.op !== "text" || column.trigrams === null || column.folded === null || column.foldedOffsets === null) return null;
+  if (test.type === "blank" || test.type === "notBlank") return null;
+  if (needleTrigrams(fold(test.value)) === null) return null;
+  const source: TextSource = { trigrams: column.trigrams, folded: column.folded, foldedOffsets: column.foldedOffsets };
+  return textNode(store, source, test.type, test.value, () => (column.blank as Bitmap).slice());
+}
+
+/**
+ * contains / equals / startsWith / endsWith of a folded needle over a text source. Needles
+ * of 3 or more code points go through the trigram lists (a 3-code-point `contains` is one
+ * list, exactly); shorter ones scan the values.
+ */
+function positiveText(store: Store, source: TextSource, op: "contains" | "equals" | "startsWith" | "endsWith", needleText: string): Node {
   const n = store.rowCount;
   const needle = encoder.encode(needleText);
   if (needle.length === 0 && op !== "equals") return ALL;
   const trigrams = needleTrigrams(needleText);
   if (trigrams !== null) {
-    const index = column.trigrams;
+    const index = source.trigrams;
     // The needle's trigram lists, as list indexes, smallest list first.
     const lists: number[] = [];
     for (const key of trigrams.keys) {
@@ -440,10 +470,10 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
       } else node.list = node.source;
       return node;
     }
-    return bitsNode(null, verifyRows(column, trigramCandidates(store, column, lists), op, needle));
+    return bitsNode(null, verifyRows(source, trigramCandidates(store, index, lists), op, needle, needleText));
   }
   const bits = emptyBitmap(n);
-  scanRows(column, n, op, needle, bits);
+  scanRows(source, n, op, needle, needleText, bits);
   return bitsNode(bits);
 }
 
@@ -452,8 +482,7 @@ function positiveText(store: Store, column: StringColumn, op: "contains" | "equa
  * superset of the rows containing the needle. Dense lists are tested bit by bit; sparse ones
  * decoded and intersected.
  */
-function trigramCandidates(store: Store, column: StringColumn, lists: number[]): Uint32Array {
-  const index = column.trigrams;
+function trigramCandidates(store: Store, index: TrigramIndex, lists: number[]): Uint32Array {
   const n = store.rowCount;
   let rows = listRows(index, lists[0], n);
   for (let l = 1; l < lists.length && rows.length > 0; l++) {
@@ -499,12 +528,20 @@ function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
   return out.subarray(0, k);
 }
 
-/** The candidates (ascending) whose folded value satisfies op; ascending. */
-function verifyRows(column: StringColumn, candidates: Uint32Array, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array): Uint32Array {
+/** The candidates (ascending) whose value satisfies op; ascending. */
+function verifyRows(source: TextSource, candidates: Uint32Array, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array, needleText: string): Uint32Array {
   const out = new Uint32Array(candidates.length);
-  const bytes = column.folded;
-  const offsets = column.foldedOffsets;
   let k = 0;
+  if (source.ids !== undefined) {
+    const ids = source.ids;
+    for (let i = 0; i < candidates.length; i++) {
+      const row = candidates[i];
+      if (textPasses(op, String(ids[row]), needleText)) out[k++] = row;
+    }
+    return out.subarray(0, k);
+  }
+  const bytes = source.folded;
+  const offsets = source.foldedOffsets;
   for (let i = 0; i < candidates.length; i++) {
     const row = candidates[i];
     if (bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle)) out[k++] = row;
@@ -535,10 +572,15 @@ function blankRows(store: Store, columnId: StringColumnId): Bitmap {
   return bits;
 }
 
-/** Sets in `bits` every row whose folded value satisfies op (needle shorter than 3 bytes). */
-function scanRows(column: StringColumn, n: number, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array, bits: Bitmap): void {
-  const bytes = column.folded;
-  const offsets = column.foldedOffsets;
+/** Sets in `bits` every row whose value satisfies op (a needle shorter than 3 code points). */
+function scanRows(source: TextSource, n: number, op: "contains" | "equals" | "startsWith" | "endsWith", needle: Uint8Array, needleText: string, bits: Bitmap): void {
+  if (source.ids !== undefined) {
+    const ids = source.ids;
+    for (let row = 0; row < n; row++) if (textPasses(op, String(ids[row]), needleText)) bits[row >>> 5] |= 1 << (row & 31);
+    return;
+  }
+  const bytes = source.folded;
+  const offsets = source.foldedOffsets;
   for (let row = 0; row < n; row++) {
     if (bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle)) bits[row >>> 5] |= 1 << (row & 31);
   }
@@ -629,4 +671,23 @@ function setNode(store: Store, column: string, values: string[]): Node {
     store,
     [...new Set(values)].map((v) => textOnString(store, column as StringColumnId, "equals", v)),
   );
+}
+
+// ---------------------------------------------------------------- search
+
+/**
+ * One search term's alternatives (docs/api.md "Global search"): the rows whose `id`, `name`,
+ * `email`, `status` or any `text` or `enum` column contains the term, folded; their union is
+ * the term's rows. Text columns and `id` answer through their trigram lists.
+ */
+function searchTermNodes(store: Store, term: string): Node[] {
+  const nodes: Node[] = [idText(store, "contains", term), textOnString(store, "name", "contains", term), textOnString(store, "email", "contains", term)];
+  nodes.push(maskNode(statusTextMask("contains", term)));
+  for (const spec of store.schema.columns) {
+    const column = store.columns[spec.id];
+    if (column === undefined || (spec.kind !== "text" && spec.kind !== "enum")) continue;
+    const test: ColumnTest = { op: "text", type: "contains", value: term };
+    nodes.push(textColumnNode(store, column, test) ?? bitsNode(KINDS[spec.kind].evaluate(column, test, store.rowCount)));
+  }
+  return nodes;
 }

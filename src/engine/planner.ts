@@ -12,7 +12,7 @@
 import type { Predicate, Query, SortKey, TextOp } from "../query/types.ts";
 import { type ColumnId, STATUS_VALUES } from "../schema.ts";
 import { findList, needleTrigrams } from "../store/trigrams.ts";
-import type { Store } from "../store/types.ts";
+import type { Store, TrigramIndex } from "../store/types.ts";
 import { fold } from "../collation/collation.ts";
 import { KINDS } from "../kinds/registry.ts";
 
@@ -76,7 +76,25 @@ export function filterCost(store: Store, predicate: Predicate): number {
     }
     case "column": {
       const column = store.columns[predicate.column];
-      return KINDS[column.spec.kind].work(column, predicate.test, n) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD;
+      const test = predicate.test;
+      if (test.op === "text" && column.trigrams !== null && test.type !== "blank" && test.type !== "notBlank" && needleTrigrams(fold(test.value)) !== null) {
+        return trigramCost(column.trigrams, test.type, fold(test.value), store) + words(store) * COST.BITMAP_WORD;
+      }
+      return KINDS[column.spec.kind].work(column, test, n) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD;
+    }
+    case "search": {
+      // per term: each searchable column's text cost, and a bitmap union and intersection
+      let cost = 0;
+      for (const term of predicate.terms) {
+        cost += textCost(store, "id", "contains", term) + textCost(store, "name", "contains", term) + textCost(store, "email", "contains", term);
+        for (const spec of store.schema.columns) {
+          const column = store.columns[spec.id];
+          if (column === undefined || (spec.kind !== "text" && spec.kind !== "enum")) continue;
+          cost += columnTextCost(store, spec.id, term) + 2 * words(store) * COST.BITMAP_WORD;
+        }
+        cost += 6 * words(store) * COST.BITMAP_WORD;
+      }
+      return cost;
     }
     case "and":
     case "or": {
@@ -92,14 +110,31 @@ export function filterCost(store: Store, predicate: Predicate): number {
 function textCost(store: Store, column: ColumnId, op: TextOp, value: string): number {
   const n = store.rowCount;
   if (column === "status") return COST.CONSTANT;
-  if (column === "id") return n * COST.ID_TEXT_ROW;
   const negated = op === "notContains" || op === "notEqual" || op === "notBlank";
   const complement = negated ? words(store) * COST.BITMAP_WORD : 0;
-  if (op === "blank" || op === "notBlank") return n * COST.SCAN_ROW + complement;
+  if (op === "blank" || op === "notBlank") return (column === "id" ? COST.CONSTANT : n * COST.SCAN_ROW) + complement;
   const needle = fold(value);
+  if (needleTrigrams(needle) === null) return (needle.length === 0 ? COST.CONSTANT : n * (column === "id" ? COST.ID_TEXT_ROW : COST.SCAN_ROW)) + complement;
+  return trigramCost(column === "id" ? store.idTrigrams : store.strings[column].trigrams, op, needle, store);
+}
+
+/** Cost of a contains search term on a column beyond the four: its trigram lists, or its kind's own work. */
+function columnTextCost(store: Store, id: string, term: string): number {
+  const column = store.columns[id];
+  const needle = fold(term);
+  if (column.trigrams !== null && needleTrigrams(needle) !== null) return trigramCost(column.trigrams, "contains", needle, store);
+  return KINDS[column.spec.kind].work(column, { op: "text", type: "contains", value: term }, store.rowCount) * COST.COLUMN_WORK;
+}
+
+/**
+ * Cost of a text predicate answered by a trigram index (`needle` folded, 3+ code points): the
+ * key lookups, the smallest list decoded and intersected with the others, its rows verified.
+ */
+function trigramCost(index: TrigramIndex, op: TextOp, needle: string, store: Store): number {
   const trigrams = needleTrigrams(needle);
-  if (trigrams === null) return (needle.length === 0 ? COST.CONSTANT : n * COST.SCAN_ROW) + complement;
-  const index = store.strings[column].trigrams;
+  if (trigrams === null) return store.rowCount * COST.SCAN_ROW;
+  const negated = op === "notContains" || op === "notEqual";
+  const complement = negated ? words(store) * COST.BITMAP_WORD : 0;
   let smallest = Number.POSITIVE_INFINITY;
   let postings = 0;
   for (const key of trigrams.keys) {

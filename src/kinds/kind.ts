@@ -10,6 +10,7 @@ import type { RawColumn } from "../ingest/raw-column.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ByteColumn } from "../bits/byte-column.ts";
+import type { TrigramIndex } from "../bits/trigram-index.ts";
 
 /** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
 export type TextOp =
@@ -64,13 +65,33 @@ export interface StoredColumn {
   foldedOffsets: Uint32Array | null;
   /** `text`: bitmap of the blank rows (null, or a value whose `trim()` is empty; AG Grid's isBlank); ceil(rowCount / 32) words. */
   blank: Uint32Array | null;
+  /**
+   * `text`: trigram posting lists over `folded`, rows grouped by the partition column's codes
+   * (store/trigrams.ts): what substring filters and search terms of 3+ code points read. Built
+   * by the store (store/extra-columns.ts), not by the kind.
+   */
+  trigrams: TrigramIndex | null;
 }
 
 /** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
 export type FilterType = "text" | "number" | "date" | "set";
 
+/** The fields of a {@link TrigramIndex}, each a part `trigrams.<field>` of a column that has one. */
+const TRIGRAM_FIELDS = ["keys", "counts", "statusCounts", "refs", "bitmaps", "gaps"] as const;
+
 /** A part of a {@link StoredColumn} that holds a typed array (a snapshot section `col.<id>.<part>`). */
-export type StoredPart = "rankByRow" | "rowsByValue" | "rankStarts" | "distinct" | "folded" | "foldedOffsets" | "blank";
+export type StoredPart =
+  | "rankByRow"
+  | "rowsByValue"
+  | "rankStarts"
+  | "distinct"
+  | "folded"
+  | "foldedOffsets"
+  | "blank"
+  | `trigrams.${(typeof TRIGRAM_FIELDS)[number]}`;
+
+/** The parts of a column's trigram index, in snapshot order. */
+export const TRIGRAM_PARTS: readonly StoredPart[] = TRIGRAM_FIELDS.map((f) => `trigrams.${f}` as const);
 
 /** The element type of each part, as the snapshot format names them. */
 export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
@@ -81,7 +102,30 @@ export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
   folded: "u8",
   foldedOffsets: "u32",
   blank: "u32",
+  "trigrams.keys": "f64",
+  "trigrams.counts": "u32",
+  "trigrams.statusCounts": "u32",
+  "trigrams.refs": "u32",
+  "trigrams.bitmaps": "u32",
+  "trigrams.gaps": "u8",
 };
+
+/** The typed array of `part` in `column`, or null when the column lacks it. */
+export function partOf(column: StoredColumn, part: StoredPart): Uint8Array | Uint32Array | Float64Array | null {
+  if (part.startsWith("trigrams.")) {
+    const index = column.trigrams as unknown as Record<string, Uint8Array | Uint32Array | Float64Array> | null;
+    return index === null ? null : index[part.slice(9)];
+  }
+  return column[part as Exclude<StoredPart, `trigrams.${string}`>];
+}
+
+/** Sets `part` of `column` (a trigram part creates the index object on first use; the loader fills every part). */
+export function setPart(column: StoredColumn, part: StoredPart, data: Uint8Array | Uint32Array | Float64Array): void {
+  if (part.startsWith("trigrams.")) {
+    column.trigrams ??= {} as TrigramIndex;
+    (column.trigrams as unknown as Record<string, unknown>)[part.slice(9)] = data;
+  } else (column as unknown as Record<string, unknown>)[part] = data;
+}
 
 /** A GET `filter[col]=value` read by a kind: the tests (all must hold) and the normalized echo. */
 export interface GetFilter {

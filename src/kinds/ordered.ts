@@ -33,7 +33,7 @@ export interface OrderedValues {
 
 /** A stored column with every part null: what a kind fills in. */
 export function emptyStoredColumn(spec: ColumnSpec): StoredColumn {
-  return { spec, rankByRow: null, rowsByValue: null, rankStarts: null, distinct: null, folded: null, foldedOffsets: null, blank: null };
+  return { spec, rankByRow: null, rowsByValue: null, rankStarts: null, distinct: null, folded: null, foldedOffsets: null, blank: null, trigrams: null };
 }
 
 /** Builds an ordered column: values gathered to store rows, then ordered (store/ordered-column.ts). */

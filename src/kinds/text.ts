@@ -12,7 +12,7 @@ import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
-import type { ColumnTest, KindModule, StoredColumn, TextOp } from "./kind.ts";
+import { type ColumnTest, type KindModule, type StoredColumn, TRIGRAM_PARTS, type TextOp } from "./kind.ts";
 import { emptyStoredColumn, nullPassesText } from "./ordered.ts";
 
 type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;
@@ -189,7 +189,7 @@ export const TEXT_KIND: KindModule = {
   convert: convertText,
   getFormDoc: "Substring, case- and accent-insensitive.",
   filterTypes: ["text", "set"],
-  parts: ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank"],
+  parts: ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS],
   build: buildText,
   literals: textLiterals,
   evaluate: evaluateText,

@@ -10,6 +10,7 @@ import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { type FieldError, fieldsProblem } from "./errors.ts";
 import { columnList, columnOf } from "./columns.ts";
 import type { Predicate, Query, SeedColumnId, SortDirection } from "./types.ts";
+import { searchEcho, searchPredicate } from "./search.ts";
 
 
 /** Default page size (the seed, part 8: clients start at 10). */
@@ -22,9 +23,19 @@ export interface GetRequest {
   page: number;
   /** Rows per page. */
   pageSize: number;
-  /** The sort and filters applied, normalized (the response's `meta`). */
-  meta: { sortBy?: string; sortOrder?: SortDirection; filters?: Record<string, string> };
+  /** The sort, filters and search applied, normalized (the response's `meta`). */
+  meta: { sortBy?: string; sortOrder?: SortDirection; filters?: Record<string, string>; q?: string };
 }
+
+/** What a GET route reads besides the filters and the search (docs/api.md: facets ignore paging and sort, export paging). */
+export interface GetParts {
+  /** Read `page`, `pageSize`/`limit` (else ignored, and the query's window is every row). */
+  paging: boolean;
+  /** Read `sortBy`/`sort`, `sortOrder`/`order` (else ignored: no sort keys). */
+  sort: boolean;
+}
+
+const ALL_PARTS: GetParts = { paging: true, sort: true };
 
 const FILTER_KEY = /^filter\[([^\[\]]*)\]$/;
 const INTEGER = /^\d+$/;
@@ -36,7 +47,7 @@ const INTEGER = /^\d+$/;
  *   (docs/api.md "Columns beyond the four"); the seed's four by default
  * @throws ProblemError BAD_PARAMETER listing every bad parameter (docs/api.md "Errors")
  */
-export function parseGetQuery(search: string, maxPageSize: number, schema: Schema = SEED_SCHEMA): GetRequest {
+export function parseGetQuery(search: string, maxPageSize: number, schema: Schema = SEED_SCHEMA, parts: GetParts = ALL_PARTS): GetRequest {
   const errors: FieldError[] = [];
   const bad = (parameter: string, detail: string) => errors.push({ parameter, detail });
 
@@ -64,7 +75,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
   };
 
   let page = 1;
-  const pageText = get("page");
+  const pageText = parts.paging ? get("page") : undefined;
   if (pageText !== undefined) {
     const p = INTEGER.test(pageText) ? Number(pageText) : Number.NaN;
     if (!Number.isSafeInteger(p) || p < 1) bad("page", `must be an integer >= 1 (got "${pageText}")`);
@@ -72,7 +83,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
   }
 
   let pageSize = DEFAULT_PAGE_SIZE;
-  const size = either("pageSize", "limit");
+  const size = parts.paging ? either("pageSize", "limit") : undefined;
   if (size !== undefined) {
     const s = INTEGER.test(size.value) ? Number(size.value) : Number.NaN;
     if (!Number.isSafeInteger(s) || s < 1 || s > maxPageSize) bad(size.name, `must be an integer from 1 to ${maxPageSize} (got "${size.value}")`);
@@ -80,7 +91,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
   }
 
   let sortBy: string | undefined;
-  const sort = either("sortBy", "sort");
+  const sort = parts.sort ? either("sortBy", "sort") : undefined;
   if (sort !== undefined) {
     const spec = columnOf(schema, sort.value);
     if (spec === undefined) bad(sort.name, `unknown column "${sort.value}"; valid columns: ${columnList(schema)}`);
@@ -88,7 +99,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
     else sortBy = spec.id;
   }
   let sortOrder: SortDirection = "asc";
-  const order = either("sortOrder", "order", (s) => s.toLowerCase());
+  const order = parts.sort ? either("sortOrder", "order", (s) => s.toLowerCase()) : undefined;
   if (order !== undefined) {
     const o = order.value.toLowerCase();
     if (o === "asc" || o === "desc") sortOrder = o;
@@ -123,6 +134,17 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
     }
   }
 
+  let q: string | undefined;
+  const searchText = either("q", "search");
+  if (searchText !== undefined) {
+    const parsed = searchPredicate(searchText.value);
+    if (typeof parsed === "string") bad(searchText.name, parsed);
+    else if (parsed !== null && parsed.kind === "search") {
+      children.push(parsed);
+      q = searchEcho(parsed);
+    }
+  }
+
   if (errors.length > 0) throw fieldsProblem("BAD_PARAMETER", errors);
   const filter: Predicate | null = children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
   const meta: GetRequest["meta"] = {};
@@ -130,13 +152,14 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
     meta.sortBy = sortBy;
     meta.sortOrder = sortOrder;
   }
-  if (children.length > 0) meta.filters = filters;
+  if (Object.keys(filters).length > 0) meta.filters = filters;
+  if (q !== undefined) meta.q = q;
   return {
     query: {
       filter,
       sort: sortBy === undefined ? [] : [{ column: sortBy, direction: sortOrder, absolute: false }],
-      offset: (page - 1) * pageSize,
-      limit: pageSize,
+      offset: parts.paging ? (page - 1) * pageSize : 0,
+      limit: parts.paging ? pageSize : Number.MAX_SAFE_INTEGER,
     },
     page,
     pageSize,

@@ -9,6 +9,7 @@ import { MAX_FILTER_LENGTH, compileColumnModel, numberOf } from "../kinds/operat
 import { KINDS } from "../kinds/registry.ts";
 import type { SeedColumnId } from "./types.ts";
 import { columnList, columnOf } from "./columns.ts";
+import { searchPredicate } from "./search.ts";
 import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
 
@@ -35,6 +36,16 @@ export const MAX_PREDICATES = 64;
 
 /** Server-Side Row Model fields that ask for grouping, pivoting or aggregation. */
 const GROUPING_FIELDS = ["rowGroupCols", "groupKeys", "pivotCols", "valueCols"] as const;
+
+/** What a POST route reads besides `filterModel` and `quickFilter` (docs/api.md: facets ignore the window and the sort, export the window). */
+export interface PostParts {
+  /** Read `startRow`/`endRow` (else ignored, and the query's window is every row). */
+  window: boolean;
+  /** Read `sortModel` (else ignored: no sort keys). */
+  sort: boolean;
+}
+
+const ALL_PARTS: PostParts = { window: true, sort: true };
 
 /** A parsed POST body: the query (offset = startRow, limit = endRow - startRow). */
 export interface PostRequest {
@@ -64,7 +75,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * @throws ProblemError BAD_BODY listing every bad field by JSON pointer, or
  *   GROUPING_NOT_SERVED when the body asks for row grouping or pivoting
  */
-export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema = SEED_SCHEMA): PostRequest {
+export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema = SEED_SCHEMA, parts: PostParts = ALL_PARTS): PostRequest {
   if (!isObject(body)) throw new ProblemError("BAD_BODY", "the body must be a JSON object", [{ pointer: "", detail: "must be a JSON object" }]);
   const grouping = GROUPING_FIELDS.filter((f) => Array.isArray(body[f]) && (body[f] as unknown[]).length > 0);
   if (body.pivotMode === true) grouping.push("pivotMode" as never);
@@ -79,12 +90,12 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
   const bad = (pointer: string, detail: string) => errors.push({ pointer, detail });
 
   let startRow = 0;
-  if (body.startRow !== undefined && body.startRow !== null) {
+  if (parts.window && body.startRow !== undefined && body.startRow !== null) {
     if (!Number.isSafeInteger(body.startRow) || (body.startRow as number) < 0) bad("/startRow", `must be an integer >= 0 (got ${shown(body.startRow)})`);
     else startRow = body.startRow as number;
   }
   let endRow = startRow + Math.min(DEFAULT_BLOCK_SIZE, maxPageSize);
-  if (body.endRow !== undefined && body.endRow !== null) {
+  if (parts.window && body.endRow !== undefined && body.endRow !== null) {
     const e = body.endRow;
     if (!Number.isSafeInteger(e) || (e as number) < startRow) bad("/endRow", `must be an integer >= startRow (${startRow}) (got ${shown(e)})`);
     else if ((e as number) - startRow > maxPageSize) bad("/endRow", `endRow - startRow must be at most ${maxPageSize} rows (got ${(e as number) - startRow})`);
@@ -92,7 +103,7 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
   }
 
   const sort: SortKey[] = [];
-  const sortModel = body.sortModel;
+  const sortModel = parts.sort ? body.sortModel : undefined;
   if (sortModel !== undefined && sortModel !== null) {
     if (!Array.isArray(sortModel)) bad("/sortModel", "must be an array of {colId, sort}");
     else {
@@ -134,7 +145,15 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
     }
   }
 
+  const quick = body.quickFilter;
+  if (quick !== undefined && quick !== null) {
+    const parsed = typeof quick === "string" ? searchPredicate(quick) : `must be a string (got ${shown(quick)})`;
+    if (typeof parsed === "string") bad("/quickFilter", parsed);
+    else if (parsed !== null) filter = filter === null ? parsed : { kind: "and", children: [filter, parsed] };
+  }
+
   if (errors.length > 0) throw fieldsProblem("BAD_BODY", errors);
+  if (!parts.window) return { query: { filter, sort, offset: 0, limit: Number.MAX_SAFE_INTEGER } };
   return { query: { filter, sort, offset: startRow, limit: endRow - startRow } };
 }
 

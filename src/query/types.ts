@@ -57,6 +57,10 @@ export type NumberOp =
  *   `status` case-insensitively). An empty list matches nothing.
  * - `status`: the row's status code is in `codes` (indexes into STATUS_VALUES).
  * - `column`: a {@link ColumnTest} on a column beyond the seed's four.
+ * - `search`: the global search (docs/api.md "Global search"): every one of `terms` (non-empty,
+ *   split on white space, as given: folded when evaluated) is contained, folded, in some
+ *   searchable column's folded string (`id`, `name`, `email`, `status`, every `text` and `enum`
+ *   column). Never anyone's own filter: facets keep it for every column.
  * - `and` / `or`: all / any of `children` (at least one child).
  */
 export type Predicate =
@@ -65,6 +69,7 @@ export type Predicate =
   | { kind: "set"; column: SeedColumnId; values: string[] }
   | { kind: "column"; column: string; test: ColumnTest }
   | { kind: "status"; codes: number[] }
+  | { kind: "search"; terms: string[] }
   | { kind: "and"; children: Predicate[] }
   | { kind: "or"; children: Predicate[] };
 

@@ -11,7 +11,7 @@ import type { Schema } from "../schema/kinds.ts";
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -75,6 +75,9 @@ export function columnSectionName(id: string, part: string): string {
 export function recordChunkName(c: number): string {
   return `records.${c}`;
 }
+
+/** The fields of a trigram index, in file order: section `<prefix>.trigrams.<field>`. */
+export const TRIGRAM_SECTION_FIELDS = ["keys", "counts", "statusCounts", "refs", "bitmaps", "gaps"] as const;
 
 /** Names of the sections a string column contributes, in file order. */
 export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): string[] {

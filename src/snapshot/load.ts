@@ -6,11 +6,11 @@
 import { statSync } from "node:fs";
 import { STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
 import { COLUMN_ID, COLUMN_KINDS, PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
-import { PART_TYPES } from "../kinds/kind.ts";
+import { PART_TYPES, setPart } from "../kinds/kind.ts";
 import { emptyStoredColumn } from "../kinds/ordered.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
-import type { Records, Store, StringColumn } from "../store/types.ts";
+import type { Records, Store, StringColumn, TrigramIndex } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,
@@ -273,6 +273,24 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     const last = Math.min(rowCount, (c + 1) * 2 ** chunkShift) + c;
     if (records.offsets[first] !== 0 || records.offsets[last] !== chunks[c].length) fail(`corrupt: recordOffsets does not span ${recordChunkName(c)}`);
   }
+  /** Fails unless a trigram index's arrays agree in length (sections `<name>.*`). */
+  const checkTrigrams = (index: TrigramIndex, name: string) => {
+    const lists = index.keys.length;
+    if (index.counts.length !== lists) fail(`corrupt: ${name}.counts length does not match ${name}.keys`);
+    const groups = lists * STATUS_VALUES.length;
+    if (index.statusCounts.length !== groups || index.refs.length !== groups) fail(`corrupt: ${name}.statusCounts or ${name}.refs length is not ${name}.keys times the status values`);
+    if (index.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${name}.bitmaps is not a whole number of bitmaps`);
+  };
+  const trigramSections = (prefix: string): TrigramIndex => ({
+    keys: section(`${prefix}.keys`, "f64"),
+    counts: section(`${prefix}.counts`, "u32"),
+    statusCounts: section(`${prefix}.statusCounts`, "u32"),
+    refs: section(`${prefix}.refs`, "u32"),
+    bitmaps: section(`${prefix}.bitmaps`, "u32"),
+    gaps: section(`${prefix}.gaps`, "u8"),
+  });
+  const idTrigrams = trigramSections("id.trigrams");
+  checkTrigrams(idTrigrams, "id.trigrams");
   const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
   for (const column of STRING_COLUMNS) {
     const [folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] = stringSectionNames(column);
@@ -292,11 +310,7 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
       },
     };
     if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);
-    const lists = c.trigrams.keys.length;
-    if (c.trigrams.counts.length !== lists) fail(`corrupt: ${counts} length does not match ${keys}`);
-    const groups = lists * STATUS_VALUES.length;
-    if (c.trigrams.statusCounts.length !== groups || c.trigrams.refs.length !== groups) fail(`corrupt: ${statusCounts} or ${refs} length is not ${keys} times the status values`);
-    if (c.trigrams.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${bitmaps} is not a whole number of bitmaps`);
+    checkTrigrams(c.trigrams, `${column}.trigrams`);
     strings[column] = c;
   }
   const columns: Record<string, StoredColumn> = {};
@@ -304,12 +318,13 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     const column = emptyStoredColumn(spec);
     for (const part of KINDS[spec.kind].parts) {
       const length = part === "rankByRow" || part === "rowsByValue" ? rowCount : part === "foldedOffsets" ? rowCount + 1 : part === "blank" ? (rowCount + 31) >>> 5 : undefined;
-      (column as unknown as Record<string, unknown>)[part] = section(columnSectionName(spec.id, part), PART_TYPES[part], length);
+      setPart(column, part, section(columnSectionName(spec.id, part), PART_TYPES[part], length));
     }
     const starts = column.rankStarts;
     if (starts !== null && (starts.length < 2 || starts[starts.length - 1] !== rowCount)) fail(`corrupt: column ${spec.id}'s rank starts do not end at the row count`);
     if (column.distinct !== null && starts !== null && starts.length !== column.distinct.length + 2) fail(`corrupt: column ${spec.id} has ${column.distinct.length} distinct values but ${starts.length} rank starts`);
     if (column.foldedOffsets !== null && column.folded !== null && column.foldedOffsets[rowCount] !== column.folded.length) fail(`corrupt: column ${spec.id}'s folded offsets do not span its bytes`);
+    if (column.trigrams !== null) checkTrigrams(column.trigrams, columnSectionName(spec.id, "trigrams"));
     columns[spec.id] = column;
   }
   const store: Store = {
@@ -319,6 +334,7 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     statusCounts: section("statusCounts", "u32", STATUS_VALUES.length),
     rowsByStatus: section("rowsByStatus", "u32", rowCount),
     rowsByAbsId: byName.has("rowsByAbsId") ? section("rowsByAbsId", "u32", rowCount) : null,
+    idTrigrams,
     records,
     strings,
     schema: header.schema,

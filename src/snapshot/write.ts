@@ -24,8 +24,9 @@ import {
   columnSectionName,
   recordChunkName,
   stringSectionNames,
+  TRIGRAM_SECTION_FIELDS,
 } from "./format.ts";
-import { PART_TYPES } from "../kinds/kind.ts";
+import { PART_TYPES, partOf } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 
 /** A typed array that can be a section. */
@@ -49,11 +50,15 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     { name: "bodyScratch", type: "u8", data: new Uint8Array(store.records.scratch.length) },
   );
   for (let c = 1; c < chunks.length; c++) sections.push({ name: recordChunkName(c), type: "u8", data: chunks[c] });
+  for (const field of TRIGRAM_SECTION_FIELDS) {
+    const data = store.idTrigrams[field];
+    sections.push({ name: `id.trigrams.${field}`, type: sectionType(data), data });
+  }
   for (const spec of store.schema.columns) {
     const column = store.columns[spec.id];
     if (column === undefined) continue;
     for (const part of KINDS[spec.kind].parts) {
-      const data = column[part];
+      const data = partOf(column, part);
       if (data === null) throw new Error(`internal: column "${spec.id}" lacks its ${part}`);
       sections.push({ name: columnSectionName(spec.id, part), type: PART_TYPES[part], data });
     }
@@ -75,10 +80,15 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     ];
     const names = stringSectionNames(column);
     for (let i = 0; i < names.length; i++) {
-      sections.push({ name: names[i], type: arrays[i] instanceof Uint8Array ? "u8" : arrays[i] instanceof Float64Array ? "f64" : "u32", data: arrays[i] });
+      sections.push({ name: names[i], type: sectionType(arrays[i]), data: arrays[i] });
     }
   }
   return sections;
+}
+
+/** The section element type of a typed array. */
+function sectionType(data: SectionArray): "u8" | "u32" | "f64" {
+  return data instanceof Uint8Array ? "u8" : data instanceof Float64Array ? "f64" : "u32";
 }
 
 /** Bytes of a typed array, as a view (no copy). */

@@ -11,7 +11,8 @@ import { type ExtraColumnsBuilt, buffersOf, buildExtraColumns } from "./extra-co
 import { PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
 import { buildRecords } from "./records.ts";
 import { type BuiltStringColumn, buildStringColumn } from "./string-column.ts";
-import type { Store } from "./types.ts";
+import { buildIdTrigrams } from "./trigrams.ts";
+import type { Store, TrigramIndex } from "./types.ts";
 
 /**
  * Validated columns in input order (what the ingest readers produce); all of length n. A build
@@ -46,7 +47,7 @@ export type BuildStep = "order" | "name" | "email" | "columns" | "records" | "do
 
 /** The store without its string columns, and those columns' values in row order. */
 interface Prepared {
-  base: Omit<Store, "strings" | "records">;
+  base: Omit<Store, "strings" | "records" | "idTrigrams">;
   names: ByteColumn;
   emails: ByteColumn;
   /** Store row → input position, or null when input order is row order. */
@@ -105,19 +106,20 @@ export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => vo
   const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
   onStep?.("email");
   const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
-  const extra = buildExtraColumns(prepared.extra, prepared.byId, () => onStep?.("columns"));
-  return finish(prepared, name, email, extra, onStep);
+  const extra = buildExtraColumns(prepared.extra, prepared.byId, base.statusCodes, () => onStep?.("columns"));
+  const idTrigrams = buildIdTrigrams(base.ids, base.statusCodes);
+  return finish(prepared, name, email, idTrigrams, extra, onStep);
 }
 
 /** Joins the parts of a build: the columns beyond the four, the records from the columns' literals, then the store. */
-function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, extra: ExtraColumnsBuilt, onStep?: (step: BuildStep) => void): Store {
+function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, idTrigrams: TrigramIndex, extra: ExtraColumnsBuilt, onStep?: (step: BuildStep) => void): Store {
   const base = prepared.base;
   base.columns = extra.columns;
   const fields = extra.fields;
   onStep?.("records");
   const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals, undefined, fields);
   onStep?.("done");
-  return { ...base, records, strings: { name: name.column, email: email.column } };
+  return { ...base, idTrigrams, records, strings: { name: name.column, email: email.column } };
 }
 
 /**
@@ -168,7 +170,7 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
     };
     extraWorker.onerror = (event) => reject(new Error(`added columns worker failed: ${event.message}`));
     onStep?.("columns");
-    const extraJob: ExtraColumnsJob = { extra: prepared.extra, byId: prepared.byId?.slice() ?? null };
+    const extraJob: ExtraColumnsJob = { extra: prepared.extra, byId: prepared.byId?.slice() ?? null, statusCodes: base.statusCodes.slice() };
     extraWorker.postMessage(extraJob, buffersOf(extraJob));
   });
   const stop = () => {
@@ -177,15 +179,17 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
   };
   onStep?.("name");
   let name: BuiltStringColumn;
+  let idTrigrams: TrigramIndex;
   try {
     name = buildStringColumn(names, base.statusCodes, base.statusCounts);
+    idTrigrams = buildIdTrigrams(base.ids, base.statusCodes);
   } catch (error) {
     stop();
     return Promise.reject(error);
   }
   onStep?.("email");
   return Promise.all([emailColumn, extraColumns])
-    .then(([email, extra]) => finish(prepared, name, email, extra, onStep))
+    .then(([email, extra]) => finish(prepared, name, email, idTrigrams, extra, onStep))
     .finally(stop);
 }
 

@@ -25,6 +25,8 @@ export interface ExtraColumnsJob {
   extra: ExtraInput[];
   /** Store row → input position, or null when input order is row order. */
   byId: Uint32Array | null;
+  /** Each store row's status code; length rowCount. */
+  statusCodes: Uint8Array;
 }
 
 declare const self: Worker;
@@ -33,7 +35,7 @@ self.onmessage = (event: MessageEvent<ColumnJob | ExtraColumnsJob>) => {
   try {
     const job = event.data;
     if ("extra" in job) {
-      const built: ExtraColumnsBuilt = buildExtraColumns(job.extra, job.byId);
+      const built: ExtraColumnsBuilt = buildExtraColumns(job.extra, job.byId, job.statusCodes);
       self.postMessage({ extra: built }, buffersOf(built));
       return;
     }

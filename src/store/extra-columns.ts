@@ -9,6 +9,7 @@ import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { ExtraInput } from "./build.ts";
 import type { RecordField } from "./records.ts";
+import { buildTrigramIndex } from "./trigrams.ts";
 
 /** The built columns beyond the four: by id, and their record fields in schema order. */
 export interface ExtraColumnsBuilt {
@@ -17,16 +18,20 @@ export interface ExtraColumnsBuilt {
 }
 
 /**
- * Builds every column of `extra` (schema order).
+ * Builds every column of `extra` (schema order), and a trigram index over each column that has
+ * folded strings (`text`: what substring filters and search terms read).
  * @param byId store row → input position (ascending id), or null when input order is row order
+ * @param statusCodes each store row's partition code (length rowCount): the trigram lists' groups
  */
-export function buildExtraColumns(extra: readonly ExtraInput[], byId: Uint32Array | null, onColumn?: () => void): ExtraColumnsBuilt {
+export function buildExtraColumns(extra: readonly ExtraInput[], byId: Uint32Array | null, statusCodes: Uint8Array, onColumn?: () => void): ExtraColumnsBuilt {
   const columns: Record<string, StoredColumn> = {};
   const fields: RecordField[] = [];
   for (const { spec, column } of extra) {
     onColumn?.();
     const kind = KINDS[spec.kind];
-    columns[spec.id] = kind.build(spec, column, byId);
+    const built = kind.build(spec, column, byId);
+    if (built.folded !== null && built.foldedOffsets !== null) built.trigrams = buildTrigramIndex(built.folded, built.foldedOffsets, statusCodes.length, statusCodes);
+    columns[spec.id] = built;
     const literals = kind.literals(spec, column);
     fields.push({ id: spec.id, literals: byId === null ? literals : gatherByteColumn(literals, byId) });
   }

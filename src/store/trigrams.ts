@@ -7,7 +7,7 @@
  */
 import { rowsOfBitmap } from "../bits/bitmap.ts";
 import { STATUS_VALUES } from "../schema.ts";
-import type { TrigramIndex } from "./types.ts";
+import type { TrigramIndex } from "../bits/trigram-index.ts";
 
 /** Status codes, S: each list is counted, and a sparse one grouped, per status code. */
 const STATUSES = STATUS_VALUES.length;
@@ -453,4 +453,40 @@ export function listRows(index: TrigramIndex, k: number, rowCount: number, limit
     rows = rows === null ? group : mergeRows(rows, group, limit);
   }
   return rows ?? new Uint32Array(0);
+}
+
+/**
+ * Every row's `String(id)` as ASCII bytes, back to back: value r is
+ * `bytes[offsets[r] .. offsets[r+1])` (the decimal form a text filter on `id` compares, docs/api.md
+ * "Matching"; never folded further: it is digits, sign, point and a lower-case exponent).
+ * @param ids the store's ids (length rowCount)
+ * @returns offsets of length rowCount + 1, in bytes
+ */
+export function idStrings(ids: Float64Array): { bytes: Uint8Array; offsets: Uint32Array } {
+  const n = ids.length;
+  const offsets = new Uint32Array(n + 1);
+  let bytes = new Uint8Array(Math.max(64, n * 8));
+  let at = 0;
+  for (let row = 0; row < n; row++) {
+    const text = String(ids[row]);
+    if (at + text.length > bytes.length) {
+      const grownBytes = new Uint8Array(Math.max(bytes.length * 2, at + text.length));
+      grownBytes.set(bytes.subarray(0, at));
+      bytes = grownBytes;
+    }
+    for (let i = 0; i < text.length; i++) bytes[at++] = text.charCodeAt(i);
+    offsets[row + 1] = at;
+  }
+  return { bytes: bytes.subarray(0, at), offsets };
+}
+
+/**
+ * The trigram index over every row's `String(id)` (store/types.ts `Store.idTrigrams`), lists
+ * grouped by status code like the string columns'.
+ * @param ids the store's ids (length rowCount)
+ * @param statusCodes each row's status code (length rowCount)
+ */
+export function buildIdTrigrams(ids: Float64Array, statusCodes: Uint8Array): TrigramIndex {
+  const { bytes, offsets } = idStrings(ids);
+  return buildTrigramIndex(bytes, offsets, ids.length, statusCodes);
 }

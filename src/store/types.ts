@@ -6,38 +6,9 @@
 import type { StringColumnId } from "../schema.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import type { Schema } from "../schema/kinds.ts";
+import type { TrigramIndex } from "../bits/trigram-index.ts";
 
-/**
- * A character trigram index over a column's folded strings: for every distinct sequence of 3
- * code points (trigrams.ts `trigramKey`), the set of rows whose folded string contains it. A list with more than
- * rowCount / 32 rows is stored as a bitmap (smaller than 4 bytes a row, and a match set as
- * is); the others as ascending row numbers per status code, encoded as LEB128 gaps.
- */
-export interface TrigramIndex {
-  /**
-   * Distinct trigram keys `c0 * 2^34 + c1 * 2^17 + c2` (code points, those above U+1FFFF
-   * clamped to it), ascending; length K.
-   */
-  keys: Float64Array;
-  /** Rows in each key's list; length K. */
-  counts: Uint32Array;
-  /** Rows of each key's list per status code, at `k * S + code` (S = STATUS_VALUES.length); length K·S. */
-  statusCounts: Uint32Array;
-  /**
-   * Where each list is, at `k * S + code`; length K·S. A dense list (count * 32 > rowCount):
-   * its first word in `bitmaps` (the same in each of its S slots). A sparse one: the first byte
-   * in `gaps` of its rows of that status code.
-   */
-  refs: Uint32Array;
-  /** Dense lists' bitmaps back to back, ceil(rowCount / 32) words each. */
-  bitmaps: Uint32Array;
-  /**
-   * Sparse lists back to back, each as S groups (its rows of status code 0, then of code 1):
-   * in a group, the first row, then each row minus the previous one, each as an unsigned
-   * LEB128 number (7 bits a byte, low first, high bit set on all but the last).
-   */
-  gaps: Uint8Array;
-}
+export type { TrigramIndex };
 
 /** A string column's folded values and indexes (`name` or `email`); its raw values are in {@link Records}. */
 export interface StringColumn {
@@ -108,6 +79,11 @@ export interface Store {
    * negative (then it is the identity and row order serves).
    */
   rowsByAbsId: Uint32Array | null;
+  /**
+   * Trigram posting lists over every row's `String(id)` (ASCII digits, sign, point): what a
+   * text filter or a search term on `id` reads (docs/api.md "Global search").
+   */
+  idTrigrams: TrigramIndex;
   /** Every row's JSON record (the only copy of the raw name and email values). */
   records: Records;
   /** The string columns' indexes. */

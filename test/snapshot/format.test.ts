@@ -14,7 +14,7 @@ import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
 import { listRows, trigramKey } from "../../src/store/trigrams.ts";
 
-const GOLDEN = join(import.meta.dir, "../fixtures/golden-v4.snap");
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v5.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";
 const RECORDS: UserRecord[] = [
   { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
@@ -36,7 +36,7 @@ function writeFixture(name = "s.snap"): string {
   return path;
 }
 
-describe("snapshot format v4", () => {
+describe("snapshot format v5", () => {
   test("is byte-for-byte the golden file", () => {
     const path = writeFixture();
     const bytes = readFileSync(path);
@@ -46,7 +46,7 @@ describe("snapshot format v4", () => {
 
   test("golden file loads to the literal store", () => {
     const { store, header } = loadSnapshot(GOLDEN);
-    expect(header.formatVersion).toBe(4);
+    expect(header.formatVersion).toBe(5);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
     expect(header.sections.map((s) => s.name).slice(0, 8)).toEqual(["ids", "statusCodes", "statusCounts", "rowsByStatus", "rowsByAbsId", "recordOffsets", "records.0", "bodyScratch"]);
@@ -115,23 +115,25 @@ describe("refused files", () => {
   });
 
   test("another format version is refused with a rebuild hint", () => {
-    const path = writeFixture("v5.snap");
+    const path = writeFixture("v6.snap");
     const bytes = readFileSync(path);
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const length = view.getUint32(8, true);
     const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
-    header.formatVersion = 5;
+    header.formatVersion = 6;
     const encoded = headerPackr.pack(header);
     // Same length: only one small integer changed.
     expect(encoded.length).toBe(length);
     bytes.set(encoded, PREFIX_BYTES);
     view.setUint32(12, Bun.hash.crc32(encoded), true);
     writeFileSync(path, bytes);
-    expectRefused(path, /format version 5 is not supported \(this build reads version 4\); rebuild/);
+    expectRefused(path, /format version 6 is not supported \(this build reads version 5\); rebuild/);
     // A version-2 file (literal columns, no records) written by an older build.
-    expectRefused(join(import.meta.dir, "../fixtures/golden-v2.snap"), /format version 2 is not supported \(this build reads version 4\); rebuild/);
+    expectRefused(join(import.meta.dir, "../fixtures/golden-v2.snap"), /format version 2 is not supported \(this build reads version 5\); rebuild/);
     // A version-3 file (the seed's four hard-wired, no schema in the header).
-    expectRefused(join(import.meta.dir, "../fixtures/golden-v3.snap"), /format version 3 is not supported \(this build reads version 4\); rebuild/);
+    expectRefused(join(import.meta.dir, "../fixtures/golden-v3.snap"), /format version 3 is not supported \(this build reads version 5\); rebuild/);
+    // A version-4 file (no trigram lists over the ids and the text columns).
+    expectRefused(join(import.meta.dir, "../fixtures/golden-v4.snap"), /format version 4 is not supported \(this build reads version 5\); rebuild/);
   });
 
   test("not a snapshot, empty, or missing", () => {
