@@ -10,7 +10,7 @@
  *   from a checkpoint on the next block; or, when that walk would cost more than sorting the
  *   matches, a gather-sort of the m matches, O(m log m), cached.
  */
-import type { Query, SortKey } from "../query/types.ts";
+import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { ALL_STATUS, STATUS_VALUES } from "../schema.ts";
 import { setListBits } from "../store/trigrams.ts";
 import type { Store } from "../store/types.ts";
@@ -111,6 +111,14 @@ function filterOf(engine: Engine, query: Query): { result: FilterResult; key: st
     engine.filters.set(key, result, filterBytes(result, key));
   }
   return { result, key };
+}
+
+/**
+ * The rows `filter` selects, evaluated or taken from the engine's filter cache (the one every
+ * query of the same filter shares): what facets and export read.
+ */
+export function filterResultOf(engine: Engine, filter: Predicate | null): FilterResult {
+  return filterOf(engine, { filter, sort: [], offset: 0, limit: 0 }).result;
 }
 
 /** No sort keys: for costs that do not depend on them (planner.ts `queryCost` reads keys only for a known match set). */

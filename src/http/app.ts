@@ -18,12 +18,30 @@ import { parsePostBody } from "../query/post.ts";
 import type { Query } from "../query/types.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
 import { CLIENT_ABORT_MESSAGE, isClientAbort, readBodyLimited } from "./body.ts";
-import { type Coding, negotiateCoding } from "./compress.ts";
+import { type Coding, acceptsGzip, negotiateCoding } from "./compress.ts";
+import { computeFacets } from "../engine/facets.ts";
+import { openExport } from "../engine/export.ts";
+import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
+import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
+import { exportResponse, facetsResponse } from "./export-response.ts";
 import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
 import { type Handler, type RouteSpec, allowOf, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
 import type { ServerMetrics } from "./metrics.ts";
-import { documentFor, getUsersDoc, healthDoc, metricsDoc, openApiDocumentation, postUsersDoc, readyDoc, schemaDoc } from "./openapi-doc.ts";
+import {
+  documentFor,
+  getExportDoc,
+  getFacetsDoc,
+  getUsersDoc,
+  healthDoc,
+  metricsDoc,
+  openApiDocumentation,
+  postExportDoc,
+  postFacetsDoc,
+  postUsersDoc,
+  readyDoc,
+  schemaDoc,
+} from "./openapi-doc.ts";
 import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
@@ -84,13 +102,27 @@ export interface UsersHandlers {
    * columns, row count and snapshot id; `ETag` and 304s as for GET /api/users.
    */
   schema: (request: Request) => Response;
+  /**
+   * GET /api/users/facets (docs/api.md "Facets"): per column, counts or the range over the
+   * rows matching every filter but the column's own; `ETag` and 304s as for GET /api/users.
+   */
+  facetsGet: (request: Request) => Response | Promise<Response>;
+  /** POST /api/users/facets: {@link facetsGet} from a JSON body; `ETag`, never a 304. */
+  facetsPost: (request: Request) => Promise<Response>;
+  /**
+   * GET /api/users/export (docs/api.md "Export"): every matching row in order, CSV or NDJSON,
+   * streamed with back-pressure; `ETag` and 304s as for GET /api/users.
+   */
+  exportGet: (request: Request) => Response | Promise<Response>;
+  /** POST /api/users/export: {@link exportGet} from a JSON body; never a 304. */
+  exportPost: (request: Request) => Promise<Response>;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
 const bodyDecoder = new TextDecoder();
 
 /** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
-const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3 } as const;
+const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7 } as const;
 
 /** The filter's cache key of a query (cached per predicate tree, so the engine reuses it), or "". */
 function filterKeyOf(query: Query): string {
@@ -142,37 +174,111 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       return fail(request, error, coding);
     }
   };
+  /** The request's JSON body (`{}` when empty), or the problem answer: 415, 413, a client gone mid-body, malformed JSON. */
+  const readJson = async (request: Request, coding: Coding | null): Promise<{ body: unknown } | Response> => {
+    const contentType = request.headers.get("content-type");
+    if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
+      return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`, [], {}, {}, coding);
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBodyLimited(request, MAX_BODY_BYTES);
+    } catch (error) {
+      if (!isClientAbort(error)) throw error;
+      // Routine on a network (a closed tab, a superseded AG Grid block): one short line, no stack.
+      logger.info({ method: request.method, path: pathOf(request.url) }, CLIENT_ABORT_MESSAGE);
+      return problemResponse("BAD_BODY", CLIENT_ABORT_MESSAGE, [], { connection: "close" }, {}, coding);
+    }
+    const text = bodyDecoder.decode(bytes);
+    if (text.trim() === "") return { body: {} };
+    try {
+      return { body: JSON.parse(text) };
+    } catch (error) {
+      return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
+    }
+  };
   const post = async (request: Request): Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
-      const contentType = request.headers.get("content-type");
-      if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
-        return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`, [], {}, {}, coding);
-      }
-      let bytes: Uint8Array;
-      try {
-        bytes = await readBodyLimited(request, MAX_BODY_BYTES);
-      } catch (error) {
-        if (!isClientAbort(error)) throw error;
-        // Routine on a network (a closed tab, a superseded AG Grid block): one short line, no stack.
-        logger.info({ method: request.method, path: pathOf(request.url) }, CLIENT_ABORT_MESSAGE);
-        return problemResponse("BAD_BODY", CLIENT_ABORT_MESSAGE, [], { connection: "close" }, {}, coding);
-      }
-      let body: unknown = {};
-      const text = bodyDecoder.decode(bytes);
-      if (text.trim() !== "") {
-        try {
-          body = JSON.parse(text);
-        } catch (error) {
-          return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
-        }
-      }
+      const read = await readJson(request, coding);
+      if (read instanceof Response) return read;
       const engine = options.engine();
-      const parsed = parsePostBody(body, maxPageSize, engine.store.schema);
+      const parsed = parsePostBody(read.body, maxPageSize, engine.store.schema);
       const snapshotId = engine.store.snapshotId;
       const { query } = parsed;
       const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query));
       return await answer(request, engine, query, coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding));
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  /** Runs `work` at once, or in the deferred queue when its filter is expensive to evaluate now. */
+  const scheduled = (request: Request, engine: Engine, filter: Query["filter"], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
+    if (!isExpensive(engine, { filter, sort: [], offset: 0, limit: 0 })) return work();
+    return queue.run(work).catch((error: unknown) => fail(request, error, coding));
+  };
+  /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
+  const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
+    const snapshotId = engine.store.snapshotId;
+    const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter));
+    if (conditional) {
+      const unchanged = notModified(request, etag, snapshotId);
+      if (unchanged !== null) return unchanged;
+    }
+    return scheduled(request, engine, facets.filter, coding, () => facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding));
+  };
+  const facetsGet = (request: Request): Response | Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const engine = options.engine();
+      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, engine.store.schema);
+      return facetsAnswer(request, engine, facets, TAG_ROUTE.getFacets, coding, true);
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  const facetsPost = async (request: Request): Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const read = await readJson(request, coding);
+      if (read instanceof Response) return read;
+      const engine = options.engine();
+      const facets = parseFacetsPost(read.body, maxPageSize, engine.store.schema);
+      return await facetsAnswer(request, engine, facets, TAG_ROUTE.postFacets, coding, false);
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  /** The export answer of a parsed request: the match set made (queued when expensive), then streamed. */
+  const exportAnswer = (request: Request, engine: Engine, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
+    const header = request.headers.get("accept-encoding");
+    const gzip = acceptsGzip(header);
+    const snapshotId = engine.store.snapshotId;
+    const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query));
+    if (conditional) {
+      const unchanged = notModified(request, etag, snapshotId);
+      if (unchanged !== null) return unchanged;
+    }
+    return scheduled(request, engine, parsed.query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger));
+  };
+  const exportGet = (request: Request): Response | Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const engine = options.engine();
+      const parsed = parseExportGet(searchOf(request.url), maxPageSize, engine.store.schema);
+      return exportAnswer(request, engine, parsed, TAG_ROUTE.getExport, true);
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  const exportPost = async (request: Request): Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const read = await readJson(request, coding);
+      if (read instanceof Response) return read;
+      const engine = options.engine();
+      const parsed = parseExportPost(read.body, maxPageSize, engine.store.schema);
+      return await exportAnswer(request, engine, parsed, TAG_ROUTE.postExport, false);
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -189,7 +295,13 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       return fail(request, error, coding) as Response;
     }
   };
-  return { get, post, schema };
+  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost };
+}
+
+/** The query string of a request URL, without its `?` ("" when none). */
+function searchOf(url: string): string {
+  const q = url.indexOf("?");
+  return q < 0 ? "" : url.slice(q + 1);
 }
 
 /** The handlers of the operations routes (docs/api.md "HTTP envelope", Operations). */
@@ -254,7 +366,11 @@ export function createApp(options: AppOptions, users = usersHandlers(options), o
     .get("/metrics", ({ request }) => operations.metrics(request), { detail: metricsDoc as never })
     .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize, schema) as never })
     .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never })
-    .get("/api/users/schema", ({ request }) => users.schema(request), { detail: schemaDoc as never });
+    .get("/api/users/schema", ({ request }) => users.schema(request), { detail: schemaDoc as never })
+    .get("/api/users/facets", ({ request }) => users.facetsGet(request), { detail: getFacetsDoc(schema) as never })
+    .post("/api/users/facets", ({ request }) => users.facetsPost(request), { parse: "none", detail: postFacetsDoc as never })
+    .get("/api/users/export", ({ request }) => users.exportGet(request), { detail: getExportDoc(schema) as never })
+    .post("/api/users/export", ({ request }) => users.exportPost(request), { parse: "none", detail: postExportDoc as never });
   for (const plugin of options.plugins ?? []) app.use(plugin);
   app.onError(({ code, error, request }) => {
     if (code === "NOT_FOUND") {
@@ -327,6 +443,8 @@ export function createService(options: AppOptions): Service {
   const direct: Record<string, Record<string, Handler>> = {
     "/api/users": { GET: users.get, POST: users.post },
     "/api/users/schema": { GET: users.schema },
+    "/api/users/facets": { GET: users.facetsGet, POST: users.facetsPost },
+    "/api/users/export": { GET: users.exportGet, POST: users.exportPost },
     "/healthz": { GET: operations.healthz },
     "/readyz": { GET: operations.readyz },
   };

@@ -54,6 +54,28 @@ export function negotiateCoding(header: string | null): Coding | null {
 
 /** {@link negotiateCoding} without the cache. */
 function parseAcceptEncoding(header: string): Coding | null {
+  const q = qualities(header);
+  let best: Coding | null = null;
+  let bestQ = 0;
+  for (const coding of PREFERENCE) {
+    if (q[coding] > bestQ) {
+      best = coding;
+      bestQ = q[coding];
+    }
+  }
+  return best;
+}
+
+/**
+ * True when `Accept-Encoding` accepts gzip (by name, `x-gzip` or `*`, with q > 0): the one
+ * coding streamed bodies (an export) use, through the runtime's streaming compressor.
+ */
+export function acceptsGzip(header: string | null): boolean {
+  return header !== null && header !== "" && qualities(header).gzip > 0;
+}
+
+/** Each coding's q-value in an `Accept-Encoding` header (0 when not acceptable; `*` counts for the unnamed). */
+function qualities(header: string): Record<Coding, number> {
   const q: Record<Coding, number> = { zstd: -1, gzip: -1, br: -1 };
   let star = -1;
   for (const part of header.split(",")) {
@@ -72,16 +94,8 @@ function parseAcceptEncoding(header: string): Coding | null {
     else if (name === "zstd" || name === "gzip" || name === "br") q[name] = weight;
     else if (name === "x-gzip" && q.gzip < 0) q.gzip = weight;
   }
-  let best: Coding | null = null;
-  let bestQ = 0;
-  for (const coding of PREFERENCE) {
-    const weight = q[coding] >= 0 ? q[coding] : star;
-    if (weight > bestQ) {
-      best = coding;
-      bestQ = weight;
-    }
-  }
-  return best;
+  for (const coding of PREFERENCE) if (q[coding] < 0) q[coding] = Math.max(0, star);
+  return q;
 }
 
 /** brotli's parameters: quality 1 (see the module comment) and the size hint. */

@@ -19,6 +19,7 @@
 import { MAX_LISTED_ERRORS } from "../query/errors.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
+import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../query/facets.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { SEED_SCHEMA } from "../schema/kinds.ts";
@@ -253,6 +254,73 @@ function componentSchemas(s: Schema) {
       endRow: { type: "integer", minimum: 0, description: "End of the window, exclusive; at least startRow; default startRow + 100. Not clamped to the total." },
       sortModel: { type: "array", items: schema("SortModelItem"), description: "Sort keys by priority; default `[]` (id order). Rows still tied after the last key are ordered by id." },
       filterModel: { oneOf: [schema("FilterModel"), { type: "null" }], description: "`null` or `{}`: no filter." },
+      quickFilter: schema("QuickFilter"),
+    },
+  },
+  QuickFilter: {
+    type: ["string", "null"],
+    maxLength: MAX_FILTER_LENGTH,
+    description:
+      "The global search (AG Grid's quick filter text): split on white space; every term, folded, must be contained in the folded string of id, a text column or an enum column. ANDed with the filters; empty or null: no search.",
+  },
+  FacetsRequest: {
+    type: "object",
+    required: ["columns"],
+    description: "The columns to count, and the filters and search as POST /api/users takes them (sortModel, startRow and endRow are ignored).",
+    properties: {
+      columns: { type: "array", minItems: 1, maxItems: MAX_FACET_COLUMNS, items: { type: "string", enum: s.columns.filter((c) => c.kind !== "json").map((c) => c.id) } },
+      filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
+      quickFilter: schema("QuickFilter"),
+      limit: { type: "integer", minimum: 1, maximum: MAX_FACET_LIMIT, default: DEFAULT_FACET_LIMIT, description: "Most values listed per column." },
+      search: { type: ["string", "null"], maxLength: MAX_FILTER_LENGTH, description: "Keep the values whose folded string contains this." },
+    },
+  },
+  ValueCount: {
+    type: "object",
+    required: ["value", "count"],
+    properties: { value: { type: ["string", "boolean"] }, count: { type: "integer", minimum: 1 } },
+  },
+  Facet: {
+    description: "enum, boolean and text columns list values (count descending, then value order); number, date and datetime columns give min and max. Counts are over the rows matching every filter except the column's own.",
+    oneOf: [
+      {
+        type: "object",
+        required: ["kind", "values", "distinct", "nulls"],
+        properties: {
+          kind: { type: "string", enum: ["enum", "boolean", "text"] },
+          values: { type: "array", items: schema("ValueCount") },
+          distinct: { type: "integer", minimum: 0, description: "Distinct values with a matching row (after search), listed or not." },
+          nulls: { type: "integer", minimum: 0 },
+        },
+      },
+      {
+        type: "object",
+        required: ["kind", "min", "max", "nulls"],
+        properties: {
+          kind: { type: "string", enum: ["number", "date", "datetime"] },
+          min: { type: ["number", "string", "null"] },
+          max: { type: ["number", "string", "null"] },
+          nulls: { type: "integer", minimum: 0 },
+        },
+      },
+    ],
+  },
+  FacetsResponse: {
+    type: "object",
+    required: ["facets", "total"],
+    properties: {
+      facets: { type: "object", additionalProperties: schema("Facet") },
+      total: { type: "integer", minimum: 0, description: "Rows matching every filter and the search." },
+    },
+  },
+  ExportRequest: {
+    type: "object",
+    description: "The format, and the sort, filters and search as POST /api/users takes them (startRow and endRow are ignored: every matching row).",
+    properties: {
+      format: { type: "string", enum: ["csv", "ndjson"], default: "csv" },
+      sortModel: { type: "array", items: schema("SortModelItem") },
+      filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
+      quickFilter: schema("QuickFilter"),
     },
   },
   PostUsersResponse: {
@@ -362,12 +430,42 @@ export function openApiDocumentation(s: Schema = SEED_SCHEMA) {
 const FILTER_EXAMPLES: Record<string, string> = { number: "18,65", date: "2024-01-01,2024-03-31", datetime: "2024-01-01,2024-03-31", boolean: "true", text: "x", enum: "x" };
 
 /** The GET /api/users operation's `detail`: parameters (both clients' spellings) and responses. */
-export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
-  const q = (name: string, schema: object, description: string) => ({ name, in: "query", required: false, schema, description });
+/** A query parameter's description. */
+const queryParameter = (name: string, schema: object, description: string) => ({ name, in: "query", required: false, schema, description });
+
+/** The `filter[<col>]`, `q` and `search` parameters of the GET data routes, for the schema's columns. */
+function filterParameters(s: Schema) {
   const filter = (column: string, description: string, example: string) => ({
-    ...q(`filter[${column}]`, { type: "string", maxLength: MAX_FILTER_LENGTH }, description),
+    ...queryParameter(`filter[${column}]`, { type: "string", maxLength: MAX_FILTER_LENGTH }, description),
     example,
   });
+  return [
+    filter("id", '"42": equals; "10,50": inclusive range, either side may be empty ("10,", ",50").', "10,50"),
+    filter("name", "Substring, case- and accent-insensitive.", "jose"),
+    filter("email", "Substring, case- and accent-insensitive.", "example.com"),
+    filter("status", "A value, or a comma list meaning any of them; any case.", "active,inactive"),
+    ...s.columns.slice(4).flatMap((c) => {
+      const form = KINDS[c.kind].getFormDoc;
+      return form === null ? [] : [filter(c.id, `${c.kind}: ${form}`, c.kind === "enum" ? (c.values?.[0] ?? "x") : FILTER_EXAMPLES[c.kind])];
+    }),
+    queryParameter("q", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Global search: white-space separated terms, each contained (case- and accent-insensitively) in id, a text column or an enum column; ANDed with the filters."),
+    queryParameter("search", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Another spelling of q."),
+  ];
+}
+
+/** The conditional-request header parameter. */
+const IF_NONE_MATCH = { name: "If-None-Match", in: "header", required: false, schema: { type: "string" }, description: "An ETag of an earlier answer: 304 while it is current." };
+
+/** The sort parameters of the GET data routes. */
+const SORT_PARAMETERS = [
+  queryParameter("sortBy", schema("ColumnId"), "Column to sort by; without it rows come in id order."),
+  queryParameter("sort", schema("ColumnId"), "Another spelling of sortBy."),
+  queryParameter("sortOrder", { type: "string", enum: ["asc", "desc"], default: "asc" }, "Sort direction; any case (`DESC`)."),
+  queryParameter("order", { type: "string", enum: ["asc", "desc"] }, "Another spelling of sortOrder."),
+];
+
+export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
+  const q = queryParameter;
   return {
     operationId: "getUsers",
     summary: "List users (TanStack Table: page, sort, filters in the query string)",
@@ -379,19 +477,9 @@ export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
       q("page", { type: "integer", minimum: 1, default: 1 }, "1-based page; a page past the end has no rows and the true total."),
       q("pageSize", { type: "integer", minimum: 1, maximum: maxPageSize, default: 10 }, "Rows per page."),
       q("limit", { type: "integer", minimum: 1, maximum: maxPageSize }, "Another spelling of pageSize."),
-      q("sortBy", schema("ColumnId"), "Column to sort by; without it rows come in id order."),
-      q("sort", schema("ColumnId"), "Another spelling of sortBy."),
-      q("sortOrder", { type: "string", enum: ["asc", "desc"], default: "asc" }, "Sort direction; any case (`DESC`)."),
-      q("order", { type: "string", enum: ["asc", "desc"] }, "Another spelling of sortOrder."),
-      filter("id", '"42": equals; "10,50": inclusive range, either side may be empty ("10,", ",50").', "10,50"),
-      filter("name", "Substring, case- and accent-insensitive.", "jose"),
-      filter("email", "Substring, case- and accent-insensitive.", "example.com"),
-      filter("status", "A value, or a comma list meaning any of them; any case.", "active,inactive"),
-      ...s.columns.slice(4).flatMap((c) => {
-        const form = KINDS[c.kind].getFormDoc;
-        return form === null ? [] : [filter(c.id, `${c.kind}: ${form}`, c.kind === "enum" ? (c.values?.[0] ?? "x") : FILTER_EXAMPLES[c.kind])];
-      }),
-      { name: "If-None-Match", in: "header", required: false, schema: { type: "string" }, description: "An ETag of an earlier answer: 304 while it is current." },
+      ...SORT_PARAMETERS,
+      ...filterParameters(s),
+      IF_NONE_MATCH,
     ],
     responses: {
       200: { description: "A page of users", headers: DATA_HEADERS, content: { "application/json": { schema: schema("GetUsersResponse") } } },
@@ -403,6 +491,102 @@ export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
     },
   };
 }
+
+/** GET /api/users/facets's `detail`. */
+export function getFacetsDoc(s: Schema = SEED_SCHEMA) {
+  const q = queryParameter;
+  return {
+    operationId: "getFacets",
+    summary: "Distinct values with counts, or value ranges, per column (set filters, faceted tables)",
+    description:
+      "Per column, the counts are taken over the rows matching every filter except that column's own, so a set filter can show the other choices. Paging and sort parameters are ignored. HEAD answers the same headers without a body.",
+    tags: ["users"],
+    security: KEYED,
+    parameters: [
+      { ...q("columns", { type: "string" }, "The columns to count, a comma list (not json columns)."), required: true, example: "status" },
+      q("facetLimit", { type: "integer", minimum: 1, maximum: MAX_FACET_LIMIT, default: DEFAULT_FACET_LIMIT }, "Most values listed per column."),
+      q("facetSearch", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Keep the values whose folded string contains this."),
+      ...filterParameters(s),
+      IF_NONE_MATCH,
+    ],
+    responses: {
+      200: { description: "The facets and the matching row count", headers: DATA_HEADERS, content: { "application/json": { schema: schema("FacetsResponse") } } },
+      304: response("NotModified"),
+      400: response("BadRequest"),
+      401: response("Unauthorized"),
+      405: response("MethodNotAllowed"),
+      500: response("InternalError"),
+    },
+  };
+}
+
+/** POST /api/users/facets's `detail`. */
+export const postFacetsDoc = {
+  operationId: "postFacets",
+  summary: "Facets for an AG Grid filter model and quick filter",
+  tags: ["users"],
+  security: KEYED,
+  requestBody: { required: true, content: { "application/json": { schema: schema("FacetsRequest") } } },
+  responses: {
+    200: { description: "The facets and the matching row count", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), Vary: header("Vary") }, content: { "application/json": { schema: schema("FacetsResponse") } } },
+    400: response("BadRequest"),
+    401: response("Unauthorized"),
+    405: response("MethodNotAllowed"),
+    413: response("PayloadTooLarge"),
+    415: response("UnsupportedMediaType"),
+    500: response("InternalError"),
+  },
+};
+
+/** The export answer's content. */
+const EXPORT_CONTENT = {
+  "text/csv": { schema: { type: "string" }, description: "RFC 4180: a header of column ids, CRLF line ends, UTF-8; null an empty field, the empty string \"\"." },
+  "application/x-ndjson": { schema: { type: "string" }, description: "One JSON record per line." },
+};
+
+/** The export answer's headers. */
+const EXPORT_HEADERS = {
+  ...DATA_HEADERS,
+  "Content-Disposition": { description: 'attachment; filename="users-<snapshotId>.<csv|ndjson>"', schema: { type: "string" } },
+};
+
+/** GET /api/users/export's `detail`. */
+export function getExportDoc(s: Schema = SEED_SCHEMA) {
+  return {
+    operationId: "getExport",
+    summary: "Every matching row, in order, streamed as CSV or NDJSON",
+    description: "The sort, filter and search parameters of GET /api/users; paging is ignored. Streamed with back-pressure; gzip when accepted.",
+    tags: ["users"],
+    security: KEYED,
+    parameters: [queryParameter("format", { type: "string", enum: ["csv", "ndjson"], default: "csv" }, "The body's format."), ...SORT_PARAMETERS, ...filterParameters(s), IF_NONE_MATCH],
+    responses: {
+      200: { description: "Every matching row", headers: EXPORT_HEADERS, content: EXPORT_CONTENT },
+      304: response("NotModified"),
+      400: response("BadRequest"),
+      401: response("Unauthorized"),
+      405: response("MethodNotAllowed"),
+      500: response("InternalError"),
+    },
+  };
+}
+
+/** POST /api/users/export's `detail`. */
+export const postExportDoc = {
+  operationId: "postExport",
+  summary: "Every row matching an AG Grid sort and filter model, streamed as CSV or NDJSON",
+  tags: ["users"],
+  security: KEYED,
+  requestBody: { required: false, content: { "application/json": { schema: schema("ExportRequest") } } },
+  responses: {
+    200: { description: "Every matching row", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), "Content-Disposition": EXPORT_HEADERS["Content-Disposition"] }, content: EXPORT_CONTENT },
+    400: response("BadRequest"),
+    401: response("Unauthorized"),
+    405: response("MethodNotAllowed"),
+    413: response("PayloadTooLarge"),
+    415: response("UnsupportedMediaType"),
+    500: response("InternalError"),
+  },
+};
 
 /** The POST /api/users operation's `detail`: the AG Grid request body and responses. */
 export function postUsersDoc(maxPageSize: number) {
@@ -495,6 +679,10 @@ export function documentFor(base: Record<string, unknown>, s: Schema, maxPageSiz
   doc.components = { ...(doc.components ?? {}), schemas: componentSchemas(s) };
   const get = doc.paths?.["/api/users"]?.get;
   if (get !== undefined) get.parameters = getUsersDoc(maxPageSize, s).parameters;
+  const facets = doc.paths?.["/api/users/facets"]?.get;
+  if (facets !== undefined) facets.parameters = getFacetsDoc(s).parameters;
+  const exported = doc.paths?.["/api/users/export"]?.get;
+  if (exported !== undefined) exported.parameters = getExportDoc(s).parameters;
   return doc as Record<string, unknown>;
 }
 

@@ -24,5 +24,6 @@ export const JSON_KIND: KindModule = {
   getFilter: (spec) => `column "${spec.id}" is json: it is returned, never filtered`,
   dayInterval: null,
   setValue: (spec) => ({ reason: `column "${spec.id}" is json: it is returned, never filtered` }),
+  valueJson: null,
   jsonSchema: () => ({}),
 };

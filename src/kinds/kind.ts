@@ -187,6 +187,12 @@ export interface KindModule {
   setValue(spec: ColumnSpec, text: string): string | { reason: string };
   /** What a GET `filter[col]` value means on the kind, for the OpenAPI document (null for json). */
   getFormDoc: string | null;
+  /**
+   * One stored value (a double: see {@link StoredColumn}) as its JSON text, as the records hold
+   * it (number, `"YYYY-MM-DD"`, ISO date-time, enum string, `true`/`false`): facets' `min`,
+   * `max` and `values`. Null for `text` and `json` (their values are not doubles).
+   */
+  valueJson: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI), nullable beyond the seed's four. */
   jsonSchema(spec: ColumnSpec): Record<string, unknown>;
 }

@@ -266,6 +266,7 @@ export function orderedKind(
     literals: (spec, converted) => orderedLiterals(spec, values.storedValues(converted), values.json),
     evaluate: (column, test, rowCount) => evaluateOrdered(values, column, test, rowCount),
     work: orderedWork,
+    valueJson: values.json,
     ...rest,
   };
 }

@@ -197,5 +197,6 @@ export const TEXT_KIND: KindModule = {
   getFilter: (_spec, value) => ({ tests: [{ op: "text", type: "contains", value }], echo: value }),
   dayInterval: null,
   setValue: (_spec, text) => fold(text),
+  valueJson: null,
   jsonSchema: () => ({ type: ["string", "null"] }),
 };

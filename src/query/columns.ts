@@ -3,6 +3,7 @@
  * snapshot's schema (docs/api.md "Columns beyond the four").
  */
 import type { ColumnSpec, Schema } from "../schema/kinds.ts";
+import type { Predicate } from "./types.ts";
 
 /** The schema's column named `id`, or undefined (also for a non-string). */
 export function columnOf(schema: Schema, id: unknown): ColumnSpec | undefined {
@@ -16,3 +17,39 @@ export function columnList(schema: Schema): string {
   return schema.columns.map((c) => c.id).join(", ");
 }
 
+
+/**
+ * The columns a predicate tests (`status` for a status predicate); a search tests none of its
+ * own (docs/api.md "Global search": it is no column's filter).
+ */
+function predicateColumns(p: Predicate, out: Set<string>): Set<string> {
+  switch (p.kind) {
+    case "and":
+    case "or":
+      for (const child of p.children) predicateColumns(child, out);
+      break;
+    case "status":
+      out.add("status");
+      break;
+    case "search":
+      out.add("");
+      break;
+    default:
+      out.add(p.column);
+  }
+  return out;
+}
+
+/**
+ * The filter without `column`'s own filter (docs/api.md "Facets": a column's counts are taken
+ * over the rows matching every filter except its own): the parts of a top-level AND (nested
+ * ANDs too) that test `column` alone are dropped; null when nothing is left.
+ */
+export function withoutColumn(filter: Predicate | null, column: string): Predicate | null {
+  if (filter === null) return null;
+  const columns = predicateColumns(filter, new Set());
+  if (columns.size === 1 && columns.has(column)) return null;
+  if (filter.kind !== "and" || !columns.has(column)) return filter;
+  const children = filter.children.map((c) => withoutColumn(c, column)).filter((c): c is Predicate => c !== null);
+  return children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
+}

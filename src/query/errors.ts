@@ -60,3 +60,18 @@ export function fieldsProblem(code: ProblemCode, errors: FieldError[]): ProblemE
   const detail = listed.map((e) => `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`).join("; ");
   return new ProblemError(code, more > 0 ? `${detail}; and ${more} more` : detail, errors);
 }
+
+/**
+ * Runs a request parser, adding the bad parameters or fields it reports (a BAD_PARAMETER or
+ * BAD_BODY problem) to `errors` and returning null, so that a route reading more than one part
+ * of a request lists every bad one at once; any other problem passes through.
+ */
+export function collect<T>(errors: FieldError[], parse: () => T): T | null {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ProblemError) || (error.code !== "BAD_PARAMETER" && error.code !== "BAD_BODY")) throw error;
+    errors.push(...error.errors);
+    return null;
+  }
+}

@@ -1,0 +1,448 @@
+/**
+ * Facets (docs/api.md "Facets"): per column, the distinct values with their row counts (enum,
+ * boolean, text) or the value range (number, date, datetime), over the rows that match every
+ * filter except the column's own. Counts come from what the store already holds: the partition
+ * counts and per-status bitmaps for `status`, per-value bitmaps (dense values) and rows-by-value
+ * runs (the others) for enum and boolean columns, value runs walked from either end for ranges,
+ * and the rank of each matching row for text columns (the one facet that visits its matches).
+ */
+import { type Bitmap, countAnd, emptyBitmap, hasRow } from "../bits/bitmap.ts";
+import { bytesMatch } from "../bits/folded-match.ts";
+import { fold } from "../collation/collation.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { withoutColumn } from "../query/columns.ts";
+import type { FacetQuery } from "../query/facets.ts";
+import { STATUS_VALUES, type StringColumnId } from "../schema.ts";
+import type { ColumnKind } from "../schema/kinds.ts";
+import { recordSpan, stringValueAt } from "../store/records.ts";
+import type { Store } from "../store/types.ts";
+import { type Engine, filterResultOf } from "./execute.ts";
+import { type FilterResult, matchCountByStatus, matchRows, statusBitmaps } from "./filter.ts";
+
+/** One listed value and its matching rows. */
+export interface ValueCount {
+  /** The value as the records hold it: a string (enum, text) or a boolean. */
+  value: string | boolean;
+  /** Matching rows holding it, in rows (> 0). */
+  count: number;
+}
+
+/** One column's facet (docs/api.md "Facets"). */
+export type Facet =
+  | {
+      kind: "enum" | "boolean" | "text";
+      /** At most `limit` values, count descending then value order. */
+      values: ValueCount[];
+      /** Distinct values with a matching row (after `search`), however many are listed. */
+      distinct: number;
+      /** Matching rows whose value is null. */
+      nulls: number;
+    }
+  | {
+      kind: "number" | "date" | "datetime";
+      /** The smallest and largest non-null matching value as the records hold it (null when none). */
+      min: number | string | null;
+      max: number | string | null;
+      nulls: number;
+    };
+
+/** The answer: each requested column's facet, and the rows matching every filter. */
+export interface FacetsAnswer {
+  facets: Record<string, Facet>;
+  /** Rows matching the whole filter (the column filters and the search), in rows. */
+  total: number;
+}
+
+/**
+ * The rows a facet counts over: every row, or a bitmap (exact), with the row list when it is
+ * at hand (a small match set), and the count.
+ */
+interface Members {
+  all: boolean;
+  count: number;
+  bits: Bitmap | null;
+  rows: Uint32Array | null;
+}
+
+/**
+ * Answers a facets request. Each column's filter (all filters but its own) is evaluated once
+ * through the engine's filter cache, so columns without a filter of their own share one.
+ */
+export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
+  const store = engine.store;
+  const total = membersOf(store, filterResultOf(engine, query.filter)).count;
+  const needle = query.search === null || query.search === "" ? null : fold(query.search);
+  const facets: Record<string, Facet> = {};
+  for (const column of query.columns) {
+    const result = filterResultOf(engine, withoutColumn(query.filter, column));
+    facets[column] = facetOf(store, column, result, query.limit, needle);
+  }
+  return { facets, total };
+}
+
+/** One column's facet over the rows of `result`. */
+function facetOf(store: Store, column: string, result: FilterResult, limit: number, needle: string | null): Facet {
+  if (column === "status") return statusFacet(store, result, limit, needle);
+  const members = membersOf(store, result);
+  if (column === "id") return idFacet(store, members);
+  if (column === "name" || column === "email") return textFacet(store, seedTextView(store, column), members, limit, needle, (row) => stringValueAt(store, column, row));
+  const stored = store.columns[column];
+  const kind = stored.spec.kind;
+  if (kind === "text") return textFacet(store, textView(stored), members, limit, needle, (row) => recordField(store, row, column) as string);
+  if (kind === "enum" || kind === "boolean") return codedFacet(store, stored, members, limit, needle);
+  if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, stored, members);
+  throw new Error(`internal: no facet for column "${column}" of kind ${kind}`);
+}
+
+/** The members of a filter result: a status mask's shared bitmap, a match set's exact bitmap or rows. */
+function membersOf(store: Store, result: FilterResult): Members {
+  if (result.kind === "all") return { all: true, count: store.rowCount, bits: null, rows: null };
+  if (result.kind === "status") {
+    let count = 0;
+    let bits: Bitmap | null = null;
+    const maps = statusBitmaps(store);
+    for (let c = 0; c < STATUS_VALUES.length; c++) {
+      if (((result.mask >>> c) & 1) === 0) continue;
+      count += store.statusCounts[c];
+      if (bits === null) bits = maps[c];
+      else {
+        const merged: Bitmap = bits.slice();
+        for (let w = 0; w < merged.length; w++) merged[w] |= maps[c][w];
+        bits = merged;
+      }
+    }
+    return count === 0 ? { all: false, count: 0, bits: null, rows: new Uint32Array(0) } : { all: false, count, bits, rows: null };
+  }
+  const set = result.set;
+  if (set.bits !== null && set.bitsExact) return { all: false, count: set.count, bits: set.bits, rows: set.rows };
+  return { all: false, count: set.count, bits: null, rows: matchRows(store, set) };
+}
+
+/** The members as an exact bitmap (built from the rows when only they are at hand). */
+function bitsOf(store: Store, members: Members): Bitmap {
+  if (members.bits !== null) return members.bits;
+  const bits = emptyBitmap(store.rowCount);
+  const rows = members.rows as Uint32Array;
+  for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+  members.bits = bits;
+  return bits;
+}
+
+/** True when counting by visiting the member rows costs less than testing `runRows` rows or bitmap words. */
+function visitRows(members: Members, otherWork: number): boolean {
+  return members.rows !== null && members.rows.length < otherWork;
+}
+
+// ---------------------------------------------------------------- coded: status, enum, boolean
+
+/** The `status` facet: partition counts, or a match set's counts per status code. */
+function statusFacet(store: Store, result: FilterResult, limit: number, needle: string | null): Facet {
+  let counts: ArrayLike<number>;
+  if (result.kind === "all") counts = store.statusCounts;
+  else if (result.kind === "status") counts = STATUS_VALUES.map((_, c) => ((result.mask >>> c) & 1 ? store.statusCounts[c] : 0));
+  else counts = matchCountByStatus(store, result.set);
+  const entries: { rank: number; count: number; value: string }[] = [];
+  for (let c = 0; c < STATUS_VALUES.length; c++) {
+    if (counts[c] > 0 && (needle === null || fold(STATUS_VALUES[c]).includes(needle))) entries.push({ rank: c, count: counts[c], value: STATUS_VALUES[c] });
+  }
+  return listed("enum", entries, limit, 0);
+}
+
+/** Per enum or boolean column: a bitmap of each value held by more than 1/32 of the rows (else null). */
+const valueBitmapCache = new WeakMap<StoredColumn, (Bitmap | null)[]>();
+
+/** The dense values' bitmaps of a coded column, index = rank (0 = null), built on first use. */
+function valueBitmaps(store: Store, column: StoredColumn): (Bitmap | null)[] {
+  let maps = valueBitmapCache.get(column);
+  if (maps === undefined) {
+    const starts = column.rankStarts as Uint32Array;
+    const perm = column.rowsByValue as Uint32Array;
+    maps = [];
+    for (let r = 0; r + 1 < starts.length; r++) {
+      const size = starts[r + 1] - starts[r];
+      if (size * 32 <= store.rowCount) {
+        maps.push(null);
+        continue;
+      }
+      const bits = emptyBitmap(store.rowCount);
+      for (let i = starts[r]; i < starts[r + 1]; i++) bits[perm[i] >>> 5] |= 1 << (perm[i] & 31);
+      maps.push(bits);
+    }
+    valueBitmapCache.set(column, maps);
+  }
+  return maps;
+}
+
+/**
+ * An enum or boolean facet: per rank, its run length (every row), the popcount of its bitmap
+ * AND the members (a dense value), its run's rows tested against the members (a sparse one),
+ * or the member rows' ranks counted (a small match set).
+ */
+function codedFacet(store: Store, column: StoredColumn, members: Members, limit: number, needle: string | null): Facet {
+  const starts = column.rankStarts as Uint32Array;
+  const ranks = starts.length - 1;
+  const counts = new Float64Array(ranks);
+  if (members.all) {
+    for (let r = 0; r < ranks; r++) counts[r] = starts[r + 1] - starts[r];
+  } else if (visitRows(members, (store.rowCount + 31) >>> 5)) {
+    const rankByRow = column.rankByRow as Uint32Array;
+    const rows = members.rows as Uint32Array;
+    for (let i = 0; i < rows.length; i++) counts[rankByRow[rows[i]]]++;
+  } else if (members.count > 0) {
+    const bits = bitsOf(store, members);
+    const maps = valueBitmaps(store, column);
+    const perm = column.rowsByValue as Uint32Array;
+    for (let r = 0; r < ranks; r++) {
+      const map = maps[r];
+      if (map !== null) counts[r] = countAnd(bits, map);
+      else {
+        let count = 0;
+        for (let i = starts[r]; i < starts[r + 1]; i++) if (hasRow(bits, perm[i])) count++;
+        counts[r] = count;
+      }
+    }
+  }
+  const valueJson = KINDS[column.spec.kind].valueJson as NonNullable<(typeof KINDS)["enum"]["valueJson"]>;
+  const distinct = column.distinct as Float64Array;
+  const entries: { rank: number; count: number; value: string | boolean }[] = [];
+  for (let r = 1; r < ranks; r++) {
+    if (counts[r] === 0) continue;
+    const value = JSON.parse(valueJson(column.spec, distinct[r - 1])) as string | boolean;
+    if (needle !== null && !fold(String(value)).includes(needle)) continue;
+    entries.push({ rank: r, count: counts[r], value });
+  }
+  return listed(column.spec.kind as "enum" | "boolean", entries, limit, counts[0]);
+}
+
+/** The facet of listed values: count descending, then value order (rank), at most `limit`. */
+function listed(kind: "enum" | "boolean" | "text", entries: { rank: number; count: number; value: string | boolean }[], limit: number, nulls: number): Facet {
+  entries.sort((a, b) => b.count - a.count || a.rank - b.rank);
+  return { kind, values: entries.slice(0, limit).map((e) => ({ value: e.value, count: e.count })), distinct: entries.length, nulls };
+}
+
+// ---------------------------------------------------------------- text
+
+/**
+ * A text column as facets read it: values grouped by collation rank (values that compare equal,
+ * case and accents aside, are one value, docs/api.md "Facets"), each rank's rows a run of
+ * `rowsByValue` from `starts[rank]`; ranks [firstRank, starts.length - 1); rank 0 is null when
+ * `firstRank` is 1. `folded` and `foldedOffsets` give each row's folded bytes.
+ */
+interface TextView {
+  rankByRow: Uint32Array;
+  rowsByValue: Uint32Array;
+  starts: Uint32Array;
+  firstRank: number;
+  folded: Uint8Array;
+  foldedOffsets: Uint32Array;
+}
+
+/** Per seed string column: where each rank's run starts in `rowsByValue` (computed once, O(rows)). */
+const seedStartsCache = new WeakMap<Uint32Array, Uint32Array>();
+
+/** `name` or `email` as a {@link TextView} (never null: ranks from 0). */
+function seedTextView(store: Store, column: StringColumnId): TextView {
+  const c = store.strings[column];
+  let starts = seedStartsCache.get(c.rankByRow);
+  if (starts === undefined) {
+    const n = store.rowCount;
+    const list: number[] = [];
+    let previous = -1;
+    for (let i = 0; i < n; i++) {
+      const rank = c.rankByRow[c.rowsByValue[i]];
+      if (rank !== previous) {
+        list.push(i);
+        previous = rank;
+      }
+    }
+    list.push(n);
+    starts = Uint32Array.from(list);
+    seedStartsCache.set(c.rankByRow, starts);
+  }
+  return { rankByRow: c.rankByRow, rowsByValue: c.rowsByValue, starts, firstRank: 0, folded: c.folded, foldedOffsets: c.foldedOffsets };
+}
+
+/** A `text` column beyond the four as a {@link TextView} (rank 0 = null). */
+function textView(column: StoredColumn): TextView {
+  return {
+    rankByRow: column.rankByRow as Uint32Array,
+    rowsByValue: column.rowsByValue as Uint32Array,
+    starts: column.rankStarts as Uint32Array,
+    firstRank: 1,
+    folded: column.folded as Uint8Array,
+    foldedOffsets: column.foldedOffsets as Uint32Array,
+  };
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * A text facet: each matching row's rank counted (every rank's run length when every row
+ * matches), the ranks whose value (as its first row holds it, folded) contains the search kept,
+ * then the `limit` largest counts.
+ * @param valueAt the raw value of a row (for the listed values only)
+ */
+function textFacet(store: Store, view: TextView, members: Members, limit: number, needle: string | null, valueAt: (row: number) => string): Facet {
+  const { starts, rowsByValue, rankByRow, firstRank } = view;
+  const ranks = starts.length - 1;
+  let nulls = 0;
+  // rank → count, as a dense array when many ranks may be touched, else a map
+  let dense: Uint32Array | null = null;
+  let sparse: Map<number, number> | null = null;
+  if (members.all) {
+    if (firstRank === 1) nulls = starts[1] - starts[0];
+  } else if (members.count * 8 >= ranks) {
+    dense = new Uint32Array(ranks);
+    forEachMember(store, members, (row) => dense![rankByRow[row]]++);
+    if (firstRank === 1) nulls = dense[0];
+  } else {
+    sparse = new Map();
+    const counts = sparse;
+    forEachMember(store, members, (row) => {
+      const rank = rankByRow[row];
+      counts.set(rank, (counts.get(rank) ?? 0) + 1);
+    });
+    if (firstRank === 1) nulls = sparse.get(0) ?? 0;
+  }
+  const needleBytes = needle === null ? null : encoder.encode(needle);
+  const passes = (rank: number) => {
+    if (needleBytes === null) return true;
+    const row = rowsByValue[starts[rank]];
+    return bytesMatch(view.folded, view.foldedOffsets[row], view.foldedOffsets[row + 1], "contains", needleBytes);
+  };
+  const top = new TopCounts(limit);
+  if (sparse !== null) {
+    for (const [rank, count] of sparse) if (rank >= firstRank && passes(rank)) top.offer(rank, count);
+  } else {
+    for (let rank = firstRank; rank < ranks; rank++) {
+      const count = dense === null ? starts[rank + 1] - starts[rank] : dense[rank];
+      if (count > 0 && passes(rank)) top.offer(rank, count);
+    }
+  }
+  const values = top.sorted().map(({ rank, count }) => ({ value: valueAt(rowsByValue[starts[rank]]), count }));
+  return { kind: "text", values, distinct: top.seen, nulls };
+}
+
+/** Calls `visit` with every member row (ascending). */
+function forEachMember(store: Store, members: Members, visit: (row: number) => void): void {
+  if (members.rows !== null) {
+    const rows = members.rows;
+    for (let i = 0; i < rows.length; i++) visit(rows[i]);
+    return;
+  }
+  const bits = bitsOf(store, members);
+  for (let w = 0; w < bits.length; w++) {
+    let word = bits[w];
+    while (word !== 0) {
+      const low = word & -word;
+      visit((w << 5) + (31 - Math.clz32(low)));
+      word ^= low;
+    }
+  }
+}
+
+/**
+ * The `limit` (rank, count) pairs first in the facet order (count descending, then rank) among
+ * those offered, kept in a min-heap of the order's last: O(offered · log limit).
+ */
+class TopCounts {
+  /** Pairs offered, in pairs. */
+  seen = 0;
+  private readonly heap: { rank: number; count: number }[] = [];
+  constructor(private readonly limit: number) {}
+
+  /** True when a comes after b in the facet order. */
+  private static after(a: { rank: number; count: number }, b: { rank: number; count: number }): boolean {
+    return a.count < b.count || (a.count === b.count && a.rank > b.rank);
+  }
+
+  offer(rank: number, count: number): void {
+    this.seen++;
+    const heap = this.heap;
+    const item = { rank, count };
+    if (heap.length < this.limit) {
+      heap.push(item);
+      let i = heap.length - 1;
+      while (i > 0) {
+        const parent = (i - 1) >> 1;
+        if (!TopCounts.after(heap[i], heap[parent])) break;
+        [heap[i], heap[parent]] = [heap[parent], heap[i]];
+        i = parent;
+      }
+      return;
+    }
+    // the heap's root is the last of the kept pairs: replace it when the new pair comes first
+    if (!TopCounts.after(heap[0], item)) return;
+    heap[0] = item;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let last = i;
+      if (l < heap.length && TopCounts.after(heap[l], heap[last])) last = l;
+      if (r < heap.length && TopCounts.after(heap[r], heap[last])) last = r;
+      if (last === i) break;
+      [heap[i], heap[last]] = [heap[last], heap[i]];
+      i = last;
+    }
+  }
+
+  /** The kept pairs in the facet order. */
+  sorted(): { rank: number; count: number }[] {
+    return [...this.heap].sort((a, b) => b.count - a.count || a.rank - b.rank);
+  }
+}
+
+/** One field of a row's record, decoded (for the listed values of a text facet). */
+function recordField(store: Store, row: number, column: string): unknown {
+  const { bytes, start, end } = recordSpan(store.records, row);
+  return (JSON.parse(new TextDecoder().decode(bytes.subarray(start, end))) as Record<string, unknown>)[column];
+}
+
+// ---------------------------------------------------------------- ranges: id, number, date, datetime
+
+/** The `id` facet: the first and last member rows (rows are in id order). */
+function idFacet(store: Store, members: Members): Facet {
+  if (members.count === 0) return { kind: "number", min: null, max: null, nulls: 0 };
+  if (members.all) return { kind: "number", min: store.ids[0], max: store.ids[store.rowCount - 1], nulls: 0 };
+  if (members.rows !== null) return { kind: "number", min: store.ids[members.rows[0]], max: store.ids[members.rows[members.rows.length - 1]], nulls: 0 };
+  const bits = members.bits as Bitmap;
+  let first = 0;
+  while (bits[first] === 0) first++;
+  let last = bits.length - 1;
+  while (bits[last] === 0) last--;
+  const lo = (first << 5) + (31 - Math.clz32(bits[first] & -bits[first]));
+  const hi = (last << 5) + (31 - Math.clz32(bits[last]));
+  return { kind: "number", min: store.ids[lo], max: store.ids[hi], nulls: 0 };
+}
+
+/**
+ * A number, date or datetime facet: the value runs walked from the smallest value up and from
+ * the largest down to the first member row (O(rows / members) expected), nulls counted over the
+ * null run.
+ */
+function rangeFacet(store: Store, column: StoredColumn, members: Members): Facet {
+  const kind = column.spec.kind as Extract<ColumnKind, "number" | "date" | "datetime">;
+  const starts = column.rankStarts as Uint32Array;
+  const perm = column.rowsByValue as Uint32Array;
+  const rankByRow = column.rankByRow as Uint32Array;
+  const distinct = column.distinct as Float64Array;
+  const valueJson = KINDS[kind].valueJson as NonNullable<(typeof KINDS)["number"]["valueJson"]>;
+  const n = store.rowCount;
+  const valueOf = (row: number) => JSON.parse(valueJson(column.spec, distinct[rankByRow[row] - 1])) as number | string;
+  if (members.all) {
+    const nonNull = starts[1] < n;
+    return { kind, min: nonNull ? valueOf(perm[starts[1]]) : null, max: nonNull ? valueOf(perm[n - 1]) : null, nulls: starts[1] };
+  }
+  if (members.count === 0) return { kind, min: null, max: null, nulls: 0 };
+  const bits = bitsOf(store, members);
+  let nulls = 0;
+  for (let i = 0; i < starts[1]; i++) if (hasRow(bits, perm[i])) nulls++;
+  let lo = starts[1];
+  while (lo < n && !hasRow(bits, perm[lo])) lo++;
+  if (lo === n) return { kind, min: null, max: null, nulls };
+  let hi = n - 1;
+  while (!hasRow(bits, perm[hi])) hi--;
+  return { kind, min: valueOf(perm[lo]), max: valueOf(perm[hi]), nulls };
+}

@@ -1,0 +1,83 @@
+/**
+ * The answers of the facets and export routes (docs/api.md "Facets", "Export"): a facets JSON
+ * body with the data headers, and an export streamed batch by batch with back-pressure (a
+ * batch is written only when the client has taken the previous one) that stops when the client
+ * goes away.
+ */
+import type { Logger } from "pino";
+import type { ExportCursor } from "../engine/export.ts";
+import type { FacetsAnswer } from "../engine/facets.ts";
+import type { ExportFormat } from "../query/export.ts";
+import { csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
+import type { Store } from "../store/types.ts";
+import type { Coding } from "./compress.ts";
+import { JSON_TYPE, bytesResponse } from "./responses.ts";
+
+const encoder = new TextEncoder();
+
+/**
+ * The facets 200: `{facets, total}` as JSON with the data headers (`ETag`, `X-Snapshot-Id`,
+ * `Cache-Control: no-cache`, `Vary: Accept-Encoding`), compressed as any data body.
+ */
+export function facetsResponse(answer: FacetsAnswer, etag: string, snapshotId: string, coding: Coding | null): Response {
+  const headers = { "content-type": JSON_TYPE, etag, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" };
+  return bytesResponse(encoder.encode(JSON.stringify(answer)), 200, headers, coding);
+}
+
+/** Content types of the export formats. */
+const EXPORT_TYPES: Record<ExportFormat, string> = {
+  csv: "text/csv; charset=utf-8; header=present",
+  ndjson: "application/x-ndjson",
+};
+
+/**
+ * The export 200: every row of `cursor` as CSV (a header line first) or NDJSON, streamed: each
+ * pull of the body writes the next batch, so at most a batch or two is held whatever the row
+ * count; a client that stops reading stops the pulls, and one that disconnects cancels the
+ * stream (no further batch is made). `Content-Disposition: attachment; filename="users-<snapshotId>.<ext>"`.
+ * Compressed with gzip when the client accepts it (a streaming compressor; the body's length
+ * is unknown up front either way).
+ * @param gzip true when the client accepts gzip
+ * @param logger where a stopped export is noted (rows written of the total)
+ */
+export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger): Response {
+  let header: Uint8Array | null = format === "csv" ? csvHeader(store.schema) : null;
+  let written = 0;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        const rows = cursor.next();
+        if (rows === null) {
+          if (header !== null) controller.enqueue(header);
+          controller.close();
+          return;
+        }
+        let chunk = format === "csv" ? rowsCsv(store, rows) : rowsNdjson(store, rows);
+        if (header !== null) {
+          const joined = new Uint8Array(header.length + chunk.length);
+          joined.set(header);
+          joined.set(chunk, header.length);
+          chunk = joined;
+          header = null;
+        }
+        written += rows.length;
+        controller.enqueue(chunk);
+      },
+      cancel() {
+        logger.info({ rows: written, total: cursor.total }, "export stopped: the client went away");
+      },
+    },
+    { highWaterMark: 1 },
+  );
+  const headers: Record<string, string> = {
+    "content-type": EXPORT_TYPES[format],
+    "content-disposition": `attachment; filename="users-${store.snapshotId}.${format}"`,
+    etag,
+    "x-snapshot-id": store.snapshotId,
+    "cache-control": "no-cache",
+    vary: "Accept-Encoding",
+  };
+  if (!gzip) return new Response(stream, { headers });
+  headers["content-encoding"] = "gzip";
+  return new Response(stream.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), { headers });
+}

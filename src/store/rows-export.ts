@@ -1,0 +1,163 @@
+/**
+ * Rows as export bodies (docs/api.md "Export"): NDJSON (each row's record and a line feed) and
+ * CSV (RFC 4180: fields separated by commas, records by CRLF, a field quoted when it holds a
+ * comma, a double quote, CR or LF, its double quotes doubled), both written straight from the
+ * records' bytes: a CSV field is the record's value with its JSON quoting undone, scanned byte
+ * by byte, so an export neither parses nor builds a JS object per row.
+ */
+import type { Schema } from "../schema/kinds.ts";
+import { recordSpan } from "./records.ts";
+import type { Store } from "./types.ts";
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const CR = 0x0d;
+const LF = 0x0a;
+const encoder = new TextEncoder();
+
+/** The CSV header line: the column ids in schema order, CRLF-terminated (ids need no quoting: `[A-Za-z0-9_]`). */
+export function csvHeader(schema: Schema): Uint8Array {
+  return encoder.encode(`${schema.columns.map((c) => c.id).join(",")}\r\n`);
+}
+
+/** Bytes of the records of `rows`, in bytes. */
+function recordBytes(store: Store, rows: Uint32Array): number {
+  const { offsets, chunkShift } = store.records;
+  let total = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    const c = row >>> chunkShift;
+    total += offsets[row + c + 1] - offsets[row + c];
+  }
+  return total;
+}
+
+/**
+ * The NDJSON lines of `rows`: each row's record (docs/api.md "Export": one record per line),
+ * then a line feed.
+ * @param rows store rows, in the order written
+ */
+export function rowsNdjson(store: Store, rows: Uint32Array): Uint8Array {
+  const out = new Uint8Array(recordBytes(store, rows) + rows.length);
+  let at = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const { bytes, start, end } = recordSpan(store.records, rows[i]);
+    out.set(bytes.subarray(start, end), at);
+    at += end - start;
+    out[at++] = LF;
+  }
+  return out;
+}
+
+/**
+ * The CSV records of `rows`, CRLF-terminated, one field per schema column: null as an empty
+ * field, the empty string as `""` (so the two stay apart), a string as its characters, a
+ * number or boolean as the record writes it, a `json` column's value as its JSON text
+ * (docs/api.md "Export").
+ * @param rows store rows, in the order written
+ * @throws Error when a record is not the layout the store writes (a corrupt store)
+ */
+export function rowsCsv(store: Store, rows: Uint32Array): Uint8Array {
+  const columns = store.schema.columns;
+  const fields = columns.length;
+  const raw = new Uint8Array(fields);
+  for (let f = 0; f < fields; f++) raw[f] = columns[f].kind === "json" ? 1 : 0;
+  // each byte at most doubled (quotes), plus two quotes a field and the separators
+  let out: Uint8Array = new Uint8Array(2 * recordBytes(store, rows) + rows.length * (3 * fields + 2));
+  let at = 0;
+  for (let r = 0; r < rows.length; r++) {
+    const { bytes, start, end } = recordSpan(store.records, rows[r]);
+    let i = start + 1;
+    for (let f = 0; f < fields; f++) {
+      if (f > 0) out[at++] = COMMA;
+      // the key: `"id":` (column ids have no escapes)
+      i++;
+      while (bytes[i] !== QUOTE) i++;
+      i += 2;
+      const b = bytes[i];
+      if (b === QUOTE && raw[f] === 0) {
+        // a string: its content, unescaped when it has escapes, quoted when CSV needs it
+        let j = i + 1;
+        let escaped = false;
+        let comma = false;
+        while (bytes[j] !== QUOTE) {
+          if (bytes[j] === BACKSLASH) {
+            escaped = true;
+            j += 2;
+          } else {
+            if (bytes[j] === COMMA) comma = true;
+            j++;
+          }
+        }
+        if (escaped) {
+          const text = JSON.parse(new TextDecoder().decode(bytes.subarray(i, j + 1))) as string;
+          const encoded = encoder.encode(text);
+          if (at + 2 * encoded.length + 2 > out.length) out = grown(out, at + 2 * encoded.length + 2);
+          at = writeQuoted(out, at, encoded, 0, encoded.length, /[",\r\n]/.test(text));
+        } else if (j === i + 1) {
+          out[at++] = QUOTE;
+          out[at++] = QUOTE;
+        } else {
+          at = writeQuoted(out, at, bytes, i + 1, j, comma);
+        }
+        i = j + 1;
+      } else if (b === 0x6e) {
+        // null: an empty field
+        i += 4;
+      } else {
+        // a number, true or false, or a json value: its JSON text up to the field's end
+        let j = i;
+        let depth = 0;
+        let quoteOrComma = false;
+        while (j < end) {
+          const c = bytes[j];
+          if (c === QUOTE) {
+            quoteOrComma = true;
+            j++;
+            while (bytes[j] !== QUOTE) j += bytes[j] === BACKSLASH ? 2 : 1;
+          } else if (c === 0x7b || c === 0x5b) depth++;
+          else if (c === 0x7d || c === 0x5d) {
+            if (depth === 0) break;
+            depth--;
+          } else if (c === COMMA) {
+            if (depth === 0) break;
+            quoteOrComma = true;
+          }
+          j++;
+        }
+        at = writeQuoted(out, at, bytes, i, j, quoteOrComma);
+        i = j;
+      }
+      // past the `,` before the next key, or the closing `}`
+      i++;
+    }
+    if (i !== end) throw new Error(`corrupt store: record ${rows[r]} does not have the schema's ${fields} fields`);
+    out[at++] = CR;
+    out[at++] = LF;
+  }
+  return out.subarray(0, at);
+}
+
+/** Writes `src[from, to)` at `at`, inside double quotes with its quotes doubled when `quote`; returns the new end. */
+function writeQuoted(out: Uint8Array, at: number, src: Uint8Array, from: number, to: number, quote: boolean): number {
+  if (!quote) {
+    out.set(src.subarray(from, to), at);
+    return at + to - from;
+  }
+  out[at++] = QUOTE;
+  for (let k = from; k < to; k++) {
+    const c = src[k];
+    if (c === QUOTE) out[at++] = QUOTE;
+    out[at++] = c;
+  }
+  out[at++] = QUOTE;
+  return at;
+}
+
+/** A copy of `a` with room for `capacity` bytes. */
+function grown(a: Uint8Array, capacity: number): Uint8Array {
+  const out = new Uint8Array(Math.max(capacity, a.length * 2));
+  out.set(a);
+  return out;
+}
