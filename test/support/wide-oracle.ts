@@ -175,12 +175,89 @@ function answer(records: readonly WideRecord[], specs: readonly ColumnSpec[], ke
 export function oraclePost(
   records: readonly WideRecord[],
   specs: readonly ColumnSpec[],
-  body: { startRow: number; endRow: number; sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, Record<string, unknown>> },
+  body: { startRow: number; endRow: number; sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string },
 ): { ids: number[]; total: number } {
-  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
-  const keep = (r: WideRecord) => Object.entries(body.filterModel).every(([id, model]) => columnMatches(specOf(id), r[id], model));
-  const sorted = answer(records, specs, keep, body.sortModel);
+  const sorted = oracleRows(records, specs, body);
   return { ids: sorted.slice(body.startRow, body.endRow).map((r) => r.id), total: sorted.length };
+}
+
+/** Every record matching an AG Grid filter model and quick filter, in the sort model's order (what an export holds). */
+export function oracleRows(
+  records: readonly WideRecord[],
+  specs: readonly ColumnSpec[],
+  body: { sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string },
+): WideRecord[] {
+  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
+  const keep = (r: WideRecord) => Object.entries(body.filterModel).every(([id, model]) => columnMatches(specOf(id), r[id], model)) && searchMatches(specs, r, body.quickFilter ?? "");
+  return answer(records, specs, keep, body.sortModel);
+}
+
+/**
+ * The global search on one record (docs/api.md "Global search"): the text split on white space;
+ * every term, folded, is contained in the folded string of `id`, `name`, `email`, `status` or a
+ * non-null `text` or `enum` value. No term: every record.
+ */
+export function searchMatches(specs: readonly ColumnSpec[], record: WideRecord, text: string): boolean {
+  const terms = text.split(/\s+/u).filter((t) => t !== "");
+  const cells = [String(record.id), record.name, record.email, record.status];
+  for (const spec of specs) if ((spec.kind === "text" || spec.kind === "enum") && !isNull(record[spec.id])) cells.push(record[spec.id] as string);
+  const folded = cells.map(fold);
+  return terms.every((term) => folded.some((cell) => cell.includes(fold(term))));
+}
+
+/** One facet as the oracle computes it (docs/api.md "Facets"). */
+export type OracleFacet =
+  | { kind: string; values: { value: unknown; count: number }[]; distinct: number; nulls: number }
+  | { kind: string; min: unknown; max: unknown; nulls: number };
+
+/**
+ * The facets of a request: per column, over the records matching every column filter but the
+ * column's own, and the quick filter. Values of enum, boolean and text columns: grouped as the
+ * ordering groups them (text: collator-equal values are one value, shown as written in the
+ * group's record of lowest id among all records), counted, kept when their folded string contains
+ * the folded `search`, count descending then value order, the first `limit`. Number, date and
+ * datetime: the smallest and largest non-null value.
+ */
+export function oracleFacets(
+  records: readonly WideRecord[],
+  specs: readonly ColumnSpec[],
+  body: { columns: string[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string; limit?: number; search?: string },
+): { facets: Record<string, OracleFacet>; total: number } {
+  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
+  const matching = (except: string | null) =>
+    records.filter((r) => Object.entries(body.filterModel).every(([id, model]) => id === except || columnMatches(specOf(id), r[id], model)) && searchMatches(specs, r, body.quickFilter ?? ""));
+  const facets: Record<string, OracleFacet> = {};
+  const limit = body.limit ?? 20;
+  const needle = body.search === undefined ? "" : fold(body.search);
+  for (const column of body.columns) {
+    const spec = specOf(column);
+    const rows = matching(column);
+    const nulls = rows.filter((r) => isNull(r[column])).length;
+    const present = rows.filter((r) => !isNull(r[column]));
+    if (spec.kind === "number" || spec.kind === "date" || spec.kind === "datetime") {
+      const sorted = [...present].sort((a, b) => compareValues(spec, a[column], b[column]));
+      const out = (v: unknown) => (spec.kind === "datetime" && typeof v === "string" ? new Date(v).toISOString() : v);
+      facets[column] = { kind: spec.kind, min: sorted.length === 0 ? null : out(sorted[0][column]), max: sorted.length === 0 ? null : out(sorted[sorted.length - 1][column]), nulls };
+      continue;
+    }
+    // groups: the shown value of each group (text: the lowest-id record's value among all records)
+    const byId = [...records].sort((a, b) => a.id - b.id);
+    const memo = new Map<unknown, unknown>();
+    const shown = (v: unknown): unknown => {
+      if (spec.kind !== "text") return v;
+      if (!memo.has(v)) memo.set(v, byId.find((r) => !isNull(r[column]) && collator.compare(r[column] as string, v as string) === 0)?.[column]);
+      return memo.get(v);
+    };
+    const counts = new Map<unknown, number>();
+    for (const r of present) {
+      const key = shown(r[column]);
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    const entries = [...counts].filter(([value]) => fold(String(value)).includes(needle));
+    entries.sort((a, b) => b[1] - a[1] || compareValues(spec, a[0], b[0]));
+    facets[column] = { kind: spec.kind, values: entries.slice(0, limit).map(([value, count]) => ({ value, count })), distinct: entries.length, nulls };
+  }
+  return { facets, total: matching(null).length };
 }
 
 /**
