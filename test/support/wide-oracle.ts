@@ -240,14 +240,22 @@ export function oracleFacets(
       facets[column] = { kind: spec.kind, min: sorted.length === 0 ? null : out(sorted[0][column]), max: sorted.length === 0 ? null : out(sorted[sorted.length - 1][column]), nulls };
       continue;
     }
-    // groups: the shown value of each group (text: the lowest-id record's value among all records)
-    const byId = [...records].sort((a, b) => a.id - b.id);
-    const memo = new Map<unknown, unknown>();
-    const shown = (v: unknown): unknown => {
-      if (spec.kind !== "text") return v;
-      if (!memo.has(v)) memo.set(v, byId.find((r) => !isNull(r[column]) && collator.compare(r[column] as string, v as string) === 0)?.[column]);
-      return memo.get(v);
-    };
+    // groups: the shown value of each group (text: collator-equal values are one group, shown as
+    // the value of the group's lowest-id record among all records)
+    const shownOf = new Map<unknown, unknown>();
+    if (spec.kind === "text") {
+      const distinctValues = [...new Set(records.filter((r) => !isNull(r[column])).map((r) => r[column] as string))].sort(collator.compare);
+      const group = new Map<string, number>();
+      distinctValues.forEach((v, i) => group.set(v, i > 0 && collator.compare(distinctValues[i - 1], v) === 0 ? (group.get(distinctValues[i - 1]) as number) : i));
+      const first = new Map<number, string>();
+      for (const r of [...records].sort((a, b) => a.id - b.id)) {
+        if (isNull(r[column])) continue;
+        const g = group.get(r[column] as string) as number;
+        if (!first.has(g)) first.set(g, r[column] as string);
+      }
+      for (const v of distinctValues) shownOf.set(v, first.get(group.get(v) as number));
+    }
+    const shown = (v: unknown): unknown => (spec.kind === "text" ? shownOf.get(v) : v);
     const counts = new Map<unknown, number>();
     for (const r of present) {
       const key = shown(r[column]);
