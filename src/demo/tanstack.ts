@@ -8,6 +8,7 @@ import {
   type PaginationState,
   type SortingState,
   type Updater,
+  columnFacetingFeature,
   columnFilteringFeature,
   constructTable,
   createColumnHelper,
@@ -15,6 +16,7 @@ import {
   filterFn_inNumberRange,
   filterFn_includesString,
   functionalUpdate,
+  globalFilteringFeature,
   rowPaginationFeature,
   rowSortingFeature,
   tableFeatures,
@@ -38,6 +40,8 @@ export interface TanstackRequestState {
   pagination: PaginationState;
   sorting: SortingState;
   columnFilters: ColumnFiltersState;
+  /** The search box's text (TanStack's global filter), sent as `q` (docs/api.md "Global search"); "" for none. */
+  globalFilter: string;
 }
 
 /** What the test hook (`window.tanstackDemo.snapshot()`) reports: state, last answer, last URL. */
@@ -59,6 +63,10 @@ export interface TanstackSnapshot extends TanstackRequestState {
   /** Message of the last failed request, or null. */
   error: string | null;
   urlMode: UrlMode;
+  /** Milliseconds the last applied request took, from send to answer. */
+  ms: number;
+  /** Per faceted column, the values with their counts of the last facets answer (TanStack's `getFacetedUniqueValues`). */
+  facets: Record<string, [unknown, number][]>;
 }
 
 /** The value a column filter sends (docs/api.md `filter[<col>]`): strings as is, an id range `[min,max]` flattened to "min,max". */
@@ -90,9 +98,40 @@ export function buildUsersUrl(endpoint: string, state: TanstackRequestState, mod
   if (sort !== undefined) {
     pairs.push(["sortBy", sort.id], ["sortOrder", sort.desc ? "desc" : "asc"]);
   }
-  for (const filter of state.columnFilters) pairs.push([`filter[${filter.id}]`, filterParam(filter.value)]);
+  pairs.push(...filterPairs(state));
+  return spell(endpoint, pairs, mode);
+}
+
+/** The `filter[<col>]` and `q` parameters of a table state. */
+function filterPairs(state: TanstackRequestState): [string, string][] {
+  const pairs: [string, string][] = state.columnFilters.map((filter) => [`filter[${filter.id}]`, filterParam(filter.value)]);
+  if (state.globalFilter.trim() !== "") pairs.push(["q", state.globalFilter]);
+  return pairs;
+}
+
+/** A path with its query string in the chosen spelling. */
+function spell(endpoint: string, pairs: [string, string][], mode: UrlMode): string {
   if (mode === "encoded") return `${endpoint}?${new URLSearchParams(pairs).toString()}`;
   return `${endpoint}?${pairs.map(([key, value]) => `${key}=${encodeRawValue(value)}`).join("&")}`;
+}
+
+/**
+ * The GET /api/users/export URL of the table's current view (docs/api.md "Export"): its sort,
+ * filters and search, every matching row as CSV.
+ */
+export function buildExportUrl(endpoint: string, state: TanstackRequestState): string {
+  const pairs: [string, string][] = [["format", "csv"]];
+  const sort = state.sorting[0];
+  if (sort !== undefined) pairs.push(["sortBy", sort.id], ["sortOrder", sort.desc ? "desc" : "asc"]);
+  return spell(`${endpoint}/export`, [...pairs, ...filterPairs(state)], "encoded");
+}
+
+/**
+ * The GET /api/users/facets URL for `columns` under the table's filters and search (docs/api.md
+ * "Facets": each column's counts leave out its own filter).
+ */
+export function buildFacetsUrl(endpoint: string, state: TanstackRequestState, columns: readonly string[]): string {
+  return spell(`${endpoint}/facets`, [["columns", columns.join(",")], ["facetLimit", "50"], ...filterPairs(state)], "encoded");
 }
 
 /** The elements of the TanStack section, found by id in index.html. */
@@ -111,7 +150,10 @@ interface TanstackElements {
   lastButton: HTMLButtonElement;
   pageInfo: HTMLElement;
   totalInfo: HTMLElement;
+  latencyInfo: HTMLElement;
   urlInfo: HTMLElement;
+  exportLink: HTMLAnchorElement;
+  empty: HTMLElement;
 }
 
 function byId<T extends HTMLElement>(id: string): T {
@@ -123,8 +165,18 @@ function byId<T extends HTMLElement>(id: string): T {
 /** Milliseconds the name and id filters wait after the last keystroke before they apply. */
 const FILTER_DEBOUNCE_MS = 300;
 
+/**
+ * Per column, the values with counts of the last facets answer: what the table's
+ * `facetedUniqueValues` factory returns (TanStack's client-side faceting would count only the
+ * page's rows; docs/api.md "Facets" counts every row on the server).
+ */
+const serverFacets = new Map<string, Map<unknown, number>>();
+
 const features = tableFeatures({
   coreReactivityFeature: storeReactivityBindings(),
+  columnFacetingFeature,
+  globalFilteringFeature,
+  facetedUniqueValues: (_table: unknown, columnId: string) => () => serverFacets.get(columnId) ?? new Map(),
   columnFilteringFeature,
   rowSortingFeature,
   rowPaginationFeature,
@@ -152,6 +204,11 @@ const FILTER_HINTS: Record<SchemaColumn["kind"], string | null> = {
   json: null,
 };
 
+/** True for the columns whose filter is a select of values with counts: `status`, enum and boolean columns. */
+function isFaceted(column: SchemaColumn): boolean {
+  return column.kind === "enum" || column.kind === "boolean";
+}
+
 /** The table's columns for a snapshot's schema: the seed's four as always, then the added ones (json ones not sortable). */
 function columnsFor(schema: readonly SchemaColumn[]) {
   return schema.map((column) => {
@@ -175,6 +232,8 @@ export interface TanstackHook {
   idle: () => Promise<void>;
   /** Switches the URL spelling and reloads. */
   setUrlMode: (mode: UrlMode) => void;
+  /** Sets the search (TanStack's global filter) and reloads from page 1. */
+  setSearch: (text: string) => void;
 }
 
 /**
@@ -206,14 +265,23 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     lastButton: byId("ts-last"),
     pageInfo: byId("ts-page-info"),
     totalInfo: byId("ts-total"),
+    latencyInfo: byId("ts-latency"),
     urlInfo: byId("ts-url"),
+    exportLink: byId("ts-export"),
+    empty: byId("ts-empty"),
   };
+  const facetedColumns = schema.filter(isFaceted).map((c) => c.id);
+  /** The selects of the faceted columns: the toolbar's status select, a select under each other faceted header. */
+  const facetSelects = new Map<string, HTMLSelectElement>([["status", el.statusSelect]]);
 
   let state: TanstackRequestState = {
     pagination: { pageIndex: 0, pageSize: TANSTACK_PAGE_SIZES[0] },
     sorting: [],
     columnFilters: [],
+    globalFilter: "",
   };
+  let ms = 0;
+  let facetsRequest = 0;
   let urlMode: UrlMode = initialMode;
   let data: UserRow[] = [];
   let total = 0;
@@ -241,7 +309,42 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
       update({ sorting: functionalUpdate(updater, state.sorting), pagination: { ...state.pagination, pageIndex: 0 } }),
     onColumnFiltersChange: (updater: Updater<ColumnFiltersState>) =>
       update({ columnFilters: functionalUpdate(updater, state.columnFilters), pagination: { ...state.pagination, pageIndex: 0 } }),
+    onGlobalFilterChange: (updater: Updater<string>) =>
+      update({ globalFilter: functionalUpdate(updater, state.globalFilter) ?? "", pagination: { ...state.pagination, pageIndex: 0 } }),
   });
+
+  /** Asks the server for the faceted columns' values under the current filters, then shows them. */
+  function loadFacets(): void {
+    if (facetedColumns.length === 0) return;
+    const mine = ++facetsRequest;
+    fetch(buildFacetsUrl(endpoint, state, facetedColumns))
+      .then(async (response) => {
+        if (!response.ok || mine !== facetsRequest) return;
+        const body = (await response.json()) as { facets: Record<string, { values: { value: unknown; count: number }[] }> };
+        for (const [id, facet] of Object.entries(body.facets)) serverFacets.set(id, new Map(facet.values.map((v) => [v.value, v.count])));
+        renderFacets();
+      })
+      .catch(() => {});
+  }
+
+  /** Each faceted select's options: "any", then every value with its count (TanStack's `getFacetedUniqueValues`). */
+  function renderFacets(): void {
+    for (const [id, select] of facetSelects) {
+      const counts = table.getColumn(id)?.getFacetedUniqueValues() ?? new Map<unknown, number>();
+      const spec = specOf.get(id);
+      const current = select.value;
+      const values = spec?.kind === "boolean" ? ["true", "false"] : (spec?.values ?? []);
+      const options = [new Option("any", "")];
+      for (const value of values) {
+        const count = counts.get(spec?.kind === "boolean" ? value === "true" : value) ?? 0;
+        const option = new Option(`${value} (${count.toLocaleString("en")})`, value);
+        option.dataset.count = String(count);
+        options.push(option);
+      }
+      select.replaceChildren(...options);
+      select.value = current;
+    }
+  }
 
   function update(next: Partial<TanstackRequestState>): void {
     state = { ...state, ...next };
@@ -255,11 +358,14 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     requests++;
     inFlight++;
     render();
+    loadFacets();
+    const started = performance.now();
     fetch(url)
       .then(async (response) => {
         const body = (await response.json()) as GetUsersBody & { detail?: string };
         if (!response.ok) throw new Error(body.detail ?? `HTTP ${response.status}`);
         if (mine !== sequence) return;
+        ms = performance.now() - started;
         data = body.data;
         total = body.total;
         appliedUrl = url;
@@ -316,6 +422,9 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     const pageCount = table.getPageCount();
     el.pageInfo.textContent = `Page ${pageCount === 0 ? 0 : state.pagination.pageIndex + 1} of ${pageCount}`;
     el.totalInfo.textContent = `${total.toLocaleString("en")} total`;
+    el.latencyInfo.textContent = appliedUrl === "" ? "" : `${Math.round(ms)} ms`;
+    el.exportLink.href = buildExportUrl(endpoint, state);
+    el.empty.hidden = !(inFlight === 0 && appliedUrl !== "" && total === 0 && lastError === null);
     el.urlInfo.textContent = lastError !== null ? `error: ${lastError}` : appliedUrl;
     el.firstButton.disabled = !table.getCanPreviousPage();
     el.prevButton.disabled = !table.getCanPreviousPage();
@@ -331,7 +440,15 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
   for (const column of schema) {
     const th = document.createElement("th");
     const hint = FILTER_HINTS[column.kind];
-    if (!(column.id in SEED_COLUMNS) && hint !== null) {
+    if (!(column.id in SEED_COLUMNS) && isFaceted(column)) {
+      const select = document.createElement("select");
+      select.dataset.filter = column.id;
+      select.setAttribute("aria-label", `filter ${column.id}`);
+      select.add(new Option("any", ""));
+      select.addEventListener("change", () => table.getColumn(column.id)?.setFilterValue(select.value === "" ? undefined : select.value));
+      facetSelects.set(column.id, select);
+      th.append(select);
+    } else if (!(column.id in SEED_COLUMNS) && hint !== null) {
       const input = document.createElement("input");
       input.type = "search";
       input.placeholder = hint;
@@ -391,6 +508,8 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
       requests,
       error: lastError,
       urlMode,
+      ms,
+      facets: Object.fromEntries([...serverFacets].map(([id, counts]) => [id, [...counts]])),
     }),
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
     setUrlMode: (mode: UrlMode) => {
@@ -398,5 +517,6 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
       el.urlModeSelect.value = mode;
       load();
     },
+    setSearch: (text: string) => table.setGlobalFilter(text),
   };
 }

@@ -45,7 +45,7 @@ describe("global search on the default data", () => {
   test("GET q and search, POST quickFilter: the oracle's rows and totals", async () => {
     const cases = fc.sample(fc.record({ q: searchArb, status: fc.option(fc.constantFrom("active", "inactive"), { nil: undefined }), sortBy: fc.constantFrom("id", "name", "email") }), 30);
     for (const c of cases) {
-      const filterModel = c.status === undefined ? {} : { status: { filterType: "set", values: [c.status] } };
+      const filterModel: Record<string, Record<string, unknown>> = c.status === undefined ? {} : { status: { filterType: "set", values: [c.status] } };
       const expected = oraclePost(records, [], { startRow: 0, endRow: 20, sortModel: [{ colId: c.sortBy, sort: "asc" }], filterModel, quickFilter: c.q });
       const params = new URLSearchParams({ q: c.q, sortBy: c.sortBy, pageSize: "20" });
       if (c.status !== undefined) params.set("filter[status]", c.status);
