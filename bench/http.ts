@@ -22,8 +22,9 @@
  * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
  * The load generator shares the machine's cores with the server: that is printed with the figures.
  *
- * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]]` (a
- * baseline of another snapshot format serves its own build of the same data).
+ * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]] [--only search]`
+ * (a baseline of another snapshot format serves its own build of the same data; `--only search`
+ * runs the search mix alone, then with the cheap mix at once: 2,000 distinct 2-term searches).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
@@ -47,7 +48,7 @@ export interface HttpRecord {
   rows: number;
   scenario: string;
   server: "static" | "floor" | "raw" | "ours" | "ours x2";
-  mix: "static" | "cheap" | "substring";
+  mix: "static" | "cheap" | "substring" | "search";
   connections: number;
   threads: number;
   duration_s: number;
@@ -167,6 +168,26 @@ export function substringMix(dataset: Dataset): { requests: MixRequest[]; needle
     }
   }
   return { requests: out, needles: email.length + name.length };
+}
+
+/**
+ * The search mix (docs/api.md "Global search"): 2,000 distinct 2-term searches, each a name
+ * needle and an email needle, GET `q` (first page of 10, id order) and POST `quickFilter`
+ * (rows 0–100, sorted by name) alternating.
+ */
+export function searchMix(dataset: Dataset): { requests: MixRequest[]; searches: number } {
+  const needles = readNeedles(dataset);
+  const names = needles.name.slice(0, 50);
+  const emails = needles.email.slice(0, 40);
+  const texts: string[] = [];
+  for (let i = 0; texts.length < 2000 && i < names.length * emails.length; i++) texts.push(`${names[i % names.length]} ${emails[Math.floor(i / names.length) % emails.length]}`);
+  const out: MixRequest[] = [];
+  for (let i = 0; i < LIST_REQUESTS; i++) {
+    const q = texts[i % texts.length];
+    if (i % 2 === 0) out.push({ method: "GET", target: `/api/users?${new URLSearchParams({ q, pageSize: "10" })}` });
+    else out.push({ method: "POST", target: "/api/users", body: { startRow: 0, endRow: 100, sortModel: SORTS.nameAsc, filterModel: {}, quickFilter: q } });
+  }
+  return { requests: out, searches: texts.length };
 }
 
 /** Writes a request list for mix.lua; returns its path. */
@@ -299,7 +320,7 @@ function rssSum(servers: { pid: number }[]): number {
  * Runs every HTTP scenario for one dataset.
  * @param durationS each wrk run's length, in seconds
  */
-export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string; baselineSnapshot?: string } = {}): Promise<HttpRecord[]> {
+export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string; baselineSnapshot?: string; only?: "search" } = {}): Promise<HttpRecord[]> {
   const rows = dataset.rows;
   const label = sizeLabel(rows);
   const cheap = cheapMix(dataset);
@@ -393,6 +414,27 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
       for (const s of servers) await s.stop();
     }
   };
+  if (options.only === "search") {
+    const search = searchMix(dataset);
+    const searchList = writeList(`search-${label}`, search.requests);
+    const searchDistinct = distinct(search.requests);
+    await scenario(1, async (url, server) => {
+      await probe(url, search.requests.slice(0, 20));
+      const alone = await runWrk(url, searchList, CONNECTIONS, durationS);
+      return [toRecord({ rows, scenario: `ours: search mix (${search.searches} searches)`, server, mix: "search", distinct_requests: searchDistinct }, alone, CONNECTIONS, null)];
+    });
+    await scenario(1, async (url, server) => {
+      const half = CONNECTIONS / 2;
+      const cheapAlone = await runWrk(url, cheapList, half, durationS);
+      const [sea, chp] = await Promise.all([runWrk(url, searchList, half, durationS), runWrk(url, cheapList, half, durationS)]);
+      return [
+        toRecord({ rows, scenario: "ours: cheap mix alone (half the connections)", server, mix: "cheap", distinct_requests: cheapDistinct }, cheapAlone, half, null),
+        toRecord({ rows, scenario: "ours: search mix, with the cheap mix at once", server, mix: "search", distinct_requests: searchDistinct }, sea, half, null),
+        toRecord({ rows, scenario: "ours: cheap mix during the search mix", server, mix: "cheap", distinct_requests: cheapDistinct }, chp, half, null),
+      ];
+    });
+    return records;
+  }
   const mixes = [
     { mix: "cheap" as const, list: cheapList, title: "cheap mix", distinct: cheapDistinct },
     { mix: "substring" as const, list: substringList, title: `substring mix (${substring.needles} needles)`, distinct: substringDistinct },
@@ -473,7 +515,7 @@ export function describe(r: HttpRecord): string {
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
-    options: { duration: { type: "string", default: "10" }, baseline: { type: "string" }, "baseline-snapshot": { type: "string" } },
+    options: { duration: { type: "string", default: "10" }, baseline: { type: "string" }, "baseline-snapshot": { type: "string" }, only: { type: "string" } },
     allowPositionals: true,
   });
   if (!haveWrk()) {
@@ -481,7 +523,7 @@ if (import.meta.main) {
     process.exit(1);
   }
   const dataset = datasetPaths(parseSize(positionals[0] ?? "100k"));
-  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline, baselineSnapshot: values["baseline-snapshot"] });
+  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline, baselineSnapshot: values["baseline-snapshot"], only: values.only === "search" ? "search" : undefined });
   console.table(
     records.map((r) => ({
       scenario: r.scenario,

@@ -540,8 +540,8 @@ export const postFacetsDoc = {
 
 /** The export answer's content. */
 const EXPORT_CONTENT = {
-  "text/csv": { schema: { type: "string" }, description: "RFC 4180: a header of column ids, CRLF line ends, UTF-8; null an empty field, the empty string \"\"." },
-  "application/x-ndjson": { schema: { type: "string" }, description: "One JSON record per line." },
+  "text/csv": { schema: { type: "string", description: "RFC 4180: a header of column ids, CRLF line ends, UTF-8; null an empty field, the empty string \"\"." } },
+  "application/x-ndjson": { schema: { type: "string", description: "One JSON record per line." } },
 };
 
 /** The export answer's headers. */

@@ -99,16 +99,16 @@ describe("the demo page over a wide snapshot", () => {
   );
 
   test(
-    "TanStack Table: a column per field, a filter box per added column sending the GET forms",
+    "TanStack Table: a column per field, a filter box (enum and boolean: a select of values) per added column sending the GET forms",
     async () => {
       await page.goto(`${server.url}/`);
       await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
       const headers = await page.evaluate(() => Array.from(document.querySelectorAll("#ts-thead th[data-column]")).map((th) => (th as HTMLElement).dataset.column));
       expect(headers).toEqual(["id", "name", "email", "status", ...WIDE_COLUMN_SPECS.map((c) => c.id)]);
-      const boxes = await page.evaluate(() => Array.from(document.querySelectorAll("#ts-thead input[data-filter]")).map((i) => (i as HTMLElement).dataset.filter));
-      expect(boxes).toEqual(WIDE_COLUMN_SPECS.filter((c) => c.kind !== "json").map((c) => c.id));
+      const boxes = await page.evaluate(() => Array.from(document.querySelectorAll("#ts-thead [data-filter]")).map((i) => `${i.tagName.toLowerCase()} ${(i as HTMLElement).dataset.filter}`));
+      expect(boxes).toEqual(WIDE_COLUMN_SPECS.filter((c) => c.kind !== "json").map((c) => `${c.kind === "enum" || c.kind === "boolean" ? "select" : "input"} ${c.id}`));
 
-      await page.fill('#ts-thead input[data-filter="role"]', "admin");
+      await page.selectOption('#ts-thead select[data-filter="role"]', "admin");
       await page.fill('#ts-thead input[data-filter="age"]', "30,40");
       await page.waitForFunction(() => {
         const s = window.tanstackDemo.snapshot();

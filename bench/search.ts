@@ -1,0 +1,328 @@
+/**
+ * Global search, facets and export on the wide users table (src/generate/wide.ts) at scale
+ * (docs/api.md "Global search", "Facets", "Export"):
+ * - 2-term searches (a piece of a name and a piece of an email, 3–5 characters each): the first
+ *   AG Grid block on a fresh engine, then the following blocks (rows 100–1000), in id order and
+ *   sorted by name;
+ * - facets on `status` + `role`: unfiltered, and under a name substring filter (first request);
+ * - export of every row as CSV and NDJSON over HTTP from a `serve` process: rows/s and the
+ *   server's RSS growth while it streams;
+ * - peers on the same searches: SQLite FTS5 with the trigram tokenizer over one document per
+ *   row (the searchable columns, folded, one per line), and DuckDB scanning them with
+ *   `contains`; each search's count and first block checked equal to ours before it is timed.
+ *
+ *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export]
+ *
+ * Uses bench/.cache/wide-<rows>.ndjson (bench/wide.ts makes it) and builds
+ * bench/.cache/wide-<rows>.snap from it when missing or unreadable. Writes
+ * bench/results/search-<rows>.md and prints the same tables.
+ */
+import { Database } from "bun:sqlite";
+import { existsSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { DuckDBInstance } from "@duckdb/node-api";
+import { fold } from "../src/collation/collation.ts";
+import { createEngine, executeQuery } from "../src/engine/execute.ts";
+import { computeFacets } from "../src/engine/facets.ts";
+import { parseFacetsPost } from "../src/query/facets.ts";
+import { parsePostBody } from "../src/query/post.ts";
+import { loadSnapshot } from "../src/snapshot/load.ts";
+import { recordAt } from "../src/store/rows-json.ts";
+import { parseSize, prng, sizeLabel } from "./datasets.ts";
+import { formatMs, summarize } from "./measure.ts";
+import { rssOf, spawnServer } from "./server.ts";
+
+const ROOT = resolve(import.meta.dir, "..");
+const CACHE = join(ROOT, "bench", ".cache");
+
+const { values } = parseArgs({
+  options: { rows: { type: "string", default: "10m" }, peers: { type: "string", default: "sqlite,duckdb" }, searches: { type: "string", default: "30" }, "no-export": { type: "boolean", default: false } },
+});
+const rows = parseSize(values.rows as string);
+const label = sizeLabel(rows);
+const peers = (values.peers as string).split(",").filter((p) => p !== "");
+const searchCount = Number(values.searches);
+const lines: string[] = [];
+const say = (line = "") => {
+  console.log(line);
+  lines.push(line);
+};
+
+const ndjson = join(CACHE, `wide-${label}.ndjson`);
+const snapshot = join(CACHE, `wide-${label}.snap`);
+if (!existsSync(ndjson)) throw new Error(`${ndjson} is missing: run \`bun bench/wide.ts --rows ${label}\` first`);
+let loaded: ReturnType<typeof loadSnapshot>;
+try {
+  loaded = loadSnapshot(snapshot);
+} catch {
+  console.error(`building ${snapshot}`);
+  const build = Bun.spawnSync([process.execPath, "src/cli.ts", "snapshot", "build", ndjson, "-o", snapshot], { cwd: ROOT, stderr: "inherit", stdout: "ignore" });
+  if (build.exitCode !== 0) throw new Error("snapshot build failed");
+  loaded = loadSnapshot(snapshot);
+}
+const store = loaded.store;
+const n = store.rowCount;
+say(`# Search, facets and export, wide table, ${label} rows`);
+say();
+say(`Machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}. Command: \`bun bench/search.ts --rows ${label}\`.`);
+say();
+
+// ---------------------------------------------------------------- the searches
+
+/** A piece of 3–5 characters of `text`, folded, letters and digits only; null when none. */
+function piece(text: string, next: () => number): string | null {
+  const words = fold(text).split(/[^a-z0-9]+/).filter((w) => w.length >= 3);
+  if (words.length === 0) return null;
+  const word = words[next() % words.length];
+  const length = Math.min(word.length, 3 + (next() % 3));
+  const start = next() % (word.length - length + 1);
+  return word.slice(start, start + length);
+}
+
+const next = prng(0x5ea2c4);
+const searches: string[] = [];
+while (searches.length < searchCount) {
+  const r = recordAt(store, next() % n);
+  const a = piece(r.name, next);
+  const b = piece(r.email.split("@")[0], next);
+  if (a !== null && b !== null && a !== b) searches.push(`${a} ${b}`);
+}
+
+type Body = { startRow: number; endRow: number; sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, unknown>; quickFilter?: string };
+
+/** Milliseconds of `fn`. */
+function time(fn: () => void): number {
+  const t = performance.now();
+  fn();
+  return performance.now() - t;
+}
+
+const SCHEMA = store.schema;
+/** Our answer to a body: total and the ids of its window. */
+function ours(engine: ReturnType<typeof createEngine>, body: Body): { total: number; ids: number[] } {
+  const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
+  return { total: page.total, ids: Array.from(page.rows, (row) => store.ids[row]) };
+}
+
+say("## 2-term search (AG Grid blocks of 100 rows)");
+say();
+say(`${searches.length} searches, e.g. ${searches.slice(0, 4).map((s) => `\`${s}\``).join(", ")}; a fresh engine (empty caches) for each first block.`);
+say();
+say("| sort | matches p50 | first block p50 | first block p99 | following blocks p50 | following p99 |");
+say("|---|---|---|---|---|---|");
+const totals = new Map<string, number>();
+for (const sortModel of [[], [{ colId: "name", sort: "asc" as const }]]) {
+  const first: number[] = [];
+  const following: number[] = [];
+  const matches: number[] = [];
+  for (const q of searches) {
+    const engine = createEngine(store);
+    let answer = { total: 0, ids: [] as number[] };
+    first.push(time(() => (answer = ours(engine, { startRow: 0, endRow: 100, sortModel, filterModel: {}, quickFilter: q }))));
+    matches.push(answer.total);
+    totals.set(q, answer.total);
+    for (let block = 1; block < 10 && block * 100 < answer.total; block++) following.push(time(() => ours(engine, { startRow: block * 100, endRow: block * 100 + 100, sortModel, filterModel: {}, quickFilter: q })));
+  }
+  const f = summarize(first);
+  const g = summarize(following);
+  say(`| ${sortModel.length === 0 ? "id (none)" : "name asc"} | ${summarize(matches).p50_ms.toFixed(0)} | ${formatMs(f.p50_ms)} | ${formatMs(f.p99_ms)} | ${formatMs(g.p50_ms)} | ${formatMs(g.p99_ms)} |`);
+}
+say();
+
+// ---------------------------------------------------------------- facets
+
+say("## Facets: `status` + `role`");
+say();
+say("| request | p50 | p99 | runs |");
+say("|---|---|---|---|");
+{
+  const engine = createEngine(store);
+  const unfiltered: number[] = [];
+  for (let i = 0; i < 200; i++) unfiltered.push(time(() => computeFacets(engine, parseFacetsPost({ columns: ["status", "role"] }, 1000, SCHEMA))));
+  const u = summarize(unfiltered.slice(20));
+  say(`| unfiltered | ${formatMs(u.p50_ms)} | ${formatMs(u.p99_ms)} | ${u.runs} |`);
+  const filtered: number[] = [];
+  const needles = searches.map((s) => s.split(" ")[0]);
+  for (const needle of needles) {
+    const fresh = createEngine(store);
+    filtered.push(time(() => computeFacets(fresh, parseFacetsPost({ columns: ["status", "role"], filterModel: { name: { filterType: "text", type: "contains", filter: needle } } }, 1000, SCHEMA))));
+  }
+  const f = summarize(filtered);
+  say(`| name contains a 3–5 letter piece (first request, fresh engine) | ${formatMs(f.p50_ms)} | ${formatMs(f.p99_ms)} | ${f.runs} |`);
+  const withSearch: number[] = [];
+  for (const q of searches) {
+    const fresh = createEngine(store);
+    withSearch.push(time(() => computeFacets(fresh, parseFacetsPost({ columns: ["status", "role"], quickFilter: q, filterModel: { status: { filterType: "set", values: ["active"] } } }, 1000, SCHEMA))));
+  }
+  const w = summarize(withSearch);
+  say(`| 2-term search + status filter (first request, fresh engine) | ${formatMs(w.p50_ms)} | ${formatMs(w.p99_ms)} | ${w.runs} |`);
+}
+say();
+
+// ---------------------------------------------------------------- export over HTTP
+
+if (!values["no-export"]) {
+  say("## Export of every row over HTTP (`serve` process, one client reading as fast as it can)");
+  say();
+  say("| format | rows | bytes | time | rows/s | server RSS before | peak growth |");
+  say("|---|---|---|---|---|---|---|");
+  const server = await spawnServer(snapshot);
+  try {
+    for (const format of ["csv", "ndjson"]) {
+      await Bun.sleep(500);
+      const before = rssOf(server.pid);
+      let peak = before;
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, rssOf(server.pid));
+      }, 50);
+      const t = performance.now();
+      const response = await fetch(`${server.url}/api/users/export?format=${format}`);
+      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+      let bytes = 0;
+      let newlines = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        bytes += value.length;
+        for (let i = value.indexOf(10); i >= 0; i = value.indexOf(10, i + 1)) newlines++;
+      }
+      const seconds = (performance.now() - t) / 1000;
+      clearInterval(sampler);
+      const exported = format === "csv" ? newlines - 1 : newlines;
+      if (exported !== n) throw new Error(`export of ${format}: ${exported} rows, expected ${n}`);
+      say(`| ${format} | ${exported.toLocaleString("en")} | ${(bytes / 2 ** 30).toFixed(2)} GiB | ${seconds.toFixed(1)} s | ${(exported / seconds / 1e6).toFixed(2)} M | ${(before / 2 ** 20).toFixed(0)} MiB | ${((peak - before) / 2 ** 20).toFixed(0)} MiB |`);
+    }
+  } finally {
+    await server.stop();
+  }
+  say();
+}
+
+// ---------------------------------------------------------------- peers
+
+/** The searchable columns of a record, folded, one per line: what a peer's search reads. */
+function documentOf(r: Record<string, unknown>): string {
+  return [String(r.id), r.name, r.email, r.status, r.role ?? "", r.notes ?? ""].map((v) => fold(String(v))).join("\n");
+}
+
+/** Every record of the NDJSON (id, document), streamed. */
+async function* documents(): AsyncGenerator<[number, string]> {
+  let rest = "";
+  for await (const chunk of Bun.file(ndjson).stream().pipeThrough(new TextDecoderStream()) as unknown as AsyncIterable<string>) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop() ?? "";
+    for (const line of parts) {
+      if (line === "") continue;
+      const r = JSON.parse(line) as Record<string, unknown>;
+      yield [r.id as number, documentOf(r)];
+    }
+  }
+}
+
+interface Peer {
+  name: string;
+  loadMs: number;
+  /** The search's count and the first 100 ids in id order. */
+  search(terms: string[], offset: number): Promise<{ total: number | null; ids: number[] }>;
+  close(): void;
+}
+
+async function openSqlite(): Promise<Peer> {
+  const t = performance.now();
+  const db = new Database(":memory:");
+  db.run("CREATE VIRTUAL TABLE docs USING fts5(doc, tokenize = 'trigram case_sensitive 1')");
+  const insert = db.prepare("INSERT INTO docs(rowid, doc) VALUES (?, ?)");
+  let batch: [number, string][] = [];
+  const flush = db.transaction((items: [number, string][]) => {
+    for (const [id, doc] of items) insert.run(id, doc);
+  });
+  for await (const d of documents()) {
+    batch.push(d);
+    if (batch.length === 50_000) {
+      flush(batch);
+      batch = [];
+    }
+  }
+  flush(batch);
+  const match = (terms: string[]) => terms.map((term) => `"${term}"`).join(" AND ");
+  return {
+    name: "SQLite FTS5 trigram",
+    loadMs: performance.now() - t,
+    search: async (terms, offset) => {
+      const ids = (db.prepare("SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rowid LIMIT 100 OFFSET ?").values(match(terms), offset) as number[][]).map((r) => r[0]);
+      const total = offset === 0 ? ((db.prepare("SELECT count(*) FROM docs WHERE docs MATCH ?").values(match(terms)) as number[][])[0][0] as number) : null;
+      return { total, ids };
+    },
+    close: () => db.close(),
+  };
+}
+
+async function openDuckdb(): Promise<Peer> {
+  const t = performance.now();
+  const instance = await DuckDBInstance.create(":memory:");
+  const connection = await instance.connect();
+  const csv = join(CACHE, `search-${label}.peer.csv`);
+  if (!existsSync(csv)) {
+    const writer = Bun.file(csv).writer();
+    for await (const [id, doc] of documents()) writer.write(`${id},"${doc.replaceAll('"', '""')}"\n`);
+    await writer.end();
+  }
+  await connection.run(`CREATE TABLE docs AS SELECT * FROM read_csv('${csv}', header = false, quote = '"', escape = '"', columns = {'id': 'BIGINT', 'doc': 'VARCHAR'})`);
+  const where = (terms: string[]) => terms.map((term) => `contains(doc, '${term.replaceAll("'", "''")}')`).join(" AND ");
+  return {
+    name: "DuckDB (contains)",
+    loadMs: performance.now() - t,
+    search: async (terms, offset) => {
+      const ids = (await connection.runAndReadAll(`SELECT id FROM docs WHERE ${where(terms)} ORDER BY id LIMIT 100 OFFSET ${offset}`)).getRows().map((r) => Number(r[0]));
+      const total = offset === 0 ? Number((await connection.runAndReadAll(`SELECT count(*) FROM docs WHERE ${where(terms)}`)).getRows()[0][0]) : null;
+      return { total, ids };
+    },
+    close: () => connection.closeSync(),
+  };
+}
+
+if (peers.length > 0) {
+  say("## Peers on the same searches (id order; count and first block checked equal to ours first)");
+  say();
+  say("| engine | load | searches equal | first block + count p50 | following blocks p50 | ours: first / following p50 |");
+  say("|---|---|---|---|---|---|");
+}
+for (const name of peers) {
+  const peer = name === "sqlite" ? await openSqlite() : await openDuckdb();
+  const first: number[] = [];
+  const following: number[] = [];
+  const oursFirst: number[] = [];
+  const oursFollowing: number[] = [];
+  let equal = 0;
+  for (const q of searches) {
+    const terms = q.split(" ");
+    const engine = createEngine(store);
+    let mine = { total: 0, ids: [] as number[] };
+    const t0 = time(() => (mine = ours(engine, { startRow: 0, endRow: 100, sortModel: [], filterModel: {}, quickFilter: q })));
+    const t = performance.now();
+    const theirs = await peer.search(terms, 0);
+    const peerMs = performance.now() - t;
+    if (theirs.total !== mine.total || JSON.stringify(theirs.ids) !== JSON.stringify(mine.ids)) {
+      console.error(`${peer.name}: "${q}" differs (${theirs.total} vs ${mine.total}); not timed`);
+      continue;
+    }
+    equal++;
+    first.push(peerMs);
+    oursFirst.push(t0);
+    if (mine.total > 200) {
+      oursFollowing.push(time(() => ours(engine, { startRow: 100, endRow: 200, sortModel: [], filterModel: {}, quickFilter: q })));
+      const t2 = performance.now();
+      await peer.search(terms, 100);
+      following.push(performance.now() - t2);
+    }
+  }
+  const f = summarize(first);
+  const g = summarize(following);
+  say(
+    `| ${peer.name} | ${(peer.loadMs / 1000).toFixed(1)} s | ${equal} of ${searches.length} | ${formatMs(f.p50_ms)} | ${formatMs(g.p50_ms)} | ${formatMs(summarize(oursFirst).p50_ms)} / ${formatMs(summarize(oursFollowing).p50_ms)} |`,
+  );
+  peer.close();
+}
+say();
+writeFileSync(join(ROOT, "bench", "results", `search-${label}.md`), `${lines.join("\n")}\n`);
