@@ -12,7 +12,7 @@ import { ALL_STATUS, STATUS_VALUES, type StringColumnId, singleStatus } from "..
 import type { ColumnTest, Predicate, TextOp } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { stringValueAt } from "../store/records.ts";
-import { denseBitmap, findList, isDense, listRows, needleTrigrams } from "../store/trigrams.ts";
+import { denseBitmap, findList, isDense, listRows, needleTrigrams, setListBits } from "../store/trigrams.ts";
 import type { Store, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
@@ -325,7 +325,19 @@ function orNodes(store: Store, nodes: Node[]): Node {
       mask |= node.mask;
       continue;
     }
-    bits = bits === null ? bitsOf(store, node).slice() : orInPlace(bits, bitsOf(store, node));
+    if (bits === null) bits = node.bits !== null ? ownBits(store, node) : emptyBitmap(store.rowCount);
+    else if (node.bits !== null) {
+      orInPlace(bits, bitsOf(store, node));
+      continue;
+    }
+    if (node.bits === null) {
+      // rows or a sparse posting list: set straight into the union, no bitmap of their own
+      if (node.rows === null && node.list !== null) setListBits(node.list.index, node.list.k, node.mask, bits);
+      else {
+        const rows = rowsOfNode(store, node);
+        for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+      }
+    }
   }
   if (mask === ALL_STATUS) return ALL;
   if (bits === null) return maskNode(mask);

@@ -8,7 +8,7 @@ import type { Logger } from "pino";
 import type { ExportCursor } from "../engine/export.ts";
 import type { FacetsAnswer } from "../engine/facets.ts";
 import type { ExportFormat } from "../query/export.ts";
-import { csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
+import { type ExportBuffer, csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
 import type { Store } from "../store/types.ts";
 import type { Coding } from "./compress.ts";
 import { JSON_TYPE, bytesResponse } from "./responses.ts";
@@ -41,34 +41,7 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * @param logger where a stopped export is noted (rows written of the total)
  */
 export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger): Response {
-  let header: Uint8Array | null = format === "csv" ? csvHeader(store.schema) : null;
-  let written = 0;
-  const stream = new ReadableStream<Uint8Array>(
-    {
-      pull(controller) {
-        const rows = cursor.next();
-        if (rows === null) {
-          if (header !== null) controller.enqueue(header);
-          controller.close();
-          return;
-        }
-        let chunk = format === "csv" ? rowsCsv(store, rows) : rowsNdjson(store, rows);
-        if (header !== null) {
-          const joined = new Uint8Array(header.length + chunk.length);
-          joined.set(header);
-          joined.set(chunk, header.length);
-          chunk = joined;
-          header = null;
-        }
-        written += rows.length;
-        controller.enqueue(chunk);
-      },
-      cancel() {
-        logger.info({ rows: written, total: cursor.total }, "export stopped: the client went away");
-      },
-    },
-    { highWaterMark: 1 },
-  );
+  const header: Uint8Array | null = format === "csv" ? csvHeader(store.schema) : null;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
     "content-disposition": `attachment; filename="users-${store.snapshotId}.${format}"`,
@@ -77,6 +50,34 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
     "cache-control": "no-cache",
     vary: "Accept-Encoding",
   };
+  let written = 0;
+  const stop = () => {
+    logger.info({ rows: written, total: cursor.total }, "export stopped: the client went away");
+  };
+  // Each batch is written into one reused buffer and copied out at its exact size: the only
+  // array a batch leaves behind is the chunk the socket takes.
+  const buffer: ExportBuffer = { bytes: new Uint8Array(1 << 20) };
+  let pending = header;
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (pending !== null) {
+          controller.enqueue(pending);
+          pending = null;
+          return;
+        }
+        const rows = cursor.next();
+        if (rows === null) {
+          controller.close();
+          return;
+        }
+        written += rows.length;
+        controller.enqueue((format === "csv" ? rowsCsv(store, rows, buffer) : rowsNdjson(store, rows, buffer)).slice());
+      },
+      cancel: stop,
+    },
+    { highWaterMark: 1 },
+  );
   if (!gzip) return new Response(stream, { headers });
   headers["content-encoding"] = "gzip";
   return new Response(stream.pipeThrough(new CompressionStream("gzip") as unknown as ReadableWritablePair<Uint8Array, Uint8Array>), { headers });

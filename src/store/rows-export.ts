@@ -37,9 +37,11 @@ function recordBytes(store: Store, rows: Uint32Array): number {
  * The NDJSON lines of `rows`: each row's record (docs/api.md "Export": one record per line),
  * then a line feed.
  * @param rows store rows, in the order written
+ * @param into a buffer to write into (reused: the result is a view of it, valid until the next
+ *   write into it); a new array when absent
  */
-export function rowsNdjson(store: Store, rows: Uint32Array): Uint8Array {
-  const out = new Uint8Array(recordBytes(store, rows) + rows.length);
+export function rowsNdjson(store: Store, rows: Uint32Array, into?: ExportBuffer): Uint8Array {
+  const out = room(into, recordBytes(store, rows) + rows.length);
   let at = 0;
   for (let i = 0; i < rows.length; i++) {
     const { bytes, start, end } = recordSpan(store.records, rows[i]);
@@ -47,7 +49,7 @@ export function rowsNdjson(store: Store, rows: Uint32Array): Uint8Array {
     at += end - start;
     out[at++] = LF;
   }
-  return out;
+  return out.subarray(0, at);
 }
 
 /**
@@ -56,25 +58,29 @@ export function rowsNdjson(store: Store, rows: Uint32Array): Uint8Array {
  * number or boolean as the record writes it, a `json` column's value as its JSON text
  * (docs/api.md "Export").
  * @param rows store rows, in the order written
+ * @param into a buffer to write into, as for {@link rowsNdjson}
  * @throws Error when a record is not the layout the store writes (a corrupt store)
  */
-export function rowsCsv(store: Store, rows: Uint32Array): Uint8Array {
+export function rowsCsv(store: Store, rows: Uint32Array, into?: ExportBuffer): Uint8Array {
   const columns = store.schema.columns;
   const fields = columns.length;
   const raw = new Uint8Array(fields);
-  for (let f = 0; f < fields; f++) raw[f] = columns[f].kind === "json" ? 1 : 0;
+  // bytes of each field's key with its quotes and colon: `"id":`
+  const keyBytes = new Uint32Array(fields);
+  for (let f = 0; f < fields; f++) {
+    raw[f] = columns[f].kind === "json" ? 1 : 0;
+    keyBytes[f] = columns[f].id.length + 3;
+  }
   // each byte at most doubled (quotes), plus two quotes a field and the separators
-  let out: Uint8Array = new Uint8Array(2 * recordBytes(store, rows) + rows.length * (3 * fields + 2));
+  let out: Uint8Array = room(into, 2 * recordBytes(store, rows) + rows.length * (3 * fields + 2));
   let at = 0;
   for (let r = 0; r < rows.length; r++) {
     const { bytes, start, end } = recordSpan(store.records, rows[r]);
     let i = start + 1;
     for (let f = 0; f < fields; f++) {
       if (f > 0) out[at++] = COMMA;
-      // the key: `"id":` (column ids have no escapes)
-      i++;
-      while (bytes[i] !== QUOTE) i++;
-      i += 2;
+      // the key: `"id":` (column ids are ASCII without escapes: their length is known)
+      i += keyBytes[f];
       const b = bytes[i];
       if (b === QUOTE && raw[f] === 0) {
         // a string: its content, unescaped when it has escapes, quoted when CSV needs it
@@ -93,7 +99,10 @@ export function rowsCsv(store: Store, rows: Uint32Array): Uint8Array {
         if (escaped) {
           const text = JSON.parse(new TextDecoder().decode(bytes.subarray(i, j + 1))) as string;
           const encoded = encoder.encode(text);
-          if (at + 2 * encoded.length + 2 > out.length) out = grown(out, at + 2 * encoded.length + 2);
+          if (at + 2 * encoded.length + 2 > out.length) {
+            out = grown(out, at + 2 * encoded.length + 2);
+            if (into !== undefined) into.bytes = out;
+          }
           at = writeQuoted(out, at, encoded, 0, encoded.length, /[",\r\n]/.test(text));
         } else if (j === i + 1) {
           out[at++] = QUOTE;
@@ -142,6 +151,11 @@ export function rowsCsv(store: Store, rows: Uint32Array): Uint8Array {
 /** Writes `src[from, to)` at `at`, inside double quotes with its quotes doubled when `quote`; returns the new end. */
 function writeQuoted(out: Uint8Array, at: number, src: Uint8Array, from: number, to: number, quote: boolean): number {
   if (!quote) {
+    // short fields by a loop: a subarray view per field costs more than the copy
+    if (to - from < 48) {
+      for (let k = from; k < to; k++) out[at++] = src[k];
+      return at;
+    }
     out.set(src.subarray(from, to), at);
     return at + to - from;
   }
@@ -153,6 +167,18 @@ function writeQuoted(out: Uint8Array, at: number, src: Uint8Array, from: number,
   }
   out[at++] = QUOTE;
   return at;
+}
+
+/** A reusable output buffer of {@link rowsCsv} and {@link rowsNdjson}: grown as needed, never shrunk. */
+export interface ExportBuffer {
+  bytes: Uint8Array;
+}
+
+/** `into`'s bytes when they hold `bytes` (grown otherwise), or a new array. */
+function room(into: ExportBuffer | undefined, bytes: number): Uint8Array {
+  if (into === undefined) return new Uint8Array(bytes);
+  if (into.bytes.length < bytes) into.bytes = new Uint8Array(Math.max(bytes, into.bytes.length * 2));
+  return into.bytes;
 }
 
 /** A copy of `a` with room for `capacity` bytes. */
