@@ -15,6 +15,9 @@ import { JSON_TYPE, bytesResponse } from "./responses.ts";
 
 const encoder = new TextEncoder();
 
+/** Bytes of export chunks made between two minor garbage collections (see exportResponse). */
+const COLLECT_EVERY_BYTES = 32 * 2 ** 20;
+
 /**
  * The facets 200: `{facets, total}` as JSON with the data headers (`ETag`, `X-Snapshot-Id`,
  * `Cache-Control: no-cache`, `Vary: Accept-Encoding`), compressed as any data body.
@@ -58,6 +61,7 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
   // array a batch leaves behind is the chunk the socket takes.
   const buffer: ExportBuffer = { bytes: new Uint8Array(1 << 20) };
   let pending = header;
+  let sinceCollection = 0;
   const stream = new ReadableStream<Uint8Array>(
     {
       pull(controller) {
@@ -72,7 +76,15 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
           return;
         }
         written += rows.length;
-        controller.enqueue((format === "csv" ? rowsCsv(store, rows, buffer) : rowsNdjson(store, rows, buffer)).slice());
+        const chunk = (format === "csv" ? rowsCsv(store, rows, buffer) : rowsNdjson(store, rows, buffer)).slice();
+        // The runtime does not collect the chunks' arrays promptly while a producer runs flat out
+        // (measured: ~240 MiB of them held per 1M rows): a minor collection every 32 MiB bounds it.
+        sinceCollection += chunk.length;
+        if (sinceCollection >= COLLECT_EVERY_BYTES) {
+          sinceCollection = 0;
+          Bun.gc(false);
+        }
+        controller.enqueue(chunk);
       },
       cancel: stop,
     },
