@@ -212,7 +212,7 @@ function evalNode(store: Store, p: Predicate): Node {
       return textColumnNode(store, column, p.test) ?? bitsNode(KINDS[column.spec.kind].evaluate(column, p.test, store.rowCount));
     }
     case "search":
-      return andNodes(store, p.terms.map((term) => orNodes(store, searchTermNodes(store, term))));
+      return searchNode(store, p.terms);
     case "and":
       return andNodes(store, p.children.map((c) => evalNode(store, c)));
     case "or":
@@ -702,4 +702,111 @@ function searchTermNodes(store: Store, term: string): Node[] {
     nodes.push(textColumnNode(store, column, test) ?? bitsNode(KINDS[spec.kind].evaluate(column, test, store.rowCount)));
   }
   return nodes;
+}
+
+/**
+ * Rows (at most this share of all rows) below which the next search term is checked row by
+ * row on the rows the earlier terms left, rather than evaluated over every row and intersected.
+ */
+const VERIFY_SHARE = 1 / 16;
+
+/**
+ * The global search's rows: the terms in order of their estimated matches (fewest first, from
+ * the trigram lists' sizes), the first evaluated from the indexes, each next one either
+ * evaluated and intersected or, once few rows are left, checked on those rows alone.
+ */
+function searchNode(store: Store, terms: string[]): Node {
+  const ordered = terms.map((term) => ({ term, estimate: termEstimate(store, fold(term)) })).sort((a, b) => a.estimate - b.estimate);
+  let node = orNodes(store, searchTermNodes(store, ordered[0].term));
+  for (let t = 1; t < ordered.length; t++) {
+    if (node.kind === "status" && node.mask === 0) return NONE;
+    const term = ordered[t].term;
+    if (node.kind !== "bits") {
+      node = andNodes(store, [node, orNodes(store, searchTermNodes(store, term))]);
+      continue;
+    }
+    if (node.count < 0) node.count = node.rows !== null ? node.rows.length : countRows(bitsOf(store, node));
+    if (node.count > store.rowCount * VERIFY_SHARE) {
+      node = andNodes(store, [node, orNodes(store, searchTermNodes(store, term))]);
+      continue;
+    }
+    const check = termChecker(store, term);
+    const rows = rowsOfNode(store, node);
+    const kept = new Uint32Array(rows.length);
+    let k = 0;
+    for (let i = 0; i < rows.length; i++) if (check(rows[i])) kept[k++] = rows[i];
+    node = bitsNode(null, kept.subarray(0, k));
+  }
+  return node;
+}
+
+/**
+ * An upper bound of a term's matching rows, for ordering terms: per searchable text source, its
+ * smallest trigram list (every row when the term is under 3 code points), plus the rows of the
+ * enum and status values that contain it.
+ */
+function termEstimate(store: Store, needle: string): number {
+  const trigrams = needleTrigrams(needle);
+  if (trigrams === null) return store.rowCount;
+  const sources: TrigramIndex[] = [store.idTrigrams, store.strings.name.trigrams, store.strings.email.trigrams];
+  for (const spec of store.schema.columns) {
+    const trigramsOf = store.columns[spec.id]?.trigrams;
+    if (spec.kind === "text" && trigramsOf != null) sources.push(trigramsOf);
+  }
+  let estimate = 0;
+  for (const index of sources) {
+    let smallest = Number.POSITIVE_INFINITY;
+    for (const key of trigrams.keys) {
+      const k = findList(index, key);
+      smallest = Math.min(smallest, k < 0 ? 0 : index.counts[k]);
+    }
+    estimate += smallest;
+  }
+  // the enum columns' rows holding a value that contains the term (each value's run length)
+  for (const spec of store.schema.columns) {
+    const column = store.columns[spec.id];
+    if (spec.kind !== "enum" || column?.distinct == null || column.rankStarts === null) continue;
+    for (let r = 1; r <= column.distinct.length; r++) {
+      if (fold((spec.values ?? [])[column.distinct[r - 1] - 1]).includes(needle)) estimate += column.rankStarts[r + 1] - column.rankStarts[r];
+    }
+  }
+  for (let code = 0; code < STATUS_VALUES.length; code++) if (fold(STATUS_VALUES[code]).includes(needle)) estimate += store.statusCounts[code];
+  return estimate;
+}
+
+/**
+ * Whether one row holds the term (docs/api.md "Global search"), checked on the row's values:
+ * the same rule the term's evaluation over every row applies (searchTermNodes).
+ */
+function termChecker(store: Store, term: string): (row: number) => boolean {
+  const needleText = fold(term);
+  // stored values are well-formed Unicode: a lone surrogate matches nothing
+  if (!needleText.isWellFormed()) return () => false;
+  const needle = encoder.encode(needleText);
+  const statusMask = statusTextMask("contains", term);
+  const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [
+    { folded: store.strings.name.folded, offsets: store.strings.name.foldedOffsets },
+    { folded: store.strings.email.folded, offsets: store.strings.email.foldedOffsets },
+  ];
+  const enums: { ranks: Uint32Array; passes: Uint8Array }[] = [];
+  for (const spec of store.schema.columns) {
+    const column = store.columns[spec.id];
+    if (column === undefined) continue;
+    if (spec.kind === "text" && column.folded !== null && column.foldedOffsets !== null) texts.push({ folded: column.folded, offsets: column.foldedOffsets });
+    if (spec.kind === "enum" && column.distinct !== null && column.rankByRow !== null) {
+      // rank r ≥ 1 holds code distinct[r - 1], the value values[code - 1]; rank 0 is null
+      const values = spec.values ?? [];
+      const passes = new Uint8Array(column.distinct.length + 1);
+      for (let r = 1; r <= column.distinct.length; r++) passes[r] = fold(values[column.distinct[r - 1] - 1]).includes(needleText) ? 1 : 0;
+      enums.push({ ranks: column.rankByRow, passes });
+    }
+  }
+  const ids = store.ids;
+  const codes = store.statusCodes;
+  return (row) => {
+    if ((statusMask >>> codes[row]) & 1) return true;
+    for (const t of texts) if (bytesMatch(t.folded, t.offsets[row], t.offsets[row + 1], "contains", needle)) return true;
+    for (const e of enums) if (e.passes[e.ranks[row]] === 1) return true;
+    return textPasses("contains", String(ids[row]), needleText);
+  };
 }

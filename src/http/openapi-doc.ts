@@ -483,13 +483,26 @@ export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
     ],
     responses: {
       200: { description: "A page of users", headers: DATA_HEADERS, content: { "application/json": { schema: schema("GetUsersResponse") } } },
-      304: response("NotModified"),
-      400: response("BadRequest"),
-      401: response("Unauthorized"),
-      405: response("MethodNotAllowed"),
-      500: response("InternalError"),
+      ...dataRouteAnswers("get"),
     },
   };
+}
+
+/**
+ * The error and 304 answers of a data route: a GET's 304, 400, 401, 405, 500; a POST's 400,
+ * 401, 405, 413, 415, 500.
+ */
+function dataRouteAnswers(method: "get" | "post") {
+  return method === "get"
+    ? { 304: response("NotModified"), 400: response("BadRequest"), 401: response("Unauthorized"), 405: response("MethodNotAllowed"), 500: response("InternalError") }
+    : {
+        400: response("BadRequest"),
+        401: response("Unauthorized"),
+        405: response("MethodNotAllowed"),
+        413: response("PayloadTooLarge"),
+        415: response("UnsupportedMediaType"),
+        500: response("InternalError"),
+      };
 }
 
 /** GET /api/users/facets's `detail`. */
@@ -511,11 +524,7 @@ export function getFacetsDoc(s: Schema = SEED_SCHEMA) {
     ],
     responses: {
       200: { description: "The facets and the matching row count", headers: DATA_HEADERS, content: { "application/json": { schema: schema("FacetsResponse") } } },
-      304: response("NotModified"),
-      400: response("BadRequest"),
-      401: response("Unauthorized"),
-      405: response("MethodNotAllowed"),
-      500: response("InternalError"),
+      ...dataRouteAnswers("get"),
     },
   };
 }
@@ -529,12 +538,7 @@ export const postFacetsDoc = {
   requestBody: { required: true, content: { "application/json": { schema: schema("FacetsRequest") } } },
   responses: {
     200: { description: "The facets and the matching row count", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), Vary: header("Vary") }, content: { "application/json": { schema: schema("FacetsResponse") } } },
-    400: response("BadRequest"),
-    401: response("Unauthorized"),
-    405: response("MethodNotAllowed"),
-    413: response("PayloadTooLarge"),
-    415: response("UnsupportedMediaType"),
-    500: response("InternalError"),
+    ...dataRouteAnswers("post"),
   },
 };
 
@@ -561,11 +565,7 @@ export function getExportDoc(s: Schema = SEED_SCHEMA) {
     parameters: [queryParameter("format", { type: "string", enum: ["csv", "ndjson"], default: "csv" }, "The body's format."), ...SORT_PARAMETERS, ...filterParameters(s), IF_NONE_MATCH],
     responses: {
       200: { description: "Every matching row", headers: EXPORT_HEADERS, content: EXPORT_CONTENT },
-      304: response("NotModified"),
-      400: response("BadRequest"),
-      401: response("Unauthorized"),
-      405: response("MethodNotAllowed"),
-      500: response("InternalError"),
+      ...dataRouteAnswers("get"),
     },
   };
 }
@@ -579,12 +579,7 @@ export const postExportDoc = {
   requestBody: { required: false, content: { "application/json": { schema: schema("ExportRequest") } } },
   responses: {
     200: { description: "Every matching row", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), "Content-Disposition": EXPORT_HEADERS["Content-Disposition"] }, content: EXPORT_CONTENT },
-    400: response("BadRequest"),
-    401: response("Unauthorized"),
-    405: response("MethodNotAllowed"),
-    413: response("PayloadTooLarge"),
-    415: response("UnsupportedMediaType"),
-    500: response("InternalError"),
+    ...dataRouteAnswers("post"),
   },
 };
 

@@ -9,80 +9,42 @@
  * Needs /usr/bin/chromium: `sh scripts/install-chromium.sh` (as root).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pino from "pino";
+import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { demoPlugin } from "../../src/demo/plugin.ts";
-import { generateUsers } from "../../src/generate/users.ts";
-import { WIDE_COLUMN_SPECS, wideRecords } from "../../src/generate/wide.ts";
-import { type RunningServer, startServer } from "../../src/server.ts";
-import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { WIDE_COLUMN_SPECS } from "../../src/generate/wide.ts";
+import { csvRows } from "../support/csv.ts";
 import { oracleFacets, oracleRows } from "../support/wide-oracle.ts";
-import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import type { WideRecord } from "../support/wide-store.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";
+import { type WideDemoService, startWideDemoService } from "./support/fixture.ts";
 
 const COUNT = 5000;
 const SEED = 11;
 const TEST_MS = 120_000;
 const WAIT_MS = 30_000;
+const VIEWPORT = { width: 1280, height: 900 };
 const SEARCH = "an 1";
 
-let dir: string;
-let server: RunningServer;
+let service: WideDemoService;
+let server: WideDemoService["server"];
 let browser: LaunchedBrowser;
 let page: Page;
 let records: WideRecord[];
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), "users-e2e-search-"));
-  const make = wideRecords(COUNT, SEED);
-  records = [...generateUsers({ count: COUNT, seed: SEED })].map((u, i) => make(i, u.id, u.name, u.email, u.status) as unknown as WideRecord);
-  const snapshot = join(dir, "wide.snap");
-  writeSnapshot(snapshot, buildWideStore(records, WIDE_COLUMN_SPECS));
-  server = startServer({ snapshot, port: 0, host: "127.0.0.1", maxPageSize: 1000, logger: pino({ level: "warn" }), plugins: [demoPlugin()] });
-  browser = await launchChromium({ width: 1280, height: 900 });
+  service = startWideDemoService(COUNT, SEED);
+  server = service.server;
+  records = service.records;
+  browser = await launchChromium(VIEWPORT);
   page = browser.page;
   page.on("pageerror", (error) => pageErrors.push(error.message));
 }, TEST_MS);
 
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await service?.stop();
 });
-
-/** The rows of RFC 4180 CSV text (quoted fields unquoted), header first. */
-function csvRows(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    let value = "";
-    if (text[i] === '"') {
-      i++;
-      for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') {
-          value += '"';
-          i += 2;
-        } else if (text[i] === '"') {
-          i++;
-          break;
-        } else value += text[i++];
-      }
-    } else while (i < text.length && text[i] !== "," && text[i] !== "\r") value += text[i++];
-    row.push(value);
-    if (text[i] === ",") i++;
-    else {
-      i += 2;
-      rows.push(row);
-      row = [];
-    }
-  }
-  return rows;
-}
 
 /** Clicks `selector` and returns the text of the file the click downloads. */
 async function download(selector: string): Promise<{ name: string; text: string }> {

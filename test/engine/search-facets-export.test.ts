@@ -13,21 +13,14 @@ import { computeFacets } from "../../src/engine/facets.ts";
 import { parseFacetsPost } from "../../src/query/facets.ts";
 import { parseGetQuery } from "../../src/query/get.ts";
 import { parsePostBody } from "../../src/query/post.ts";
-import { type ColumnSpec, SEED_COLUMNS } from "../../src/schema/kinds.ts";
+import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { rowsCsv, rowsNdjson } from "../../src/store/rows-export.ts";
+import { parseCsv } from "../support/csv.ts";
 import { oracleFacets, oraclePost, oracleRows } from "../support/wide-oracle.ts";
-import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import { KIND_SCHEMA, KIND_SPECS, type WideRecord, buildWideStore } from "../support/wide-store.ts";
 
-const SPECS: ColumnSpec[] = [
-  { id: "n", kind: "number" },
-  { id: "d", kind: "date" },
-  { id: "t", kind: "datetime" },
-  { id: "e", kind: "enum", values: ["zeta", "Alpha", "beta"] },
-  { id: "b", kind: "boolean" },
-  { id: "s", kind: "text" },
-  { id: "j", kind: "json" },
-];
-const SCHEMA = { columns: [...SEED_COLUMNS, ...SPECS], partition: "status" };
+const SPECS = KIND_SPECS;
+const SCHEMA = KIND_SCHEMA;
 const SORTABLE = ["id", "name", "email", "status", "n", "d", "t", "e", "b", "s"];
 const FACETABLE = ["id", "name", "email", "status", "n", "d", "t", "e", "b", "s"];
 
@@ -78,41 +71,6 @@ const filterModelArb = fc
   .map((entries) => Object.fromEntries(entries));
 const sortModelArb = fc.uniqueArray(fc.constantFrom(...SORTABLE), { maxLength: 3 }).chain((columns) => fc.tuple(...columns.map((colId) => fc.constantFrom("asc", "desc").map((sort) => ({ colId, sort: sort as "asc" | "desc" })))));
 
-/** Parses RFC 4180 text (CRLF records): fields with whether they were quoted. */
-function parseCsv(text: string): { text: string; quoted: boolean }[][] {
-  const records: { text: string; quoted: boolean }[][] = [];
-  let fields: { text: string; quoted: boolean }[] = [];
-  let i = 0;
-  while (i < text.length) {
-    let value = "";
-    let quoted = false;
-    if (text[i] === '"') {
-      quoted = true;
-      i++;
-      for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') {
-          value += '"';
-          i += 2;
-        } else if (text[i] === '"') {
-          i++;
-          break;
-        } else value += text[i++];
-      }
-    } else {
-      while (i < text.length && text[i] !== "," && text[i] !== "\r") value += text[i++];
-    }
-    fields.push({ text: value, quoted });
-    if (text[i] === ",") i++;
-    else {
-      expect(text.slice(i, i + 2)).toBe("\r\n");
-      i += 2;
-      records.push(fields);
-      fields = [];
-    }
-  }
-  return records;
-}
-
 /** A record's CSV field for a column, as the export writes it (docs/api.md "Export"). */
 function expectedField(spec: ColumnSpec, value: unknown): { text: string; quoted?: boolean } {
   if (value === null || value === undefined) return { text: "", quoted: false };
@@ -139,6 +97,28 @@ describe("search, facets and export against the naive oracle", () => {
       { numRuns: 200 },
     );
   }, 120_000);
+
+  test("a rare first term, then each next term checked on the rows left: through every searchable column", () => {
+    // 400 plain rows holding every second term (so each is common, and "quokka" is evaluated
+    // first), and a few rows holding the rare "quokka" that each reach the second term through
+    // one column only (id digits, name, email, status, the enum, the text column)
+    const plain: WideRecord[] = Array.from({ length: 400 }, (_, i) => ({ id: 7_123_000 + i, name: "Émile", email: `zebra${i}@x.org`, status: "inactive", n: null, d: null, t: null, e: "Alpha", b: null, s: "naïve", j: null }));
+    const rare: WideRecord[] = [
+      { id: 777_123, name: "Quokka", email: "q1@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
+      { id: 2, name: "Quokka Émile", email: "q2@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
+      { id: 3, name: "Quokka", email: "zebra@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
+      { id: 4, name: "Quokka", email: "q4@x.org", status: "inactive", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
+      { id: 5, name: "Quokka", email: "q5@x.org", status: "active", n: null, d: null, t: null, e: "Alpha", b: null, s: null, j: null },
+      { id: 6, name: "Quokka", email: "q6@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: "naïve notes", j: null },
+    ];
+    const records = [...plain, ...rare];
+    const engine = createEngine(buildWideStore(records, SPECS));
+    for (const text of ["quokka 7123", "quokka EMILE", "quokka zebr", "quokka inact", "quokka alph", "quokka naive", "quokka nothing", "quokka a", "quokka \uD800"]) {
+      const body = { startRow: 0, endRow: 50, sortModel: [], filterModel: {}, quickFilter: text };
+      const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
+      expect({ text, ids: Array.from(page.rows, (row) => engine.store.ids[row]), total: page.total }).toEqual({ text, ...oraclePost(records, SPECS, body) });
+    }
+  });
 
   test("facets: every kind, each column over every filter but its own, limits and value searches", () => {
     fc.assert(

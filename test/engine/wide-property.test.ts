@@ -9,20 +9,11 @@ import fc from "fast-check";
 import { createEngine, executeQuery } from "../../src/engine/execute.ts";
 import { parseGetQuery } from "../../src/query/get.ts";
 import { parsePostBody } from "../../src/query/post.ts";
-import { type ColumnSpec, SEED_COLUMNS } from "../../src/schema/kinds.ts";
 import { oracleGet, oraclePost } from "../support/wide-oracle.ts";
-import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import { KIND_SCHEMA, KIND_SPECS, type WideRecord, buildWideStore } from "../support/wide-store.ts";
 
-const SPECS: ColumnSpec[] = [
-  { id: "n", kind: "number" },
-  { id: "d", kind: "date" },
-  { id: "t", kind: "datetime" },
-  { id: "e", kind: "enum", values: ["zeta", "Alpha", "beta"] },
-  { id: "b", kind: "boolean" },
-  { id: "s", kind: "text" },
-  { id: "j", kind: "json" },
-];
-const SCHEMA = { columns: [...SEED_COLUMNS, ...SPECS], partition: "status" };
+const SPECS = KIND_SPECS;
+const SCHEMA = KIND_SCHEMA;
 const SORTABLE = ["id", "name", "status", "n", "d", "t", "e", "b", "s"];
 
 const NUMBERS = [-3, -1, 0, 0.5, 2, 10, 100, 2.25];

@@ -14,6 +14,7 @@ import { generateUsers } from "../../src/generate/users.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 import { oracleFacets, oraclePost, oracleRows } from "../support/wide-oracle.ts";
+import { csvRows } from "../support/csv.ts";
 import { openRaw } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
@@ -141,36 +142,6 @@ describe("facets on the default data", () => {
   });
 });
 
-/** Parses RFC 4180 CSV (CRLF records, quoted fields) into rows of strings. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let i = 0;
-  while (i < text.length) {
-    let value = "";
-    if (text[i] === '"') {
-      i++;
-      for (;;) {
-        if (text[i] === '"' && text[i + 1] === '"') {
-          value += '"';
-          i += 2;
-        } else if (text[i] === '"') {
-          i++;
-          break;
-        } else value += text[i++];
-      }
-    } else while (i < text.length && text[i] !== "," && text[i] !== "\r") value += text[i++];
-    row.push(value);
-    if (text[i] === ",") i++;
-    else {
-      i += 2;
-      rows.push(row);
-      row = [];
-    }
-  }
-  return rows;
-}
-
 describe("export on the default data", () => {
   test("GET CSV: every match in order, RFC 4180, with its headers; gzip when accepted; 304", async () => {
     const response = await fetch(`${srv.url}/api/users/export?format=csv&q=ma&sortBy=email&sortOrder=desc&filter[status]=active`);
@@ -179,7 +150,7 @@ describe("export on the default data", () => {
     const snapshotId = response.headers.get("x-snapshot-id");
     expect(response.headers.get("content-disposition")).toBe(`attachment; filename="users-${snapshotId}.csv"`);
     const text = await response.text();
-    const rows = parseCsv(text);
+    const rows = csvRows(text);
     expect(rows[0]).toEqual(["id", "name", "email", "status"]);
     const expected = oracleRows(records, [], { sortModel: [{ colId: "email", sort: "desc" }], filterModel: { status: { filterType: "set", values: ["active"] } }, quickFilter: "ma" });
     expect(expected.length).toBeGreaterThan(1000);

@@ -12,6 +12,9 @@ import { generateUsers } from "../../../src/generate/users.ts";
 import type { UserRecord } from "../../../src/schema.ts";
 import { type RunningServer, startServer } from "../../../src/server.ts";
 import { buildSnapshotFromGenerator } from "../../../src/snapshot/build-file.ts";
+import { WIDE_COLUMN_SPECS, wideRecords } from "../../../src/generate/wide.ts";
+import { writeSnapshot } from "../../../src/snapshot/write.ts";
+import { type WideRecord, buildWideStore } from "../../support/wide-store.ts";
 
 /** A running service over generated users. */
 export interface DemoService {
@@ -46,6 +49,36 @@ export async function startDemoService(count: number, seed: number): Promise<Dem
     server,
     records,
     snapshot,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A running service over generated wide users (the seed's four and src/generate/wide.ts's columns). */
+export interface WideDemoService {
+  server: RunningServer;
+  /** The records the snapshot holds, with every column. */
+  records: WideRecord[];
+  /** Stops the server and deletes the temporary directory. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * Builds a wide snapshot of `count` generated users (seed `seed`) and serves it with the demo
+ * page on 127.0.0.1, port 0.
+ */
+export function startWideDemoService(count: number, seed: number): WideDemoService {
+  const dir = mkdtempSync(join(tmpdir(), "users-e2e-wide-"));
+  const make = wideRecords(count, seed);
+  const records = [...generateUsers({ count, seed })].map((u, i) => make(i, u.id, u.name, u.email, u.status) as unknown as WideRecord);
+  const snapshot = join(dir, "wide.snap");
+  writeSnapshot(snapshot, buildWideStore(records, WIDE_COLUMN_SPECS));
+  const server = startServer({ snapshot, port: 0, host: "127.0.0.1", maxPageSize: 1000, logger: pino({ level: "warn" }), plugins: [demoPlugin()] });
+  return {
+    server,
+    records,
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
