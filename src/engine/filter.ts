@@ -317,6 +317,8 @@ function andNodes(store: Store, nodes: Node[]): Node {
 }
 
 function orNodes(store: Store, nodes: Node[]): Node {
+  const merged = mergeSparse(store, nodes);
+  if (merged !== null) return merged;
   let mask = 0;
   let bits: Bitmap | null = null;
   for (const node of nodes) {
@@ -343,6 +345,35 @@ function orNodes(store: Store, nodes: Node[]): Node {
   if (bits === null) return maskNode(mask);
   if (mask !== 0) orInPlace(bits, statusBitmap(store, mask));
   return bitsNode(bits);
+}
+
+/**
+ * The union of set nodes that are all row lists or sparse posting lists (status nodes of no
+ * status aside) holding together under 1/32 of the rows, as one sorted row list: a sort of
+ * their rows instead of a bitmap over every row (allocated, filled, counted). Null otherwise.
+ */
+function mergeSparse(store: Store, nodes: Node[]): Node | null {
+  let total = 0;
+  for (const node of nodes) {
+    if (node.kind === "status" && node.mask === 0) continue;
+    if (node.kind !== "bits" || node.bits !== null) return null;
+    if (node.rows !== null) total += node.rows.length;
+    else if (node.list !== null && node.count >= 0) total += node.count;
+    else return null;
+  }
+  if (total * 32 > store.rowCount) return null;
+  const all = new Uint32Array(total);
+  let at = 0;
+  for (const node of nodes) {
+    if (node.kind !== "bits") continue;
+    const rows = rowsOfNode(store, node);
+    all.set(rows, at);
+    at += rows.length;
+  }
+  all.subarray(0, at).sort();
+  let k = 0;
+  for (let i = 0; i < at; i++) if (k === 0 || all[i] !== all[k - 1]) all[k++] = all[i];
+  return bitsNode(null, all.subarray(0, k));
 }
 
 /** A set node as a match set: its count (one pass over a bitmap when not known), the rest lazily. */
