@@ -13,6 +13,7 @@ import type { ColumnTest, Predicate, TextOp } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams, setListBits } from "../store/trigrams.ts";
+import { COST, filterCost } from "./planner.ts";
 import type { Store, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
@@ -736,10 +737,20 @@ function searchTermNodes(store: Store, term: string): Node[] {
 }
 
 /**
- * Rows (at most this share of all rows) below which the next search term is checked row by
- * row on the rows the earlier terms left, rather than evaluated over every row and intersected.
+ * What checking one row for a term costs (planner.ts units): a folded-bytes check per text
+ * column, a code lookup per enum column, and the id's decimal string when the term could be
+ * part of one.
  */
-const VERIFY_SHARE = 1 / 16;
+function verifyRowCost(store: Store, term: string): number {
+  let columns = 3;
+  for (const spec of store.schema.columns) if (store.columns[spec.id] !== undefined && (spec.kind === "text" || spec.kind === "enum")) columns++;
+  return columns * COST.VERIFY_ROW + (couldBeInId(fold(term)) ? COST.ID_TEXT_ROW : 0);
+}
+
+/** True when a folded needle could be part of some `String(id)` (ids are finite: digits, sign, point, exponent). */
+function couldBeInId(needle: string): boolean {
+  return /^[-+0-9.e]+$/.test(needle);
+}
 
 /**
  * The global search's rows: the terms in order of their estimated matches (fewest first, from
@@ -757,7 +768,8 @@ function searchNode(store: Store, terms: string[]): Node {
       continue;
     }
     if (node.count < 0) node.count = node.rows !== null ? node.rows.length : countRows(bitsOf(store, node));
-    if (node.count > store.rowCount * VERIFY_SHARE) {
+    // the planner's choice: check each row left, or evaluate the term over every row
+    if (node.count * verifyRowCost(store, term) > filterCost(store, { kind: "search", terms: [term] })) {
       node = andNodes(store, [node, orNodes(store, searchTermNodes(store, term))]);
       continue;
     }
@@ -834,10 +846,11 @@ function termChecker(store: Store, term: string): (row: number) => boolean {
   }
   const ids = store.ids;
   const codes = store.statusCodes;
+  const inId = couldBeInId(needleText);
   return (row) => {
     if ((statusMask >>> codes[row]) & 1) return true;
     for (const t of texts) if (bytesMatch(t.folded, t.offsets[row], t.offsets[row + 1], "contains", needle)) return true;
     for (const e of enums) if (e.passes[e.ranks[row]] === 1) return true;
-    return textPasses("contains", String(ids[row]), needleText);
+    return inId && textPasses("contains", String(ids[row]), needleText);
   };
 }
