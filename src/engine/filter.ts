@@ -13,7 +13,7 @@ import type { ColumnTest, Predicate, TextOp } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams, setListBits } from "../store/trigrams.ts";
-import { COST, filterCost } from "./planner.ts";
+import { couldBeInId, searchCheckCost, searchTermCost } from "./planner.ts";
 import type { Store, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
@@ -727,30 +727,18 @@ function setNode(store: Store, column: string, values: string[]): Node {
 function searchTermNodes(store: Store, term: string): Node[] {
   const nodes: Node[] = [idText(store, "contains", term), textOnString(store, "name", "contains", term), textOnString(store, "email", "contains", term)];
   nodes.push(maskNode(statusTextMask("contains", term)));
+  const needle = fold(term);
   for (const spec of store.schema.columns) {
     const column = store.columns[spec.id];
     if (column === undefined || (spec.kind !== "text" && spec.kind !== "enum")) continue;
+    // an enum none of whose values holds the term adds nothing (and no bitmap)
+    if (spec.kind === "enum" && !(spec.values ?? []).some((v) => fold(v).includes(needle))) continue;
     const test: ColumnTest = { op: "text", type: "contains", value: term };
     nodes.push(textColumnNode(store, column, test) ?? bitsNode(KINDS[spec.kind].evaluate(column, test, store.rowCount)));
   }
   return nodes;
 }
 
-/**
- * What checking one row for a term costs (planner.ts units): a folded-bytes check per text
- * column, a code lookup per enum column, and the id's decimal string when the term could be
- * part of one.
- */
-function verifyRowCost(store: Store, term: string): number {
-  let columns = 3;
-  for (const spec of store.schema.columns) if (store.columns[spec.id] !== undefined && (spec.kind === "text" || spec.kind === "enum")) columns++;
-  return columns * COST.VERIFY_ROW + (couldBeInId(fold(term)) ? COST.ID_TEXT_ROW : 0);
-}
-
-/** True when a folded needle could be part of some `String(id)` (ids are finite: digits, sign, point, exponent). */
-function couldBeInId(needle: string): boolean {
-  return /^[-+0-9.e]+$/.test(needle);
-}
 
 /**
  * The global search's rows: the terms in order of their estimated matches (fewest first, from
@@ -769,7 +757,7 @@ function searchNode(store: Store, terms: string[]): Node {
     }
     if (node.count < 0) node.count = node.rows !== null ? node.rows.length : countRows(bitsOf(store, node));
     // the planner's choice: check each row left, or evaluate the term over every row
-    if (node.count * verifyRowCost(store, term) > filterCost(store, { kind: "search", terms: [term] })) {
+    if (node.count * searchCheckCost(store, term) > searchTermCost(store, term)) {
       node = andNodes(store, [node, orNodes(store, searchTermNodes(store, term))]);
       continue;
     }

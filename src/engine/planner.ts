@@ -40,6 +40,11 @@ export const COST = {
   COMPARE: 16,
   /** One unit of a column kind's own work (src/kinds: kind.ts `work`, rows or values visited). */
   COLUMN_WORK: 2,
+  /**
+   * One row checked for a search term, per searchable column (filter.ts `termChecker`): random
+   * reads of its folded bytes and codes, measured at ~2 µs a row over 5 columns at 10M rows.
+   */
+  SEARCH_CHECK_COLUMN: 400,
 } as const;
 
 /**
@@ -83,17 +88,8 @@ export function filterCost(store: Store, predicate: Predicate): number {
       return KINDS[column.spec.kind].work(column, test, n) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD;
     }
     case "search": {
-      // per term: each searchable column's text cost, and a bitmap union and intersection
       let cost = 0;
-      for (const term of predicate.terms) {
-        cost += textCost(store, "id", "contains", term) + textCost(store, "name", "contains", term) + textCost(store, "email", "contains", term);
-        for (const spec of store.schema.columns) {
-          const column = store.columns[spec.id];
-          if (column === undefined || (spec.kind !== "text" && spec.kind !== "enum")) continue;
-          cost += columnTextCost(store, spec.id, term) + 2 * words(store) * COST.BITMAP_WORD;
-        }
-        cost += 6 * words(store) * COST.BITMAP_WORD;
-      }
+      for (const term of predicate.terms) cost += searchTermCost(store, term);
       return cost;
     }
     case "and":
@@ -118,12 +114,38 @@ function textCost(store: Store, column: ColumnId, op: TextOp, value: string): nu
   return trigramCost(column === "id" ? store.idTrigrams : store.strings[column].trigrams, op, needle, store);
 }
 
-/** Cost of a contains search term on a column beyond the four: its trigram lists, or its kind's own work. */
-function columnTextCost(store: Store, id: string, term: string): number {
-  const column = store.columns[id];
+/**
+ * Cost of one search term (docs/api.md "Global search"; filter.ts `searchNode`): each text
+ * source's text cost (trigram lists, or a scan under 3 code points), each enum column's rows of
+ * the values that contain it (a bitmap when any does), and the union.
+ */
+export function searchTermCost(store: Store, term: string): number {
   const needle = fold(term);
-  if (column.trigrams !== null && needleTrigrams(needle) !== null) return trigramCost(column.trigrams, "contains", needle, store);
-  return KINDS[column.spec.kind].work(column, { op: "text", type: "contains", value: term }, store.rowCount) * COST.COLUMN_WORK;
+  let cost = textCost(store, "id", "contains", term) + textCost(store, "name", "contains", term) + textCost(store, "email", "contains", term);
+  for (const spec of store.schema.columns) {
+    const column = store.columns[spec.id];
+    if (column === undefined) continue;
+    if (spec.kind === "text") {
+      cost += column.trigrams !== null && needleTrigrams(needle) !== null ? trigramCost(column.trigrams, "contains", needle, store) : store.rowCount * COST.SCAN_ROW;
+    } else if (spec.kind === "enum" && column.distinct !== null && column.rankStarts !== null) {
+      let rows = 0;
+      for (let r = 1; r <= column.distinct.length; r++) if (fold((spec.values ?? [])[column.distinct[r - 1] - 1]).includes(needle)) rows += column.rankStarts[r + 1] - column.rankStarts[r];
+      if (rows > 0) cost += rows * COST.WALK_ROW + words(store) * COST.BITMAP_WORD;
+    }
+  }
+  return cost + 2 * words(store) * COST.BITMAP_WORD;
+}
+
+/** Cost of checking one row for a search term (filter.ts `termChecker`): each searchable column's check. */
+export function searchCheckCost(store: Store, term: string): number {
+  let columns = 4;
+  for (const spec of store.schema.columns) if (store.columns[spec.id] !== undefined && (spec.kind === "text" || spec.kind === "enum")) columns++;
+  return columns * COST.SEARCH_CHECK_COLUMN + (couldBeInId(fold(term)) ? COST.ID_TEXT_ROW : 0);
+}
+
+/** True when a folded needle could be part of some `String(id)` (ids are finite: digits, sign, point, exponent). */
+export function couldBeInId(needle: string): boolean {
+  return /^[-+0-9.e]+$/.test(needle);
 }
 
 /**

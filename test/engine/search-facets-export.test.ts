@@ -99,10 +99,10 @@ describe("search, facets and export against the naive oracle", () => {
   }, 120_000);
 
   test("a rare first term, then each next term checked on the rows left: through every searchable column", () => {
-    // 400 plain rows holding every second term (so each is common, and "quokka" is evaluated
+    // 40,000 plain rows holding every second term (so each is common, and "quokka" is evaluated
     // first), and a few rows holding the rare "quokka" that each reach the second term through
     // one column only (id digits, name, email, status, the enum, the text column)
-    const plain: WideRecord[] = Array.from({ length: 400 }, (_, i) => ({ id: 7_123_000 + i, name: "Émile", email: `zebra${i}@x.org`, status: "inactive", n: null, d: null, t: null, e: "Alpha", b: null, s: "naïve", j: null }));
+    const plain: WideRecord[] = Array.from({ length: 40_000 }, (_, i) => ({ id: 7_123_000 + i, name: "Émile", email: `zebra${i}@x.org`, status: "inactive", n: null, d: null, t: null, e: "Alpha", b: null, s: "naïve", j: null }));
     const rare: WideRecord[] = [
       { id: 777_123, name: "Quokka", email: "q1@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
       { id: 2, name: "Quokka Émile", email: "q2@x.org", status: "active", n: null, d: null, t: null, e: null, b: null, s: null, j: null },
