@@ -15,7 +15,7 @@ import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
 import packageJson from "../package.json" with { type: "json" };
 import type { InputFormat } from "./ingest/read.ts";
-import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator } from "./snapshot/build-file.ts";
+import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
@@ -167,14 +167,24 @@ export function createCli(): Command {
   const snapshot = program.command("snapshot").description("build or inspect snapshot files");
   snapshot
     .command("build")
-    .description("build a snapshot from NDJSON, a JSON array or CSV (records validated; the first bad one, or an input without records, stops the build)")
-    .argument("<input>", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input")
+    .description(
+      "build a snapshot from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records, stops the build)",
+    )
+    .argument("[input]", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input; none with --from")
+    .option("--from <url>", "read from PostgreSQL (postgres://user:password@host:port/database) instead of a file, with --table or --query")
+    .option("--table <name>", "with --from: the table (schema-qualified or not) whose rows are the users")
+    .option("--query <sql>", "with --from: a query whose rows are the users")
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
     .addOption(
       new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
     )
     .option("--schema <file>", 'column kinds as JSON {"columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
-    .action(async (input: string, opts) => {
+    .action(async (input: string | undefined, opts) => {
+      if (opts.from !== undefined) {
+        if (input !== undefined) throw new InvalidArgumentError("give an input file or --from, not both");
+        if ((opts.table === undefined) === (opts.query === undefined)) throw new InvalidArgumentError("--from needs --table or --query (one of them)");
+      } else if (input === undefined) throw new InvalidArgumentError("give an input file (or - for standard input), or --from postgres://…");
+      else if (opts.table !== undefined || opts.query !== undefined) throw new InvalidArgumentError("--table and --query go with --from");
       const bar = progressBar("build");
       // While the snapshot is written, SIGINT and SIGTERM remove the temporary file and exit
       // with 128 + the signal's number (130, 143), the previous snapshot untouched. Before the
@@ -187,24 +197,30 @@ export function createCli(): Command {
       };
       let handling = false;
       try {
-        const r = await buildSnapshotFromFile(
-          input,
-          opts.output,
-          (p) => {
-            if (p.phase === "write" && !handling) {
-              handling = true;
-              process.on("SIGINT", onSignal);
-              process.on("SIGTERM", onSignal);
-            }
-            bar.update(p);
-          },
-          {
+        const onProgress = (p: BuildProgress) => {
+          if (p.phase === "write" && !handling) {
+            handling = true;
+            process.on("SIGINT", onSignal);
+            process.on("SIGTERM", onSignal);
+          }
+          bar.update(p);
+        };
+        const schema = {
+          schemaFile: opts.schema as string | undefined,
+          onSchema: (columns: readonly { id: string; kind: string; values?: string[] }[]) =>
+            process.stderr.write(`columns: ${columns.map((c) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}`).join(", ")}\n`),
+        };
+        let r: Awaited<ReturnType<typeof buildSnapshotFromFile>>;
+        if (opts.from !== undefined) {
+          process.stderr.write(`reading ${opts.table !== undefined ? `table ${opts.table}` : "a query"} from PostgreSQL\n`);
+          r = await buildSnapshotFromPostgres({ url: opts.from, table: opts.table, query: opts.query }, opts.output, onProgress, schema);
+        } else {
+          r = await buildSnapshotFromFile(input as string, opts.output, onProgress, {
             format: opts.format as InputFormat | undefined,
             onFormat: ({ file, format, gzip }) => process.stderr.write(`reading ${file} as ${FORMAT_NAMES[format]}${gzip ? " (gzip)" : ""}\n`),
-            schemaFile: opts.schema as string | undefined,
-            onSchema: (columns) => process.stderr.write(`columns: ${columns.map((c) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}`).join(", ")}\n`),
-          },
-        );
+            ...schema,
+          });
+        }
         bar.stop();
         report(`built ${opts.output}`, r);
       } finally {

@@ -422,7 +422,7 @@ export async function readUsers(
 }
 
 /** The IngestError for a duplicate id found by {@link findFirstDuplicate}. */
-function duplicateError(file: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
+export function duplicateError(file: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
   const id = columns.ids[duplicate.index];
   return new IngestError(file, columns.lines[duplicate.index], `duplicate id ${id} (first seen on line ${columns.lines[duplicate.firstIndex]})`);
 }

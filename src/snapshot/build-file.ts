@@ -8,7 +8,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { generateUsers } from "../generate/users.ts";
-import { IngestError, type InputFormat, inputName, readUsers } from "../ingest/read.ts";
+import { IngestError, type InputFormat, type RawColumns, inputName, readUsers } from "../ingest/read.ts";
+import { type PostgresSource, readPostgres } from "../ingest/postgres.ts";
 import { statusCode } from "../schema.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
 import { appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
@@ -85,15 +86,56 @@ export async function buildSnapshotFromFile(
   onProgress?: (p: BuildProgress) => void,
   options: FileBuildOptions = {},
 ): Promise<BuildReport> {
+  return buildFromColumns(
+    async () => ({
+      name: inputName(input),
+      columns: await readUsers(input, (done, total) => onProgress?.({ phase: "read", done, total }), { format: options.format, onFormat: options.onFormat }),
+      declared: [],
+    }),
+    output,
+    onProgress,
+    options,
+  );
+}
+
+/**
+ * Builds a snapshot from a PostgreSQL table or query (ingest/postgres.ts `readPostgres`): the
+ * columns' types declare their kinds, and a `--schema` file overrides them for the columns it
+ * lists. Otherwise as {@link buildSnapshotFromFile}: a failure leaves the output untouched.
+ * @param onProgress `read` with rows read of the rows counted, then the build's phases
+ * @throws IngestError (`postgres:<table>:<row>: reason`) for the first bad row, a duplicate id, a
+ *   column of a type no kind holds, a connection or SQL error; as {@link buildSnapshotFromFile}
+ */
+export async function buildSnapshotFromPostgres(
+  source: PostgresSource,
+  output: string,
+  onProgress?: (p: BuildProgress) => void,
+  options: Pick<FileBuildOptions, "schemaFile" | "onSchema"> = {},
+): Promise<BuildReport> {
+  return buildFromColumns(async () => readPostgres(source, (done, total) => onProgress?.({ phase: "read", done, total })), output, onProgress, options);
+}
+
+/**
+ * The build of every source: read (columns, the source's name, the kinds it declares), decide
+ * the columns (a schema file first, then the source's declarations, then inference), build on
+ * two cores, write asynchronously.
+ */
+async function buildFromColumns(
+  read: () => Promise<{ name: string; columns: RawColumns; declared: ColumnSpec[] }>,
+  output: string,
+  onProgress: ((p: BuildProgress) => void) | undefined,
+  options: Pick<FileBuildOptions, "schemaFile" | "onSchema">,
+): Promise<BuildReport> {
   const t0 = performance.now();
   let t1 = t0;
-  const declared = options.schemaFile === undefined ? [] : readSchemaFile(options.schemaFile);
+  const fromFile = options.schemaFile === undefined ? [] : readSchemaFile(options.schemaFile);
   // Both string columns at once, on the machine's two cores. The columns are handed over
   // without a name here, so nothing holds them once the build has taken what it needs.
   const store = await buildStoreParallel(
-    await readUsers(input, (done, total) => onProgress?.({ phase: "read", done, total }), { format: options.format, onFormat: options.onFormat }).then((columns) => {
-      if (columns.ids.length === 0) throw new IngestError(inputName(input), 1, NO_RECORDS_REASON);
-      const extra = decideColumns(inputName(input), columns, declared);
+    await read().then(({ name, columns, declared }) => {
+      if (columns.ids.length === 0) throw new IngestError(name, 1, NO_RECORDS_REASON);
+      const listed = new Set(fromFile.map((c) => c.id));
+      const extra = decideColumns(name, columns, [...fromFile, ...declared.filter((c) => !listed.has(c.id))]);
       options.onSchema?.([...SEED_COLUMNS, ...extra.map((e) => e.spec)]);
       t1 = performance.now();
       return { ...columns, extra };
