@@ -17,6 +17,7 @@ import packageJson from "../package.json" with { type: "json" };
 import type { InputFormat } from "./ingest/read.ts";
 import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
+import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
@@ -249,6 +250,26 @@ export function createCli(): Command {
       const loaded = loadSnapshot(file);
       const { sections, ...header } = loaded.header;
       process.stdout.write(`${JSON.stringify({ ...header, bytes: loaded.bytes, loadMs: Math.round(loaded.loadMs), sections: sections.length }, null, 2)}\n`);
+    });
+  snapshot
+    .command("publish")
+    .description("upload a snapshot for replicas under a content-addressed key, then point the location's manifest at it (earlier versions kept for rollback)")
+    .argument("<file>", "snapshot file")
+    .requiredOption("--to <location>", "s3://bucket/prefix (S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION) or a shared directory")
+    .action(async (file: string, opts) => {
+      const t = performance.now();
+      const manifest = await publishSnapshot(file, opts.to);
+      const c = manifest.current;
+      process.stderr.write(`published ${c.snapshotId} (${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(1)} MiB) to ${opts.to} in ${Math.round(performance.now() - t)} ms; ${manifest.previous.length} earlier version(s) kept\n`);
+    });
+  snapshot
+    .command("rollback")
+    .description("make an earlier published version current again (the one before the current, or --id)")
+    .requiredOption("--to <location>", "the location the snapshots were published to")
+    .option("--id <snapshotId>", "the earlier version to make current")
+    .action(async (opts) => {
+      const manifest = await rollbackSnapshot(opts.to, opts.id);
+      process.stderr.write(`current at ${opts.to}: ${manifest.current.snapshotId} (${manifest.current.rows} rows, built ${manifest.current.createdAt})\n`);
     });
   return program;
 }

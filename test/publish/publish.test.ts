@@ -1,0 +1,113 @@
+/**
+ * Publishing snapshots (`snapshot publish`, `snapshot rollback`) to a shared directory and to a
+ * real S3-compatible server on loopback (s3rver, through Bun's S3 client configured from the
+ * standard environment variables): content-addressed objects, the manifest replaced in one
+ * step, earlier versions kept and pruned, rollbacks, an unloadable file refused.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import S3rver from "s3rver";
+import { KEPT_VERSIONS, MANIFEST_KEY, fileSha256, publishSnapshot, readManifest, rollbackSnapshot } from "../../src/publish/publish.ts";
+import { openStorage } from "../../src/publish/storage.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+
+let dir: string;
+let s3: S3rver;
+let s3Port: number;
+const saved: Record<string, string | undefined> = {};
+
+/** A snapshot of `n` users whose names carry `tag` (so each tag is a different snapshot). */
+function snapshotOf(tag: string, n = 50): string {
+  const path = join(dir, `${tag}.snap`);
+  writeSnapshot(path, buildStoreFromRecords(Array.from({ length: n }, (_, i) => ({ id: i + 1, name: `${tag} ${i}`, email: `u${i}@x`, status: i % 2 === 0 ? "active" : "inactive" }))));
+  return path;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "users-publish-"));
+  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: join(dir, "s3"), configureBuckets: [{ name: "snaps", configs: [] }] });
+  s3Port = (await s3.run()).port;
+  for (const key of ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "S3_ENDPOINT"]) saved[key] = process.env[key];
+  process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${s3Port}`;
+  process.env.AWS_ACCESS_KEY_ID = "S3RVER";
+  process.env.AWS_SECRET_ACCESS_KEY = "S3RVER";
+  process.env.AWS_REGION = "us-east-1";
+  delete process.env.S3_ENDPOINT;
+});
+
+afterAll(async () => {
+  for (const [key, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
+  await s3?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+for (const kind of ["directory", "s3"] as const) {
+  describe(`publish and rollback: ${kind}`, () => {
+    const location = () => (kind === "s3" ? "s3://snaps/fleet/users" : join(dir, "shared"));
+
+    test("publish: the object under its snapshot id, then the manifest naming it with its checksum, size, rows", async () => {
+      const a = snapshotOf(`a-${kind}`);
+      const manifest = await publishSnapshot(a, location(), new Date("2026-01-02T03:04:05Z"));
+      const storage = openStorage(location());
+      expect(manifest.previous).toEqual([]);
+      expect(manifest.current).toMatchObject({ key: `snapshots/${manifest.current.snapshotId}.snap`, rows: 50, bytes: readFileSync(a).length, publishedAt: "2026-01-02T03:04:05.000Z" });
+      expect(manifest.current.sha256).toBe(await fileSha256(a));
+      expect(Buffer.compare(Buffer.from((await storage.read(manifest.current.key)) as Uint8Array), readFileSync(a))).toBe(0);
+      expect(await readManifest(storage)).toEqual(manifest);
+      // publishing the current snapshot again changes nothing
+      expect(await publishSnapshot(a, location(), new Date())).toEqual(manifest);
+    });
+
+    test(`each publish keeps ${KEPT_VERSIONS} earlier versions and prunes older objects; rollback by one or by id`, async () => {
+      const storage = openStorage(location());
+      const ids: string[] = [(await readManifest(storage))?.current.snapshotId as string];
+      for (let v = 0; v < KEPT_VERSIONS + 1; v++) ids.push((await publishSnapshot(snapshotOf(`v${v}-${kind}`), location())).current.snapshotId);
+      const manifest = (await readManifest(storage)) as NonNullable<Awaited<ReturnType<typeof readManifest>>>;
+      expect(manifest.current.snapshotId).toBe(ids.at(-1) as string);
+      expect(manifest.previous.map((e) => e.snapshotId)).toEqual(ids.slice(-1 - KEPT_VERSIONS, -1).reverse());
+      expect((await storage.list("snapshots")).sort()).toEqual([manifest.current, ...manifest.previous].map((e) => e.key).sort());
+
+      const back = await rollbackSnapshot(location());
+      expect(back.current.snapshotId).toBe(ids.at(-2) as string);
+      expect(back.previous[0].snapshotId).toBe(ids.at(-1) as string);
+      const byId = await rollbackSnapshot(location(), ids.at(-4));
+      expect(byId.current.snapshotId).toBe(ids.at(-4) as string);
+      expect(await readManifest(storage)).toEqual(byId);
+      await expect(rollbackSnapshot(location(), "0000000000000000")).rejects.toThrow(/no earlier version 0000000000000000/);
+    });
+
+    test("a file that is not a loadable snapshot is refused and the manifest is unchanged", async () => {
+      const storage = openStorage(location());
+      const before = await readManifest(storage);
+      const bad = join(dir, `bad-${kind}.snap`);
+      writeFileSync(bad, "not a snapshot at all, just some bytes");
+      await expect(publishSnapshot(bad, location())).rejects.toThrow(/bad magic|shorter than/);
+      expect(await readManifest(storage)).toEqual(before);
+    });
+  });
+}
+
+describe("the command line", () => {
+  test("snapshot publish and rollback print what they did; a rollback with nothing published fails", () => {
+    const root = resolve(import.meta.dir, "..", "..");
+    const cli = (...args: string[]) => Bun.spawnSync([process.execPath, join(root, "src", "cli.ts"), "snapshot", ...args], { stdout: "pipe", stderr: "pipe", env: process.env });
+    const target = join(dir, "cli-shared");
+    const first = cli("publish", snapshotOf("cli-1"), "--to", target);
+    expect(first.exitCode).toBe(0);
+    expect(first.stderr.toString()).toMatch(/^published [0-9a-f]{16} \(50 rows, .* MiB\) to .* in \d+ ms; 0 earlier version\(s\) kept\n$/);
+    expect(cli("publish", snapshotOf("cli-2"), "--to", target).exitCode).toBe(0);
+    const rollback = cli("rollback", "--to", target);
+    expect(rollback.exitCode).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(target, MANIFEST_KEY), "utf8"));
+    expect(rollback.stderr.toString()).toContain(`current at ${target}: ${manifest.current.snapshotId} (50 rows`);
+    const none = cli("rollback", "--to", join(dir, "empty"));
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr.toString()).toContain("nothing published (no manifest.json)");
+  });
+});
