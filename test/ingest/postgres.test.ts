@@ -79,7 +79,7 @@ describe("snapshot build --from postgres", () => {
       { id: "uid", kind: "text" },
       { id: "code", kind: "text" },
     ]);
-    expect([0, 1, 2].map((row) => recordAt(store, row))).toEqual([
+    expect([0, 1, 2].map((row) => recordAt(store, row) as unknown)).toEqual([
       {
         id: 1, name: "Ана", email: "ana@x.ru", status: "inactive", role: "owner", age: -2, score: -0.5, small: -1,
         created_at: "1969-12-31T23:59:59.999Z", seen_at: "2000-02-29T12:00:00.500Z", birthday: "1969-12-31", verified: false,
@@ -115,7 +115,7 @@ describe("snapshot build --from postgres", () => {
     expect(progress.length).toBeGreaterThan(2);
     const { store } = loadSnapshot(out);
     expect(store.schema.columns.at(-1)).toEqual({ id: "bucket", kind: "json" });
-    expect(recordAt(store, 23_999)).toEqual({ id: 24_000, name: "user 24000", email: "u24000@x", status: "inactive", bucket: 24_000 % 7 });
+    expect(recordAt(store, 23_999) as unknown).toEqual({ id: 24_000, name: "user 24000", email: "u24000@x", status: "inactive", bucket: 24_000 % 7 });
     const cast = await buildSnapshotFromPostgres({ url: pg.url, query: "SELECT id, name, email, status, addr::text AS addr FROM odd" }, join(dir, "odd.snap"));
     expect(cast.rows).toBe(1);
   });
