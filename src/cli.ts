@@ -18,6 +18,7 @@ import type { InputFormat } from "./ingest/read.ts";
 import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
+import { fetchCurrent, followSource } from "./publish/follow.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
@@ -114,14 +115,22 @@ export function createCli(): Command {
     .option("--no-demo", "do not serve the demo page (AG Grid and TanStack Table clients) at /")
     .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
     .option("--api-keys-file <path>", "require Authorization: Bearer <key> on /api/* and /metrics; one key a line, # comments (env API_KEYS: a comma list; default: keys off)")
-    .action((opts) => {
+    .option("--source <location>", "follow a published location (s3://bucket/prefix or a directory, see snapshot publish): download its current snapshot, serve it, poll for new ones")
+    .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
+    .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
+      if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
       const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
       const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
       const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
       const logger = createLogger();
       let snapshot: string = opts.snapshot;
-      if (snapshot === undefined) {
+      const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
+      // a replica of a published location keeps its downloads beside its private copies
+      const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
+      if (opts.source !== undefined) {
+        snapshot = (await fetchCurrent(opts.source, replicaDir, logger)).path;
+      } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
@@ -131,15 +140,20 @@ export function createCli(): Command {
         host: opts.host,
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,
-        cacheDir: opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined),
+        cacheDir,
         reusePort: opts.reusePort === true,
         plugins: opts.demo === false ? [] : [demoPlugin()],
         logger,
         cors,
         apiKeys,
       });
+      const stopFollowing =
+        opts.source === undefined
+          ? () => {}
+          : followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload }, opts.source, replicaDir, opts.poll, logger);
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
+        stopFollowing();
         running.drain().finally(() => process.exit(0));
       };
       process.on("SIGINT", shutdown);

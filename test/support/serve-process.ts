@@ -43,11 +43,13 @@ export interface ServeProcess {
 }
 
 /**
- * Spawns `serve --snapshot <snapshot> --port 0 --no-demo <args>` and waits for "listening".
+ * Spawns `serve --snapshot <snapshot> --port 0 --no-demo <args>` (no `--snapshot` when null: a
+ * replica with `--source` in `args`) and waits for "listening".
  * @throws Error with the process's output when it exits first or `timeoutMs` passes
  */
-export async function spawnServe(snapshot: string, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeProcess> {
-  const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--port", "0", "--no-demo", ...args], {
+export async function spawnServe(snapshot: string | null, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeProcess> {
+  const source = snapshot === null ? [] : ["--snapshot", snapshot];
+  const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", ...source, "--port", "0", "--no-demo", ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "info", ...env },
     stdin: "ignore",

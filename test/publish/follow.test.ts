@@ -1,0 +1,122 @@
+/**
+ * Replicas that follow a published location (`serve --source … --poll …`), as processes over a
+ * shared directory and over S3 (s3rver on loopback): the first snapshot downloaded and served,
+ * a newly published version swapped in at the next poll with every request answered meanwhile,
+ * a tampered download refused with the old version still serving, a rollback followed too.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import S3rver from "s3rver";
+import { publishSnapshot, rollbackSnapshot } from "../../src/publish/publish.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
+
+let dir: string;
+let s3: S3rver;
+let env: Record<string, string>;
+const saved: Record<string, string | undefined> = {};
+
+/** A snapshot of `n` users whose names carry `tag`. */
+function snapshotOf(tag: string, n: number): string {
+  const path = join(dir, `${tag}.snap`);
+  writeSnapshot(path, buildStoreFromRecords(Array.from({ length: n }, (_, i) => ({ id: i + 1, name: `${tag} ${i}`, email: `u${i}@x`, status: "active" }))));
+  return path;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "users-follow-"));
+  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: join(dir, "s3"), configureBuckets: [{ name: "fleet", configs: [] }] });
+  const { port } = await s3.run();
+  env = { AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+  // this process publishes too (Bun's S3 client reads the same variables)
+  for (const [key, value] of Object.entries(env)) {
+    saved[key] = process.env[key];
+    process.env[key] = value;
+  }
+});
+
+afterAll(async () => {
+  for (const [key, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[key];
+    else process.env[key] = value;
+  }
+  await s3?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The served snapshot's id and row count, from /healthz. */
+async function health(replica: ServeProcess): Promise<{ snapshotId: string; rows: number }> {
+  return (await fetch(`${replica.url}/healthz`)).json() as Promise<{ snapshotId: string; rows: number }>;
+}
+
+/** Polls /healthz until it serves `snapshotId` (or fails after `ms`). */
+async function waitFor(replica: ServeProcess, snapshotId: string, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if ((await health(replica)).snapshotId === snapshotId) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`replica still serves ${(await health(replica)).snapshotId}, not ${snapshotId}`);
+}
+
+for (const kind of ["directory", "s3"] as const) {
+  describe(`serve --source (${kind})`, () => {
+    test("serves the published snapshot, follows a new version with no failed request, refuses a tampered one, follows a rollback", async () => {
+      const location = kind === "s3" ? "s3://fleet/users" : join(dir, "shared");
+      const v1 = await publishSnapshot(snapshotOf(`one-${kind}`, 300), location);
+      const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, `replica-${kind}`)], env);
+      try {
+        expect(await health(replica)).toEqual({ status: "ok", rows: 300, snapshotId: v1.current.snapshotId } as never);
+        expect(replica.logs().some((l) => l.msg === "snapshot downloaded" && l.snapshotId === v1.current.snapshotId)).toBe(true);
+
+        // requests keep going while a new version is published and swapped in
+        let failures = 0;
+        let answered = 0;
+        let running = true;
+        const load = (async () => {
+          while (running) {
+            const response = await fetch(`${replica.url}/api/users?pageSize=5&sortBy=name`);
+            if (response.status !== 200) failures++;
+            const body = (await response.json()) as { total: number };
+            if (body.total !== 300 && body.total !== 500) failures++;
+            answered++;
+          }
+        })();
+        const v2 = await publishSnapshot(snapshotOf(`two-${kind}`, 500), location);
+        await waitFor(replica, v2.current.snapshotId);
+        running = false;
+        await load;
+        expect(failures).toBe(0);
+        expect(answered).toBeGreaterThan(0);
+
+        // a tampered object: the download is refused, v2 keeps serving
+        const v3 = await publishSnapshot(snapshotOf(`three-${kind}`, 700), location);
+        if (kind === "directory") {
+          const object = join(location, ...v3.current.key.split("/"));
+          const bytes = readFileSync(object);
+          bytes[bytes.length - 1] ^= 0xff;
+          writeFileSync(object, bytes);
+        } else {
+          const client = new Bun.S3Client({ bucket: "fleet", endpoint: env.AWS_ENDPOINT_URL, accessKeyId: "S3RVER", secretAccessKey: "S3RVER", region: "us-east-1" });
+          const bytes = await client.file(`users/${v3.current.key}`).bytes();
+          bytes[bytes.length - 1] ^= 0xff;
+          await client.write(`users/${v3.current.key}`, bytes);
+        }
+        await replica.waitForLog("following the source failed; still serving the previous snapshot", 15_000);
+        expect((await health(replica)).snapshotId).toBe(v2.current.snapshotId);
+
+        // a rollback to v2 is what it serves already; one to v1 is followed
+        await rollbackSnapshot(location);
+        const back = await rollbackSnapshot(location, v1.current.snapshotId);
+        expect(back.current.snapshotId).toBe(v1.current.snapshotId);
+        await waitFor(replica, v1.current.snapshotId);
+        expect((await health(replica)).rows).toBe(300);
+      } finally {
+        await replica.dispose();
+      }
+    }, 60_000);
+  });
+}
