@@ -3,7 +3,6 @@
  * --port P` as a child process, ready once its pino log line "listening" (JSON on stderr, with
  * "url") appears.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { ROOT } from "./datasets.ts";
@@ -20,16 +19,7 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Resident set size of a process, in bytes (Linux /proc), or NaN. */
-export function rssOf(pid: number): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const m = /VmRSS:\s+(\d+) kB/.exec(status);
-    return m === null ? Number.NaN : Number(m[1]) * 1024;
-  } catch {
-    return Number.NaN;
-  }
-}
+export { rssOf } from "../src/rss.ts";
 
 /** Options of {@link spawnServer}. */
 export interface SpawnOptions {

@@ -19,6 +19,8 @@ import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, 
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { fetchCurrent, followSource } from "./publish/follow.ts";
+import { freePort, superviseWorkers } from "./workers.ts";
+import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
@@ -56,6 +58,31 @@ function progressBar(label: string) {
       if (started) bar.stop();
     },
   };
+}
+
+/**
+ * A worker's command line for `serve --workers N`: this program's `serve` with the same options,
+ * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`.
+ */
+function workerCommand(snapshot: string, port: number): string[] {
+  const args = process.argv.slice(process.argv.indexOf("serve") + 1);
+  const kept: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const [name] = args[i].split("=");
+    if (["--workers", "--source", "--poll", "--port", "--snapshot"].includes(name)) {
+      if (!args[i].includes("=")) i++;
+      continue;
+    }
+    kept.push(args[i]);
+  }
+  // From source: bun <entry script>; compiled: the binary itself.
+  const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, "--port", String(port), "--reuse-port"];
+}
+
+/** The snapshot id in a snapshot file's header (checked structure, no section checksums). */
+function readSnapshotId(path: string): string {
+  return loadSnapshot(path, { verify: false }).header.checksum;
 }
 
 /** How `snapshot build` names the input formats on stderr. */
@@ -117,6 +144,7 @@ export function createCli(): Command {
     .option("--api-keys-file <path>", "require Authorization: Bearer <key> on /api/* and /metrics; one key a line, # comments (env API_KEYS: a comma list; default: keys off)")
     .option("--source <location>", "follow a published location (s3://bucket/prefix or a directory, see snapshot publish): download its current snapshot, serve it, poll for new ones")
     .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
+    .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
@@ -133,6 +161,31 @@ export function createCli(): Command {
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
+      }
+      if (opts.workers > 1) {
+        const workerPort = port === 0 ? freePort(opts.host) : port;
+        const supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort), logger);
+        logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
+        const rssTimer = setInterval(() => {
+          logger.info({ rss: supervisor.pids().map((pid) => ({ pid, rssBytes: rssOf(pid) })) }, "workers' resident memory");
+        }, 60_000);
+        const stopFollowingWorkers =
+          opts.source === undefined
+            ? () => {}
+            : followSource({ snapshotId: () => servedId, reload: () => {
+                servedId = readSnapshotId(snapshot);
+                supervisor.reload();
+              } }, opts.source, replicaDir, opts.poll, logger);
+        let servedId = readSnapshotId(snapshot);
+        const stopAll = () => {
+          clearInterval(rssTimer);
+          stopFollowingWorkers();
+          supervisor.stop().finally(() => process.exit(0));
+        };
+        process.on("SIGINT", stopAll);
+        process.on("SIGTERM", stopAll);
+        process.on("SIGHUP", () => supervisor.reload());
+        return;
       }
       const running = startServer({
         snapshot,
