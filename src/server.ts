@@ -125,13 +125,14 @@ export function startServer(options: ServeOptions): RunningServer {
   );
   let engine = createEngine(loaded.store);
   let loadMs = loaded.loadMs;
+  let createdAt = loaded.header.createdAt;
 
   // Bun's count of requests being answered; set once the server exists.
   let pending = () => 0;
   const metrics = createMetrics({
     inFlight: () => pending(),
     engine: () => engine,
-    snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs }),
+    snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
   });
   const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
   const service = createService({
@@ -143,6 +144,7 @@ export function startServer(options: ServeOptions): RunningServer {
     apiKeys,
     metrics,
     state: () => state,
+    snapshotCreatedAt: () => createdAt,
   });
   const server = Bun.serve({
     port: options.port,
@@ -175,6 +177,7 @@ export function startServer(options: ServeOptions): RunningServer {
     metrics.retireEngine(engine);
     engine = createEngine(next.store);
     loadMs = next.loadMs;
+    createdAt = next.header.createdAt;
     metrics.reloaded("ok");
     // The previous copy stays mapped until its engine is unreachable; its file can go now.
     pruneCache(cacheDir, [next.privatePath]);

@@ -74,6 +74,8 @@ export interface AppOptions {
   metrics?: ServerMetrics | null;
   /** The server's state, for /readyz and `Connection: close` while draining; absent: always "ready". */
   state?: () => ServerState;
+  /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
+  snapshotCreatedAt?: () => string;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -306,10 +308,13 @@ function searchOf(url: string): string {
 
 /** The handlers of the operations routes (docs/api.md "HTTP envelope", Operations). */
 export interface OperationsHandlers {
-  /** GET /healthz: 200 `{status: "ok", rows, snapshotId}` while the process serves (liveness). */
+  /**
+   * GET /healthz: 200 `{status: "ok", rows, snapshotId, createdAt, ageSeconds}` while the process
+   * serves (liveness): the version serving and its age (seconds since it was built).
+   */
   healthz: (request: Request) => Response;
   /**
-   * GET /readyz: 200 `{status: "ready", rows, snapshotId}` once a snapshot is loaded and
+   * GET /readyz: 200 `{status: "ready", rows, snapshotId, createdAt, ageSeconds}` once a snapshot is loaded and
    * serving; 503 problem+json while starting or draining (a load balancer stops sending).
    */
   readyz: (request: Request) => Response;
@@ -318,10 +323,13 @@ export interface OperationsHandlers {
 }
 
 /** The operations handlers, free of the framework like {@link usersHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state">): OperationsHandlers {
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
-    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const createdAt = options.snapshotCreatedAt?.();
+    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const ageSeconds = Math.max(0, Math.floor((Date.now() - Date.parse(createdAt)) / 1000));
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds });
   };
   return {
     healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),

@@ -28,7 +28,7 @@ export interface MetricsSources {
   /** The engine serving now (its caches' counters and sizes). */
   engine: () => Engine;
   /** The snapshot serving now: rows, id, and how long loading it took, in ms. */
-  snapshot: () => { rows: number; snapshotId: string; loadMs: number };
+  snapshot: () => { rows: number; snapshotId: string; loadMs: number; createdAt?: string };
 }
 
 /** One server's metrics. */
@@ -185,6 +185,24 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
     collect() {
       this.reset();
       this.set({ snapshot_id: sources.snapshot().snapshotId }, 1);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}snapshot_created_timestamp_seconds`,
+    help: "When the snapshot serving now was built, in seconds since the Unix epoch (its age: time() minus this).",
+    registers,
+    collect() {
+      const createdAt = sources.snapshot().createdAt;
+      if (createdAt !== undefined) this.set(Date.parse(createdAt) / 1000);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}snapshot_age_seconds`,
+    help: "Seconds since the snapshot serving now was built.",
+    registers,
+    collect() {
+      const createdAt = sources.snapshot().createdAt;
+      if (createdAt !== undefined) this.set(Math.max(0, (Date.now() - Date.parse(createdAt)) / 1000));
     },
   });
   new Gauge({

@@ -336,6 +336,8 @@ function componentSchemas(s: Schema) {
       status: { type: "string", enum: ["ok"] },
       rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
       snapshotId: { type: "string", description: "Id of the snapshot being served." },
+      createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
+      ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
     },
   },
   Ready: {
@@ -346,6 +348,8 @@ function componentSchemas(s: Schema) {
       status: { type: "string", enum: ["ready"] },
       rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
       snapshotId: { type: "string", description: "Id of the snapshot being served." },
+      createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
+      ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
     },
   },
   };

@@ -271,7 +271,10 @@ describe("other paths and methods", () => {
 
   test("healthz gives the row count and snapshot id", async () => {
     const body = await (await fetch(`${srv.url}/healthz`)).json();
-    expect(body).toEqual({ status: "ok", rows: 12, snapshotId: srv.server.engine().store.snapshotId });
+    expect(body).toEqual({ status: "ok", rows: 12, snapshotId: srv.server.engine().store.snapshotId, createdAt: expect.any(String), ageSeconds: expect.any(Number) });
+    // the version's age: seconds since the snapshot was built
+    expect(Date.parse(body.createdAt)).toBeLessThanOrEqual(Date.now());
+    expect(body.ageSeconds).toBe(Math.floor((Date.now() - Date.parse(body.createdAt)) / 1000));
     expect(body.snapshotId).toMatch(/^[0-9a-f]{16}$/);
   });
 

@@ -372,7 +372,7 @@ describe("operations", () => {
   test("/readyz is 200 with the snapshot while serving", async () => {
     const res = await raw("/readyz");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ready", rows: 60, snapshotId: srv.server.engine().store.snapshotId });
+    expect(await res.json()).toEqual({ status: "ready", rows: 60, snapshotId: srv.server.engine().store.snapshotId, createdAt: expect.any(String), ageSeconds: expect.any(Number) });
   });
 
   test("/readyz is a 503 problem while starting or draining", async () => {
@@ -418,6 +418,8 @@ describe("operations", () => {
       expect(text).toContain("users_listing_snapshot_rows 60");
       expect(text).toContain(`users_listing_snapshot_info{snapshot_id="${id}"} 1`);
       expect(text).toMatch(/users_listing_snapshot_load_seconds \d/);
+      expect(text).toMatch(/users_listing_snapshot_age_seconds \d/);
+      expect(text).toMatch(/users_listing_snapshot_created_timestamp_seconds \d/);
       expect(text).toContain('users_listing_snapshot_reloads_total{result="ok"} 1');
       expect(text).toContain('users_listing_snapshot_reloads_total{result="refused"} 1');
       // Each server its own registry: the other server's requests are not counted here.

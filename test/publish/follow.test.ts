@@ -69,7 +69,8 @@ for (const kind of ["directory", "s3"] as const) {
       const v1 = await publishSnapshot(snapshotOf(`one-${kind}`, 300), location);
       const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, `replica-${kind}`)], env);
       try {
-        expect(await health(replica)).toEqual({ status: "ok", rows: 300, snapshotId: v1.current.snapshotId } as never);
+        // the version serving, and when it was built (the manifest's createdAt)
+        expect(await health(replica)).toMatchObject({ status: "ok", rows: 300, snapshotId: v1.current.snapshotId, createdAt: v1.current.createdAt } as never);
         expect(replica.logs().some((l) => l.msg === "snapshot downloaded" && l.snapshotId === v1.current.snapshotId)).toBe(true);
 
         // requests keep going while a new version is published and swapped in
