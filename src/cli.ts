@@ -18,7 +18,8 @@ import type { InputFormat } from "./ingest/read.ts";
 import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { fetchCurrent, followSource } from "./publish/follow.ts";
+import { followSource, waitForFirst } from "./publish/follow.ts";
+import { startStartingServer } from "./http/starting.ts";
 import { freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
@@ -156,14 +157,21 @@ export function createCli(): Command {
       const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
       // a replica of a published location keeps its downloads beside its private copies
       const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
+      let listenPort = port;
       if (opts.source !== undefined) {
-        snapshot = (await fetchCurrent(opts.source, replicaDir, logger)).path;
+        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations")
+        const starting = opts.workers > 1 ? null : startStartingServer(port, opts.host, logger);
+        snapshot = (await waitForFirst(opts.source, replicaDir, opts.poll, logger)).path;
+        if (starting !== null) {
+          listenPort = starting.port;
+          await starting.stop();
+        }
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
       if (opts.workers > 1) {
-        const workerPort = port === 0 ? freePort(opts.host) : port;
+        const workerPort = listenPort === 0 ? freePort(opts.host) : listenPort;
         const supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort), logger);
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
@@ -189,7 +197,7 @@ export function createCli(): Command {
       }
       const running = startServer({
         snapshot,
-        port,
+        port: listenPort,
         host: opts.host,
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,

@@ -96,3 +96,18 @@ export function followSource(target: FollowTarget, location: string, dir: string
   const timer = setInterval(() => void poll(), pollSeconds * 1000);
   return () => clearInterval(timer);
 }
+
+/**
+ * A replica's first snapshot: {@link fetchCurrent}, tried again every `pollSeconds` while
+ * nothing is published at `location` yet or the download fails (each failure logged).
+ */
+export async function waitForFirst(location: string, dir: string, pollSeconds: number, logger: Logger): Promise<{ path: string; entry: ManifestEntry }> {
+  for (;;) {
+    try {
+      return await fetchCurrent(location, dir, logger);
+    } catch (error) {
+      logger.warn({ err: error, source: location }, "no snapshot to serve yet; trying again");
+      await Bun.sleep(pollSeconds * 1000);
+    }
+  }
+}

@@ -69,7 +69,8 @@ for (const kind of ["directory", "s3"] as const) {
       const v1 = await publishSnapshot(snapshotOf(`one-${kind}`, 300), location);
       const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, `replica-${kind}`)], env);
       try {
-        // the version serving, and when it was built (the manifest's createdAt)
+        // the version serving, and when it was built (the manifest's createdAt), once downloaded
+        await waitFor(replica, v1.current.snapshotId);
         expect(await health(replica)).toMatchObject({ status: "ok", rows: 300, snapshotId: v1.current.snapshotId, createdAt: v1.current.createdAt } as never);
         expect(replica.logs().some((l) => l.msg === "snapshot downloaded" && l.snapshotId === v1.current.snapshotId)).toBe(true);
 
@@ -121,3 +122,28 @@ for (const kind of ["directory", "s3"] as const) {
     }, 60_000);
   });
 }
+
+describe("serve --source before anything is published", () => {
+  test("/readyz is a 503 problem until the first snapshot is published and served on the same port", async () => {
+    const location = join(dir, "later");
+    const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, "replica-later")], env);
+    try {
+      const waiting = await fetch(`${replica.url}/readyz`);
+      expect(waiting.status).toBe(503);
+      expect(waiting.headers.get("content-type")).toBe("application/problem+json");
+      expect(await waiting.json()).toMatchObject({ status: 503, state: "starting" });
+      expect((await fetch(`${replica.url}/api/users`)).status).toBe(503);
+      const published = await publishSnapshot(snapshotOf("later", 40), location);
+      const until = Date.now() + 15_000;
+      let ready = await fetch(`${replica.url}/readyz`).catch(() => null);
+      while ((ready === null || ready.status !== 200) && Date.now() < until) {
+        await Bun.sleep(100);
+        ready = await fetch(`${replica.url}/readyz`).catch(() => null);
+      }
+      expect(ready?.status).toBe(200);
+      expect(await ready?.json()).toMatchObject({ status: "ready", rows: 40, snapshotId: published.current.snapshotId });
+    } finally {
+      await replica.dispose();
+    }
+  }, 60_000);
+});
