@@ -11,19 +11,7 @@ if [ -x "$CHROMIUM" ]; then
   exit 0
 fi
 
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO="sudo"
-  else
-    echo "install-chromium: must run as root (or with sudo available)" >&2
-    exit 1
-  fi
-fi
-
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends chromium fonts-liberation
+sh "$(dirname "$0")/apt-install.sh" chromium fonts-liberation
 
 if [ ! -x "$CHROMIUM" ]; then
   echo "install-chromium: apt-get finished but $CHROMIUM is missing" >&2

@@ -13,7 +13,7 @@ import type { ColumnTest, Predicate, TextOp } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { stringValueAt } from "../store/records.ts";
 import { denseBitmap, findList, isDense, listRows, needleTrigrams, setListBits } from "../store/trigrams.ts";
-import { couldBeInId, searchCheckCost, searchTermCost } from "./planner.ts";
+import { couldBeInId, searchCheckCost, searchTermCost, searchTermEstimate } from "./planner.ts";
 import type { Store, TrigramIndex } from "../store/types.ts";
 import {
   type Bitmap,
@@ -746,7 +746,7 @@ function searchTermNodes(store: Store, term: string): Node[] {
  * evaluated and intersected or, once few rows are left, checked on those rows alone.
  */
 function searchNode(store: Store, terms: string[]): Node {
-  const ordered = terms.map((term) => ({ term, estimate: termEstimate(store, fold(term)) })).sort((a, b) => a.estimate - b.estimate);
+  const ordered = terms.map((term) => ({ term, estimate: searchTermEstimate(store, term) })).sort((a, b) => a.estimate - b.estimate);
   let node = orNodes(store, searchTermNodes(store, ordered[0].term));
   for (let t = 1; t < ordered.length; t++) {
     if (node.kind === "status" && node.mask === 0) return NONE;
@@ -769,40 +769,6 @@ function searchNode(store: Store, terms: string[]): Node {
     node = bitsNode(null, kept.subarray(0, k));
   }
   return node;
-}
-
-/**
- * An upper bound of a term's matching rows, for ordering terms: per searchable text source, its
- * smallest trigram list (every row when the term is under 3 code points), plus the rows of the
- * enum and status values that contain it.
- */
-function termEstimate(store: Store, needle: string): number {
-  const trigrams = needleTrigrams(needle);
-  if (trigrams === null) return store.rowCount;
-  const sources: TrigramIndex[] = [store.idTrigrams, store.strings.name.trigrams, store.strings.email.trigrams];
-  for (const spec of store.schema.columns) {
-    const trigramsOf = store.columns[spec.id]?.trigrams;
-    if (spec.kind === "text" && trigramsOf != null) sources.push(trigramsOf);
-  }
-  let estimate = 0;
-  for (const index of sources) {
-    let smallest = Number.POSITIVE_INFINITY;
-    for (const key of trigrams.keys) {
-      const k = findList(index, key);
-      smallest = Math.min(smallest, k < 0 ? 0 : index.counts[k]);
-    }
-    estimate += smallest;
-  }
-  // the enum columns' rows holding a value that contains the term (each value's run length)
-  for (const spec of store.schema.columns) {
-    const column = store.columns[spec.id];
-    if (spec.kind !== "enum" || column?.distinct == null || column.rankStarts === null) continue;
-    for (let r = 1; r <= column.distinct.length; r++) {
-      if (fold((spec.values ?? [])[column.distinct[r - 1] - 1]).includes(needle)) estimate += column.rankStarts[r + 1] - column.rankStarts[r];
-    }
-  }
-  for (let code = 0; code < STATUS_VALUES.length; code++) if (fold(STATUS_VALUES[code]).includes(needle)) estimate += store.statusCounts[code];
-  return estimate;
 }
 
 /**

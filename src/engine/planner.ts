@@ -127,13 +127,56 @@ export function searchTermCost(store: Store, term: string): number {
     if (column === undefined) continue;
     if (spec.kind === "text") {
       cost += column.trigrams !== null && needleTrigrams(needle) !== null ? trigramCost(column.trigrams, "contains", needle, store) : store.rowCount * COST.SCAN_ROW;
-    } else if (spec.kind === "enum" && column.distinct !== null && column.rankStarts !== null) {
-      let rows = 0;
-      for (let r = 1; r <= column.distinct.length; r++) if (fold((spec.values ?? [])[column.distinct[r - 1] - 1]).includes(needle)) rows += column.rankStarts[r + 1] - column.rankStarts[r];
+    } else if (spec.kind === "enum") {
+      const rows = enumRowsContaining(store, spec.id, needle);
       if (rows > 0) cost += rows * COST.WALK_ROW + words(store) * COST.BITMAP_WORD;
     }
   }
   return cost + 2 * words(store) * COST.BITMAP_WORD;
+}
+
+/**
+ * Rows of enum column `id` whose value, folded, contains `needle` (folded): the sum of those
+ * values' runs in the value order (rank starts), no row visited.
+ */
+function enumRowsContaining(store: Store, id: string, needle: string): number {
+  const column = store.columns[id];
+  const values = column.spec.values ?? [];
+  const distinct = column.distinct as Float64Array;
+  const starts = column.rankStarts as Uint32Array;
+  let rows = 0;
+  // rank r ≥ 1 holds code distinct[r - 1], the value values[code - 1]
+  for (let r = 1; r <= distinct.length; r++) if (fold(values[distinct[r - 1] - 1]).includes(needle)) rows += starts[r + 1] - starts[r];
+  return rows;
+}
+
+/**
+ * An upper bound of a search term's matching rows (filter.ts `searchNode` evaluates the terms
+ * fewest first): per text source (`id`, `name`, `email`, every `text` column) its smallest
+ * trigram list, plus the rows of the enum and status values that contain the term; every row
+ * when the term is under 3 code points.
+ */
+export function searchTermEstimate(store: Store, term: string): number {
+  const needle = fold(term);
+  const trigrams = needleTrigrams(needle);
+  if (trigrams === null) return store.rowCount;
+  const sources: TrigramIndex[] = [store.idTrigrams, store.strings.name.trigrams, store.strings.email.trigrams];
+  for (const spec of store.schema.columns) {
+    const index = store.columns[spec.id]?.trigrams;
+    if (spec.kind === "text" && index != null) sources.push(index);
+  }
+  let estimate = 0;
+  for (const index of sources) {
+    let smallest = Number.POSITIVE_INFINITY;
+    for (const key of trigrams.keys) {
+      const k = findList(index, key);
+      smallest = Math.min(smallest, k < 0 ? 0 : index.counts[k]);
+    }
+    estimate += smallest;
+  }
+  for (const spec of store.schema.columns) if (spec.kind === "enum" && store.columns[spec.id] !== undefined) estimate += enumRowsContaining(store, spec.id, needle);
+  for (let code = 0; code < STATUS_VALUES.length; code++) if (fold(STATUS_VALUES[code]).includes(needle)) estimate += store.statusCounts[code];
+  return estimate;
 }
 
 /** Cost of checking one row for a search term (filter.ts `termChecker`): each searchable column's check. */

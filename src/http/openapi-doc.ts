@@ -401,8 +401,11 @@ const SECURITY_SCHEMES = {
 /** Security of the key-protected operations: a key, or none when keys are off. */
 const KEYED = [{ apiKey: [] }, {}];
 
-/** The headers of every 200 of a data route. */
-const DATA_HEADERS = { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), "Cache-Control": header("CacheControl"), Vary: header("Vary") };
+/** The headers of a POST data answer: the tag and the snapshot id (no 304, no caching). */
+const POST_HEADERS = { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), Vary: header("Vary") };
+
+/** The headers of every 200 of a GET data route. */
+const DATA_HEADERS = { ...POST_HEADERS, "Cache-Control": header("CacheControl") };
 
 /**
  * The document-level parts merged by @elysiajs/openapi into the served document: info,
@@ -541,7 +544,7 @@ export const postFacetsDoc = {
   security: KEYED,
   requestBody: { required: true, content: { "application/json": { schema: schema("FacetsRequest") } } },
   responses: {
-    200: { description: "The facets and the matching row count", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), Vary: header("Vary") }, content: { "application/json": { schema: schema("FacetsResponse") } } },
+    200: { description: "The facets and the matching row count", headers: POST_HEADERS, content: { "application/json": { schema: schema("FacetsResponse") } } },
     ...dataRouteAnswers("post"),
   },
 };
@@ -582,7 +585,7 @@ export const postExportDoc = {
   security: KEYED,
   requestBody: { required: false, content: { "application/json": { schema: schema("ExportRequest") } } },
   responses: {
-    200: { description: "Every matching row", headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), "Content-Disposition": EXPORT_HEADERS["Content-Disposition"] }, content: EXPORT_CONTENT },
+    200: { description: "Every matching row", headers: { ...POST_HEADERS, "Content-Disposition": EXPORT_HEADERS["Content-Disposition"] }, content: EXPORT_CONTENT },
     ...dataRouteAnswers("post"),
   },
 };
@@ -599,7 +602,7 @@ export function postUsersDoc(maxPageSize: number) {
     responses: {
       200: {
         description: "A row window and the total",
-        headers: { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotId"), Vary: header("Vary") },
+        headers: POST_HEADERS,
         content: { "application/json": { schema: schema("PostUsersResponse") } },
       },
       400: response("BadRequest"),

@@ -15,8 +15,8 @@ import { WIDE_COLUMN_SPECS } from "../../src/generate/wide.ts";
 import { csvRows } from "../support/csv.ts";
 import { oracleFacets, oracleRows } from "../support/wide-oracle.ts";
 import type { WideRecord } from "../support/wide-store.ts";
-import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";
-import { type WideDemoService, startWideDemoService } from "./support/fixture.ts";
+import { saveScreenshot } from "./support/browser.ts";
+import { type WideDemoService, type WideDemoSession, openWideDemo } from "./support/fixture.ts";
 
 const COUNT = 5000;
 const SEED = 11;
@@ -25,25 +25,20 @@ const WAIT_MS = 30_000;
 const VIEWPORT = { width: 1280, height: 900 };
 const SEARCH = "an 1";
 
-let service: WideDemoService;
+let session: WideDemoSession;
 let server: WideDemoService["server"];
-let browser: LaunchedBrowser;
 let page: Page;
 let records: WideRecord[];
-const pageErrors: string[] = [];
+let pageErrors: string[];
 
 beforeAll(async () => {
-  service = startWideDemoService(COUNT, SEED);
-  server = service.server;
-  records = service.records;
-  browser = await launchChromium(VIEWPORT);
-  page = browser.page;
-  page.on("pageerror", (error) => pageErrors.push(error.message));
+  session = await openWideDemo(COUNT, SEED, VIEWPORT);
+  ({ page, pageErrors } = session);
+  ({ server, records } = session.service);
 }, TEST_MS);
 
 afterAll(async () => {
-  await browser?.close();
-  await service?.stop();
+  await session?.close();
 });
 
 /** Clicks `selector` and returns the text of the file the click downloads. */

@@ -8,16 +8,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import S3rver from "s3rver";
 import { publishSnapshot, rollbackSnapshot } from "../../src/publish/publish.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { type TestS3, startS3 } from "../support/s3.ts";
 import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
 
 let dir: string;
-let s3: S3rver;
+let s3: TestS3;
 let env: Record<string, string>;
-const saved: Record<string, string | undefined> = {};
 
 /** A snapshot of `n` users whose names carry `tag`. */
 function snapshotOf(tag: string, n: number): string {
@@ -28,22 +27,13 @@ function snapshotOf(tag: string, n: number): string {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-follow-"));
-  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: join(dir, "s3"), configureBuckets: [{ name: "fleet", configs: [] }] });
-  const { port } = await s3.run();
-  env = { AWS_ENDPOINT_URL: `http://127.0.0.1:${port}`, AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
-  // this process publishes too (Bun's S3 client reads the same variables)
-  for (const [key, value] of Object.entries(env)) {
-    saved[key] = process.env[key];
-    process.env[key] = value;
-  }
+  // this process publishes too: the S3 variables are set here as well as passed to the replicas
+  s3 = await startS3(dir, "fleet");
+  env = s3.env;
 });
 
 afterAll(async () => {
-  for (const [key, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  await s3?.close();
+  await s3?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

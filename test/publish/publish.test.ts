@@ -8,16 +8,14 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import S3rver from "s3rver";
 import { KEPT_VERSIONS, MANIFEST_KEY, fileSha256, publishSnapshot, readManifest, rollbackSnapshot } from "../../src/publish/publish.ts";
 import { openStorage } from "../../src/publish/storage.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { type TestS3, startS3 } from "../support/s3.ts";
 import { buildStoreFromRecords } from "../../src/store/build.ts";
 
 let dir: string;
-let s3: S3rver;
-let s3Port: number;
-const saved: Record<string, string | undefined> = {};
+let s3: TestS3;
 
 /** A snapshot of `n` users whose names carry `tag` (so each tag is a different snapshot). */
 function snapshotOf(tag: string, n = 50): string {
@@ -28,22 +26,11 @@ function snapshotOf(tag: string, n = 50): string {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-publish-"));
-  s3 = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory: join(dir, "s3"), configureBuckets: [{ name: "snaps", configs: [] }] });
-  s3Port = (await s3.run()).port;
-  for (const key of ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "S3_ENDPOINT"]) saved[key] = process.env[key];
-  process.env.AWS_ENDPOINT_URL = `http://127.0.0.1:${s3Port}`;
-  process.env.AWS_ACCESS_KEY_ID = "S3RVER";
-  process.env.AWS_SECRET_ACCESS_KEY = "S3RVER";
-  process.env.AWS_REGION = "us-east-1";
-  delete process.env.S3_ENDPOINT;
+  s3 = await startS3(dir, "snaps");
 });
 
 afterAll(async () => {
-  for (const [key, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
-  }
-  await s3?.close();
+  await s3?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -15,6 +15,8 @@ import { buildSnapshotFromGenerator } from "../../../src/snapshot/build-file.ts"
 import { WIDE_COLUMN_SPECS, wideRecords } from "../../../src/generate/wide.ts";
 import { writeSnapshot } from "../../../src/snapshot/write.ts";
 import { type WideRecord, buildWideStore } from "../../support/wide-store.ts";
+import type { Page } from "playwright-core";
+import { type LaunchedBrowser, launchChromium } from "./browser.ts";
 
 /** A running service over generated users. */
 export interface DemoService {
@@ -82,6 +84,35 @@ export function startWideDemoService(count: number, seed: number): WideDemoServi
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A wide demo service and a Chromium page over it, the page's errors collected. */
+export interface WideDemoSession {
+  service: WideDemoService;
+  browser: LaunchedBrowser;
+  page: Page;
+  /** Uncaught errors of the page, in order. */
+  pageErrors: string[];
+  /** Closes the browser and stops the service. */
+  close: () => Promise<void>;
+}
+
+/** {@link startWideDemoService}, then Chromium at `viewport` (CSS pixels; default 1600×1000). */
+export async function openWideDemo(count: number, seed: number, viewport?: { width: number; height: number }): Promise<WideDemoSession> {
+  const service = startWideDemoService(count, seed);
+  const browser = await launchChromium(viewport);
+  const pageErrors: string[] = [];
+  browser.page.on("pageerror", (error) => pageErrors.push(error.message));
+  return {
+    service,
+    browser,
+    page: browser.page,
+    pageErrors,
+    close: async () => {
+      await browser.close();
+      await service.stop();
     },
   };
 }
