@@ -1,8 +1,13 @@
 /**
  * Users from PostgreSQL (`snapshot build --from postgres://… --table T | --query SQL`): the rows
- * of a table or a query, streamed through a cursor (never the whole result in memory), each
- * row rendered by the server as JSON (`row_to_json`) and validated exactly as an NDJSON record
- * is (records.ts `addJsonRecord`: the seed's four, ids within ±2^53, every other column kept).
+ * of a table or a query, streamed by `COPY (SELECT row_to_json(t)::text …) TO STDOUT (FORMAT
+ * binary)` (never the whole result in memory; the socket is paused while a chunk is parsed),
+ * each row rendered by the server as JSON and validated exactly as an NDJSON record is
+ * (records.ts `addJsonRecord`: the seed's four, ids within ±2^53, every other column kept).
+ * COPY rather than a cursor: the server streams without a round trip per batch, and the binary
+ * format carries each row's text as it is (length-prefixed, no escapes), so the rows of a chunk
+ * are decoded as one string and cut at NUL bytes, which neither JSON text nor PostgreSQL text
+ * can hold.
  * The columns' PostgreSQL types decide their kinds (docs/api.md "Columns beyond the four"):
  * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text;
  * enum types → enum with their declared order; date → date; timestamp, timestamptz →
@@ -31,8 +36,85 @@ export interface PostgresRead {
   name: string;
 }
 
-/** Rows fetched per cursor round trip. */
-const CURSOR_ROWS = 10_000;
+/** The signature that opens a binary COPY stream (PostgreSQL docs, "COPY", Binary Format). */
+const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
+
+/** Rows between progress reports. */
+const PROGRESS_ROWS = 5_000;
+
+/**
+ * Parses a binary COPY stream of one non-null text column per tuple (PostgreSQL docs, "COPY",
+ * Binary Format: an 11-byte signature, a 32-bit flags field, a 32-bit header extension length
+ * and its bytes; each tuple a 16-bit field count (here 1) and a 32-bit length before the field's
+ * bytes; a 16-bit -1 at the end).
+ * `onRows` gets each chunk's whole tuples as one string, the fields joined by NUL (U+0000), and
+ * how many there are.
+ * @throws Error for a stream that is not such a COPY (signature, field count, a NULL field, a
+ *   truncated tuple, bytes after the trailer) and for invalid UTF-8 in a field
+ */
+export async function readCopyText(chunks: AsyncIterable<Uint8Array>, onRows: (text: string, count: number) => void): Promise<void> {
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let pending: Buffer = Buffer.alloc(0);
+  let headerDone = false;
+  let ended = false;
+  // the joined fields of one chunk, grown as needed
+  let joined = Buffer.allocUnsafe(1 << 20);
+  for await (const chunk of chunks) {
+    const data = pending.length === 0 ? Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength) : Buffer.concat([pending, chunk]);
+    let p = 0;
+    if (!headerDone) {
+      if (data.length < 19) {
+        pending = Buffer.from(data);
+        continue;
+      }
+      if (!data.subarray(0, 11).equals(COPY_SIGNATURE)) throw new Error("the COPY stream does not start with the binary signature");
+      const extension = data.readUInt32BE(15);
+      if (data.length < 19 + extension) {
+        pending = Buffer.from(data);
+        continue;
+      }
+      p = 19 + extension;
+      headerDone = true;
+    }
+    if (ended && p < data.length) throw new Error("bytes after the COPY trailer");
+    let out = 0;
+    let count = 0;
+    while (p + 2 <= data.length) {
+      const fields = data.readInt16BE(p);
+      if (fields === -1) {
+        ended = true;
+        p += 2;
+        if (p < data.length) throw new Error("bytes after the COPY trailer");
+        break;
+      }
+      if (fields !== 1) throw new Error(`a COPY tuple of ${fields} fields (1 expected)`);
+      if (p + 6 > data.length) break;
+      const length = data.readInt32BE(p + 2);
+      if (length < 0) throw new Error("a NULL row in the COPY stream");
+      if (p + 6 + length > data.length) break;
+      if (out + length + 1 > joined.length) {
+        const grown = Buffer.allocUnsafe(Math.max(joined.length * 2, out + length + 1));
+        joined.copy(grown, 0, 0, out);
+        joined = grown;
+      }
+      if (count > 0) joined[out++] = 0;
+      out += data.copy(joined, out, p + 6, p + 6 + length);
+      count++;
+      p += 6 + length;
+    }
+    if (count > 0) {
+      let text: string;
+      try {
+        text = decoder.decode(joined.subarray(0, out));
+      } catch {
+        throw new Error("invalid UTF-8 in a row of the COPY stream (is the database's encoding SQL_ASCII?)");
+      }
+      onRows(text, count);
+    }
+    pending = p < data.length ? Buffer.from(data.subarray(p)) : Buffer.alloc(0);
+  }
+  if (!headerDone || !ended) throw new Error("the COPY stream ended early");
+}
 
 /** Type OIDs (pg_type) of each kind's types. */
 const KIND_OF_TYPE: Record<number, ColumnSpec["kind"]> = {
@@ -79,6 +161,8 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
     if (error instanceof IngestError) throw error;
     throw new IngestError(name, 1, `PostgreSQL: ${parseErrorText(error)}`);
   };
+  // seconds `sql.end` waits for a query in progress: none after a refused row
+  let endTimeout = 5;
   try {
     const meta = await sql.unsafe(`SELECT * FROM (${from}) AS t LIMIT 0`).catch(failed);
     const oids = meta.columns.map((c) => c.type);
@@ -99,16 +183,30 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
     const total = Number(count);
     const builder = new ColumnsBuilder();
     let row = 0;
+    let reported = 0;
+    let copy: Awaited<ReturnType<ReturnType<typeof sql.unsafe>["readable"]>> | null = null;
     try {
-      const cursor = sql.unsafe(`SELECT row_to_json(t)::text AS r FROM (${from}) AS t`).cursor(CURSOR_ROWS);
-      for await (const rows of cursor) {
-        for (const { r } of rows as unknown as { r: string }[]) {
+      copy = await sql.unsafe(`COPY (SELECT row_to_json(t)::text FROM (${from}) AS t) TO STDOUT (FORMAT binary)`).readable();
+      await readCopyText(copy, (text, count) => {
+        let start = 0;
+        for (let k = 0; k < count; k++) {
+          let end = k === count - 1 ? text.length : text.indexOf("\0", start);
+          if (end < 0) end = text.length;
+          const record = text.slice(start, end);
           row++;
-          addJsonRecord(name, builder, JSON.parse(r), row, r);
+          addJsonRecord(name, builder, JSON.parse(record), row, record);
+          start = end + 1;
         }
-        onProgress?.(row, total);
-      }
+        if (row - reported >= PROGRESS_ROWS) {
+          reported = row;
+          onProgress?.(row, total);
+        }
+      });
+      onProgress?.(row, total);
     } catch (error) {
+      // stop reading: the connection, mid-COPY, is closed at once below
+      copy?.destroy();
+      endTimeout = 0;
       // the first bad row in row order: a duplicate id on an earlier row wins
       const duplicate = findFirstDuplicate(builder.ids, builder.n);
       if (duplicate !== null) throw duplicateError(name, builder, duplicate);
@@ -118,6 +216,6 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
     if (duplicate !== null) throw duplicateError(name, builder, duplicate);
     return { columns: builder.finish(), declared, name };
   } finally {
-    await sql.end({ timeout: 5 });
+    await sql.end({ timeout: endTimeout });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Snapshots from PostgreSQL (`snapshot build --from … --table | --query`) against a real server
  * started in a temporary directory (test/support/postgres.ts): every supported type mapped to
- * its kind (an enum in its declared order), every value kept exactly, more rows than one cursor
+ * its kind (an enum in its declared order), every value kept exactly (escapes, raw newlines and tabs inside json text), more rows than one progress step
  * batch, a query with a cast, and the refusals — a type no kind holds, a duplicate id, a value
  * that would be rounded, a missing field — each naming the row, with the old snapshot untouched.
  */
@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
+import { readCopyText } from "../../src/ingest/postgres.ts";
 import { buildSnapshotFromPostgres } from "../../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
@@ -44,6 +45,9 @@ beforeAll(async () => {
     INSERT INTO dups VALUES (1, 'a', 'a@x', 'active'), (2, 'b', 'b@x', 'active'), (1, 'c', 'c@x', 'active');
     CREATE TABLE fine (id int, name text, email text, status text, at timestamptz);
     INSERT INTO fine VALUES (1, 'a', 'a@x', 'active', '2024-01-01 00:00:00+00'), (2, 'b', 'b@x', 'active', '2024-01-01 00:00:00.000123+00');
+    CREATE TABLE escapes (id int, name text, email text, status text, note text, doc json, tags jsonb);
+    CREATE TABLE late AS SELECT g AS id, 'n' || g AS name, 'e' || g AS email, CASE WHEN g = 20000 THEN 'weird' ELSE 'active' END AS status
+      FROM generate_series(1, 60000) AS g;
     CREATE TABLE nostatus (id int, name text, email text);
     INSERT INTO nostatus VALUES (1, 'a', 'a@x');
   `).simple();
@@ -97,7 +101,7 @@ describe("snapshot build --from postgres", () => {
     expect(Array.from(role.rowsByValue as Uint32Array).map((row) => store.ids[row])).toEqual([2, 1, 3]);
   });
 
-  test("more rows than one cursor batch, through a query with a cast; a --schema file overrides a type's kind", async () => {
+  test("more rows than one progress step, through a query with a cast; a --schema file overrides a type's kind", async () => {
     const out = join(dir, "many.snap");
     const schemaFile = join(dir, "schema.json");
     writeFileSync(schemaFile, JSON.stringify({ columns: [{ id: "bucket", kind: "json" }] }));
@@ -120,6 +124,68 @@ describe("snapshot build --from postgres", () => {
     expect(cast.rows).toBe(1);
   });
 
+  test("values with escapes, backslashes, raw newlines and tabs (inside json text) arrive exactly", async () => {
+    // JSON text as the server keeps it for `json`: raw newlines and tabs between tokens, escapes
+    const doc = '{\n\t"a" :\t"x\\ny",\n "b": "\\u00e9\\\\"\n}';
+    await sql`INSERT INTO escapes VALUES (1, ${'back\\slash "quoted"'}, ${"tab\there"}, 'active', ${"line one\nline two\r\n\\N"}, ${doc}::text::json, ${'{"k": "v\\tw", "e": "😀"}'}::text::jsonb)`;
+    await sql`INSERT INTO escapes VALUES (2, ${"\\N"}, ${"\\."}, 'inactive', NULL, ${"  [ 1 ,\n2 ]  "}::text::json, 'null'::jsonb)`;
+    const out = join(dir, "escapes.snap");
+    await buildSnapshotFromPostgres({ url: pg.url, table: "escapes" }, out);
+    const { store } = loadSnapshot(out);
+    expect([0, 1].map((row) => recordAt(store, row) as unknown)).toEqual([
+      { id: 1, name: 'back\\slash "quoted"', email: "tab\there", status: "active", note: "line one\nline two\r\n\\N", doc: { a: "x\ny", b: "é\\" }, tags: { k: "v\tw", e: "😀" } },
+      { id: 2, name: "\\N", email: "\\.", status: "inactive", note: null, doc: [1, 2], tags: null },
+    ]);
+  });
+
+  test("the binary COPY reader: tuples split across chunks at every byte; a malformed stream is refused", async () => {
+    const tuple = (text: string) => {
+      const bytes = Buffer.from(text, "utf8");
+      const head = Buffer.alloc(6);
+      head.writeInt16BE(1, 0);
+      head.writeInt32BE(bytes.length, 2);
+      return Buffer.concat([head, bytes]);
+    };
+    const header = Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\0", "latin1"), Buffer.from([0, 0, 0, 0, 0, 0, 0, 2, 9, 9])]);
+    const trailer = Buffer.from([0xff, 0xff]);
+    const texts = ['{"a":1}', '{"b":"é😀\\n"}', "", '{"c":\n\t2}'];
+    const stream = Buffer.concat([header, ...texts.map(tuple), trailer]);
+    const read = async (chunks: Uint8Array[]) => {
+      const seen: string[] = [];
+      await readCopyText(
+        (async function* () {
+          yield* chunks;
+        })(),
+        (text, count) => {
+          const parts = text.split("\0");
+          expect(parts.length).toBe(count);
+          seen.push(...parts);
+        },
+      );
+      return seen;
+    };
+    for (let cut = 0; cut <= stream.length; cut++) expect(await read([stream.subarray(0, cut), stream.subarray(cut)])).toEqual(texts);
+    expect(await read([...stream].map((b) => Uint8Array.of(b)))).toEqual(texts);
+    const refusal = async (chunks: Uint8Array[]) => {
+      try {
+        await read(chunks);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "read";
+    };
+    expect(await refusal([stream.subarray(0, stream.length - 1)])).toBe("the COPY stream ended early");
+    expect(await refusal([Buffer.concat([stream, Buffer.from([0])])])).toBe("bytes after the COPY trailer");
+    expect(await refusal([Buffer.concat([Buffer.from("PGCOPY\n\xff\r\n\x01", "latin1"), stream.subarray(11)])])).toBe("the COPY stream does not start with the binary signature");
+    const nullField = Buffer.from([0, 1, 0xff, 0xff, 0xff, 0xff]);
+    expect(await refusal([Buffer.concat([header, nullField, trailer])])).toBe("a NULL row in the COPY stream");
+    const twoFields = Buffer.from([0, 2, 0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(await refusal([Buffer.concat([header, twoFields, trailer])])).toBe("a COPY tuple of 2 fields (1 expected)");
+    expect(await refusal([Buffer.concat([header, tuple("ok"), Buffer.from([0, 1, 0, 0, 0, 1, 0xc3]), trailer])])).toBe(
+      "invalid UTF-8 in a row of the COPY stream (is the database's encoding SQL_ASCII?)",
+    );
+  });
+
   test("refusals name the row; a failed build leaves the previous snapshot untouched", async () => {
     const out = join(dir, "keep.snap");
     await buildSnapshotFromPostgres({ url: pg.url, table: "users" }, out);
@@ -135,6 +201,7 @@ describe("snapshot build --from postgres", () => {
     expect(await refused({ table: "odd" })).toBe('postgres:odd:1: column "addr" has type inet, which no column kind holds; cast it in --query (to text, say)');
     expect(await refused({ table: "dups" })).toBe("postgres:dups:3: duplicate id 1 (first seen on line 1)");
     expect(await refused({ query: "SELECT * FROM fine ORDER BY id" })).toMatch(/^postgres:query:\d+: .*at.*fraction of a millisecond/);
+    expect(await refused({ query: "SELECT * FROM late ORDER BY id" })).toBe('postgres:query:20000: status must be one of active, inactive (got "weird")');
     expect(await refused({ table: "nostatus" })).toBe('postgres:nostatus:1: missing field "status"');
     expect(await refused({ table: "missing_table" })).toBe('postgres:missing_table:1: PostgreSQL: relation "missing_table" does not exist');
     expect(await refused({ query: "SELECT * FROM many WHERE false" })).toBe("postgres:query:1: no records (an empty dataset is not built)");
