@@ -1,69 +1,170 @@
 /**
- * The fleet test (docs/operations.md), bounded and on loopback: PostgreSQL (Debian's, in a
- * temporary directory) → `snapshot build --from` → `snapshot publish` to a shared directory →
- * two replicas `serve --source … --poll 2` behind nginx (deploy/nginx.conf, ports rewritten) →
- * wrk with GET and POST requests through nginx for `--seconds`. Meanwhile rows change in
- * PostgreSQL and a new snapshot is built and published, then one replica is killed with SIGKILL
- * and started again. Passes when wrk saw no non-2xx answer and no socket error, both replicas
- * serve the new version, and the restarted one came back with it.
+ * The fleet test (docs/operations.md "7. The fleet test"), bounded and on loopback only:
  *
- *   bun scripts/fleet-test.ts [--rows 200000] [--seconds 30]
+ * - PostgreSQL (Debian's, in a temporary directory) with a `users` table of `--rows` rows;
+ * - an S3-compatible server (s3rver, in this process) with a bucket, the location
+ *   `s3://fleet/users` (or, with `--location dir`, a shared directory);
+ * - a publisher: the loop of docs/operations.md (`snapshot build --from` PostgreSQL &&
+ *   `snapshot publish --to` the location; a build starting every `--schedule` seconds, at once
+ *   after one that ran longer), a shell loop in the background for the whole run;
+ * - two replicas `serve --source <location> --poll <--poll>` behind nginx (deploy/nginx.conf,
+ *   ports rewritten);
+ * - wrk with GET and POST requests through nginx for `--seconds`. During the load a change is
+ *   committed in PostgreSQL (1 row added, 1 in 1,000 renamed), by default while a scheduled
+ *   build is reading the table, so that the change misses it and waits for the next cycle (the
+ *   schedule's worst case; `--commit-at before-build`: half a second before a build starts, its
+ *   best case); the schedule builds and publishes it; freshness is the time from the commit to
+ *   both replicas' /healthz naming a snapshot that holds the change (checked on each replica,
+ *   then through nginx). Then one
+ *   replica is killed with SIGKILL and started again; its cold start is spawn → /readyz 200 with
+ *   the latest published version, downloaded from the location.
+ *
+ * Passes when wrk saw no non-2xx answer and no socket error, the kill fell inside the load, both
+ * replicas serve the latest published version and it holds the change, and the restarted one
+ * came back ready with it. Exits 1 on FAIL.
+ *
+ *   bun scripts/fleet-test.ts [--rows 200000] [--seconds 60] [--location s3|dir] [--schedule 10] [--poll 2]
+ *                             [--commit-at reading|before-build]
  *
  * Needs PostgreSQL (`sh scripts/install-postgres.sh`), nginx and wrk (Debian packages:
- * `apt-get install -y nginx wrk`). Prints the figures: freshness (commit → every replica
- * serving it), the restarted replica's cold start, requests/s.
+ * `apt-get install -y nginx wrk`). s3rver answers from this process's event loop, so nothing
+ * here blocks it once it runs: children are started with Bun.spawn and awaited.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
+import { type Manifest, readManifest } from "../src/publish/publish.ts";
+import { openStorage } from "../src/publish/storage.ts";
 import { startPostgres } from "../test/support/postgres.ts";
+import { type TestS3, startS3 } from "../test/support/s3.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const { values } = parseArgs({ options: { rows: { type: "string", default: "200000" }, seconds: { type: "string", default: "30" } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: "string", default: "200000" },
+    seconds: { type: "string", default: "60" },
+    location: { type: "string", default: "s3" },
+    schedule: { type: "string", default: "10" },
+    poll: { type: "string", default: "2" },
+    "commit-at": { type: "string", default: "reading" },
+  },
+});
 const rows = Number(values.rows);
 const seconds = Number(values.seconds);
-const dir = mkdtempSync(join(tmpdir(), "users-fleet-"));
-const shared = join(dir, "shared");
-const cli = [process.execPath, join(ROOT, "src", "cli.ts")];
-const log = (line: string) => console.log(`[fleet ${((performance.now() - t0) / 1000).toFixed(1)}s] ${line}`);
-const t0 = performance.now();
-
-/** Runs the CLI to the end; throws with its stderr when it fails. */
-function run(args: string[]): string {
-  const r = Bun.spawnSync([...cli, ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`${args.join(" ")} failed: ${r.stderr.toString()}`);
-  return r.stderr.toString();
+const schedule = Number(values.schedule);
+const poll = Number(values.poll);
+if (values.location !== "s3" && values.location !== "dir") throw new Error(`--location: s3 or dir (got ${values.location})`);
+const commitAt = values["commit-at"];
+if (commitAt !== "reading" && commitAt !== "before-build") throw new Error(`--commit-at: reading or before-build (got ${commitAt})`);
+for (const [name, value] of Object.entries({ rows, seconds, schedule, poll })) {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name}: a positive integer (got ${value})`);
 }
+const BUCKET = "fleet";
+const dir = mkdtempSync(join(tmpdir(), "users-fleet-"));
+const cli = [process.execPath, join(ROOT, "src", "cli.ts")];
+const t0 = performance.now();
+const log = (line: string) => console.log(`[fleet ${((performance.now() - t0) / 1000).toFixed(1)}s] ${line}`);
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** A free port on loopback. */
 function freePort(): number {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = s.port;
-  s.stop(true);
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
   return port;
 }
 
-/** The snapshot id a replica serves (its /healthz), or null when it does not answer. */
-async function servedId(port: number): Promise<string | null> {
+/** GET on loopback, bounded by a 5 s timeout: the status and the parsed JSON body (null when not JSON), or null when it fails. */
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> | null } | null> {
   try {
-    const r = await fetch(`http://127.0.0.1:${port}/healthz`);
-    return ((await r.json()) as { snapshotId: string }).snapshotId;
+    const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    const text = await response.text();
+    let body: Record<string, unknown> | null = null;
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {}
+    return { status: response.status, body };
   } catch {
     return null;
   }
 }
 
-/** The manifest's current snapshot id. */
-function publishedId(): string {
-  return JSON.parse(readFileSync(join(shared, "manifest.json"), "utf8")).current.snapshotId;
+/** The snapshot id a replica serves (its /healthz 200), or null while it does not serve. */
+async function servedId(port: number): Promise<string | null> {
+  const r = await getJson(`http://127.0.0.1:${port}/healthz`);
+  return r?.status === 200 && typeof r.body?.snapshotId === "string" ? r.body.snapshotId : null;
 }
 
-const pg = startPostgres();
+/** The snapshot id a replica is ready with (its /readyz 200), or null while it is not ready. */
+async function readyId(port: number): Promise<string | null> {
+  const r = await getJson(`http://127.0.0.1:${port}/readyz`);
+  return r?.status === 200 && typeof r.body?.snapshotId === "string" ? r.body.snapshotId : null;
+}
+
+/** Polls `check` every `everyMs` until it returns a value other than null; throws `what` after `timeoutMs`. */
+async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | null>, everyMs = 100): Promise<T> {
+  const started = performance.now();
+  for (;;) {
+    const value = await check();
+    if (value !== null) return value;
+    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${s(timeoutMs)}: ${what}`);
+    await Bun.sleep(everyMs);
+  }
+}
+
+/** Runs a command to its end without blocking the event loop, bounded by `timeoutMs`; throws with its stderr when it fails. */
+async function runAsync(command: string[], timeoutMs: number): Promise<void> {
+  const child = Bun.spawn(command, { stdout: "ignore", stderr: "pipe" });
+  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+  const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+  clearTimeout(timer);
+  if (code !== 0) throw new Error(`${command.join(" ")} exited ${code}: ${stderr}`);
+}
+
+/** The last `n` lines of a file ("" when it does not exist). */
+function tail(file: string, n: number): string {
+  if (!existsSync(file)) return "";
+  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
+}
+
+// The children and servers, for the cleanup.
+let s3: TestS3 | null = null;
+let publisher: ReturnType<typeof Bun.spawn> | null = null;
+let wrk: ReturnType<typeof Bun.spawn> | null = null;
+const replicas: { port: number; child: ReturnType<typeof Bun.spawn>; logs: string[] }[] = [];
+let nginxConf = "";
+const pg = startPostgres(); // before s3rver: startPostgres blocks (spawnSync) while it starts
 const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-const replicas: { port: number; child: ReturnType<typeof Bun.spawn> }[] = [];
-let nginxPrefix = "";
+
+let cleaned: Promise<void> | null = null;
+/** Stops everything this run started (each once): wrk, the publisher loop's process group, the replicas, nginx, s3rver, PostgreSQL; removes the temporary directory. */
+function cleanup(): Promise<void> {
+  cleaned ??= (async () => {
+    if (wrk !== null && wrk.exitCode === null) wrk.kill("SIGKILL");
+    if (publisher !== null && publisher.exitCode === null) {
+      try {
+        process.kill(-publisher.pid, "SIGKILL"); // the loop and the build or publish it runs
+      } catch {}
+    }
+    for (const r of replicas) r.child.kill("SIGKILL");
+    if (nginxConf !== "") await runAsync(["nginx", "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`], 10_000).catch((e) => log(`nginx stop: ${(e as Error).message}`));
+    await Promise.all(replicas.map((r) => r.child.exited));
+    await sql.end({ timeout: 5 }).catch(() => {});
+    await s3?.stop().catch(() => {});
+    await pg.stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  })();
+  return cleaned;
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping`);
+    void cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  });
+}
+
 let failed = false;
 try {
   await sql.unsafe(`
@@ -73,33 +174,81 @@ try {
       (ARRAY['owner','admin','member','viewer'])[1 + g % 4]::role, 18 + g % 60, timestamptz '2020-01-01' + g * interval '1 minute'
     FROM generate_series(1, ${rows}) AS g;`).simple();
   log(`PostgreSQL: ${rows} rows`);
-  const snap = join(dir, "users.snap");
-  run(["snapshot", "build", "--from", pg.url, "--table", "users", "-o", snap]);
-  run(["snapshot", "publish", snap, "--to", shared]);
-  log(`built and published ${publishedId()}`);
 
+  // the location: a bucket on s3rver (loopback), or a shared directory
+  let location: string;
+  let childEnv: Record<string, string | undefined> = { ...process.env };
+  if (values.location === "s3") {
+    s3 = await startS3(dir, BUCKET);
+    location = `s3://${BUCKET}/users`;
+    childEnv = { ...process.env, ...s3.env };
+    delete childEnv.S3_ENDPOINT;
+    log(`s3rver on ${s3.env.AWS_ENDPOINT_URL}: location ${location}`);
+  } else {
+    location = join(dir, "shared");
+    log(`location: directory ${location}`);
+  }
+  const storage = openStorage(location);
+  const manifest = async (): Promise<Manifest | null> => readManifest(storage).catch(() => null);
+
+  // the publisher: build and publish on a schedule, for the whole run (docs/operations.md §2)
+  const publisherLog = join(dir, "publisher.log");
+  const loop = [
+    'exec >>"$FLEET_LOG" 2>&1',
+    // a build starts every --schedule seconds; one that takes longer is followed at once
+    "while true; do",
+    "  start=$(date +%s%3N)",
+    '  echo "BUILD start=$start"',
+    '  "$FLEET_BUN" "$FLEET_CLI" snapshot build --from "$FLEET_PG" --table users -o "$FLEET_SNAP" && "$FLEET_BUN" "$FLEET_CLI" snapshot publish "$FLEET_SNAP" --to "$FLEET_LOCATION"',
+    "  rc=$?",
+    "  end=$(date +%s%3N)",
+    '  echo "CYCLE start=$start end=$end rc=$rc"',
+    "  left=$((start + FLEET_SCHEDULE * 1000 - end))",
+    '  if [ "$left" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi',
+    "done",
+  ].join("\n");
+  publisher = Bun.spawn(["sh", "-c", loop], {
+    cwd: ROOT,
+    detached: true, // its own process group: the cleanup kills the loop and its current build together
+    stdout: "ignore",
+    stderr: "ignore",
+    env: {
+      ...childEnv,
+      FLEET_LOG: publisherLog,
+      FLEET_BUN: cli[0],
+      FLEET_CLI: cli[1],
+      FLEET_PG: pg.url,
+      FLEET_SNAP: join(dir, "users.snap"),
+      FLEET_LOCATION: location,
+      FLEET_SCHEDULE: String(schedule),
+    },
+  });
+  log(`publisher: build from PostgreSQL && publish to ${location}, a build starting every ${schedule} s (pid ${publisher.pid})`);
+  const first = await waitFor(`a first publish to ${location}`, 600_000, manifest, 500);
+  log(`first version published: ${first.current.snapshotId} (${first.current.rows} rows, ${(first.current.bytes / 2 ** 20).toFixed(1)} MiB)`);
+
+  // two replicas following the location
+  let started = 0;
   const start = (port: number) => {
-    const child = Bun.spawn([...cli, "serve", "--source", shared, "--poll", "2", "--port", String(port), "--cache-dir", join(dir, `replica-${port}`), "--no-demo"], {
+    const logFile = join(dir, `replica-${port}-${++started}.log`);
+    const child = Bun.spawn([...cli, "serve", "--source", location, "--poll", String(poll), "--port", String(port), "--cache-dir", join(dir, `replica-${port}`), "--no-demo"], {
       cwd: ROOT,
+      env: childEnv,
       stdout: "ignore",
-      stderr: "ignore",
+      stderr: Bun.file(logFile), // pino's JSON lines
     });
-    return child;
+    return { child, logFile };
   };
-  const waitServing = async (port: number, id: string, timeoutMs: number): Promise<number> => {
-    const started = performance.now();
-    while (performance.now() - started < timeoutMs) {
-      if ((await servedId(port)) === id) return performance.now() - started;
-      await Bun.sleep(100);
-    }
-    throw new Error(`replica on ${port} does not serve ${id} after ${timeoutMs} ms (serves ${await servedId(port)})`);
-  };
-  for (const port of [freePort(), freePort()]) replicas.push({ port, child: start(port) });
-  for (const r of replicas) await waitServing(r.port, publishedId(), 60_000);
-  log(`replicas on ${replicas.map((r) => r.port).join(", ")} serving`);
+  const replicaStart = performance.now();
+  for (const port of [freePort(), freePort()]) {
+    const { child, logFile } = start(port);
+    replicas.push({ port, child, logs: [logFile] });
+  }
+  await Promise.all(replicas.map((r) => waitFor(`replica on ${r.port} ready with ${first.current.snapshotId}`, 300_000, async () => ((await readyId(r.port)) === first.current.snapshotId ? true : null))));
+  log(`replicas on ${replicas.map((r) => r.port).join(", ")} ready (--poll ${poll}): cold start of both ${s(performance.now() - replicaStart)}`);
 
   // nginx over the two replicas, from deploy/nginx.conf
-  nginxPrefix = join(dir, "nginx");
+  const nginxPrefix = join(dir, "nginx");
   mkdirSync(join(nginxPrefix, "logs"), { recursive: true });
   const nginxPort = freePort();
   const conf = readFileSync(join(ROOT, "deploy", "nginx.conf"), "utf8")
@@ -107,11 +256,11 @@ try {
     .replace("server 127.0.0.1:3002", `server 127.0.0.1:${replicas[1].port}`)
     .replace("listen 8080;", `listen 127.0.0.1:${nginxPort};`);
   writeFileSync(join(nginxPrefix, "nginx.conf"), conf);
-  const nginx = Bun.spawnSync(["nginx", "-c", join(nginxPrefix, "nginx.conf"), "-p", `${nginxPrefix}/`], { stderr: "pipe" });
-  if (nginx.exitCode !== 0) throw new Error(`nginx: ${nginx.stderr.toString()}`);
+  await runAsync(["nginx", "-c", join(nginxPrefix, "nginx.conf"), "-p", `${nginxPrefix}/`], 10_000);
+  nginxConf = join(nginxPrefix, "nginx.conf");
   log(`nginx on ${nginxPort}`);
 
-  // wrk: GET and POST through nginx
+  // wrk: GET and POST through nginx for --seconds
   const list = join(dir, "requests.tsv");
   const lines: string[] = [];
   for (let i = 0; i < 400; i++) {
@@ -119,48 +268,129 @@ try {
     lines.push(`POST\t/api/users\t${JSON.stringify({ startRow: (i % 100) * 100, endRow: (i % 100) * 100 + 100, sortModel: [{ colId: "age", sort: "desc" }], filterModel: { role: { filterType: "set", values: ["admin"] } } })}`);
   }
   writeFileSync(list, `${lines.join("\n")}\n`);
-  const wrk = Bun.spawn(["wrk", "-t2", "-c32", `-d${seconds}s`, "--timeout", "10s", "-s", join(ROOT, "bench", "wrk", "mix.lua"), `http://127.0.0.1:${nginxPort}`, "--", list], { stdout: "pipe", stderr: "pipe" });
+  const loadStart = performance.now();
+  const load = Bun.spawn(["wrk", "-t2", "-c32", `-d${seconds}s`, "--timeout", "10s", "-s", join(ROOT, "bench", "wrk", "mix.lua"), `http://127.0.0.1:${nginxPort}`, "--", list], { stdout: "pipe", stderr: "ignore" });
+  wrk = load;
+  const wrkOutput = new Response(load.stdout).text();
+  log(`wrk: 2 threads, 32 connections, ${seconds} s, GET and POST through nginx`);
 
-  // a change in PostgreSQL, built and published while the load runs
+  // a change committed in PostgreSQL during the load; the schedule builds and publishes it
   await Bun.sleep(Math.min(5, seconds / 6) * 1000);
-  const before = publishedId();
+  // the commit's place in the schedule's cycle: while a build reads the table (the change misses
+  // that build and waits for the next cycle: the schedule's worst case), or half a second before
+  // a build starts (its best case)
+  const count = (marker: string) => readFileSync(publisherLog, "utf8").split(marker).length - 1;
+  if (commitAt === "reading") {
+    const builds = count("BUILD start=");
+    await waitFor("the next build to start", 600_000, async () => (count("BUILD start=") > builds ? true : null));
+    // its read of the table: a transaction holding a PostgreSQL snapshot for a second
+    await waitFor("the build reading PostgreSQL", 120_000, async () => {
+      const reading = await sql`SELECT 1 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < now() - interval '1 second'`;
+      return reading.length > 0 ? true : null;
+    });
+  } else {
+    const ends = count("CYCLE start=");
+    await waitFor("the next cycle to end", 600_000, async () => (count("CYCLE start=") > ends ? true : null));
+    // the next build starts --schedule seconds after this one started, or at once when it ran longer
+    const last = [...readFileSync(publisherLog, "utf8").matchAll(/CYCLE start=(\d+) end=(\d+)/g)].at(-1) as RegExpMatchArray;
+    const nextStart = Math.max(Number(last[2]), Number(last[1]) + schedule * 1000);
+    await Bun.sleep(Math.max(0, nextStart - 500 - Date.now()));
+  }
+  const before = (await manifest())?.current.snapshotId;
+  const newId = rows + 1;
   const committed = performance.now();
-  await sql.unsafe(`UPDATE users SET name = name || ' (renamed)' WHERE id % 1000 = 0; INSERT INTO users VALUES (${rows + 1}, 'Newcomer', 'new@example.com', 'active', 'viewer', 30, date_trunc('milliseconds', now()));`).simple();
-  run(["snapshot", "build", "--from", pg.url, "--table", "users", "-o", snap]);
-  run(["snapshot", "publish", snap, "--to", shared]);
-  const next = publishedId();
-  if (next === before) throw new Error("the new build has the old snapshot id");
-  await Promise.all(replicas.map((r) => waitServing(r.port, next, 60_000)));
-  const freshness = performance.now() - committed;
-  log(`change committed → both replicas serving ${next}: ${(freshness / 1000).toFixed(1)} s`);
+  const committedWall = Date.now();
+  await sql.unsafe(`UPDATE users SET name = name || ' (renamed)' WHERE id % 1000 = 0; INSERT INTO users VALUES (${newId}, 'Newcomer', 'new@example.com', 'active', 'viewer', 30, date_trunc('milliseconds', now()));`).simple();
+  log(`committed (${commitAt === "reading" ? "while a build reads the table" : "just before a build starts"}): row ${newId} added, ${Math.floor(rows / 1000)} rows renamed (published version before: ${before})`);
 
-  // one replica killed and started again
+  /** Whether the version answering at `base` holds the change: row `newId` is there and row 1000 is renamed. */
+  const holdsChange = async (base: string): Promise<boolean> => {
+    const added = await getJson(`${base}/api/users?filter[id]=${newId}&pageSize=1`);
+    const renamed = await getJson(`${base}/api/users?filter[id]=1000&pageSize=1`);
+    const addedRow = (added?.body?.data as { name?: string }[] | undefined)?.[0];
+    const renamedRow = (renamed?.body?.data as { name?: string }[] | undefined)?.[0];
+    return added?.status === 200 && addedRow?.name === "Newcomer" && renamed?.status === 200 && renamedRow?.name === "User 1000 (renamed)";
+  };
+  // freshness: the commit → each replica's /healthz naming a version that holds the change
+  const fresh = await Promise.all(
+    replicas.map((r) =>
+      waitFor(`replica on ${r.port} serving a version with the change`, 300_000, async () => {
+        const id = await servedId(r.port);
+        if (id === null || id === before) return null;
+        if (!(await holdsChange(`http://127.0.0.1:${r.port}`))) throw new Error(`replica on ${r.port} serves ${id}, which does not hold the change`);
+        return { id, ms: performance.now() - committed };
+      }),
+    ),
+  );
+  const freshness = Math.max(...fresh.map((f) => f.ms));
+  const next = fresh[0].id;
+  if (fresh[1].id !== next) throw new Error(`the replicas serve different new versions: ${fresh[0].id}, ${fresh[1].id}`);
+  const published = (await manifest())?.current;
+  log(`change committed → both replicas serving ${next}: ${s(freshness)} (${fresh.map((f) => `${replicas[fresh.indexOf(f)].port} at ${s(f.ms)}`).join(", ")})`);
+  if (published !== undefined && published.snapshotId === next) {
+    log(`  built ${published.createdAt}, published ${published.publishedAt}: commit → publish started ${s(Date.parse(published.publishedAt) - committedWall)}`);
+  }
+  const throughNginx = await holdsChange(`http://127.0.0.1:${nginxPort}`);
+  log(`the change through nginx: ${throughNginx ? "row " + newId + " and the renamed row returned" : "NOT returned"}`);
+
+  // one replica killed with SIGKILL and started again: its cold start from the location
   const victim = replicas[0];
+  const killedDuringLoad = wrk.exitCode === null;
   victim.child.kill("SIGKILL");
   await victim.child.exited;
+  const latest = (await manifest())?.current.snapshotId;
   const restarted = performance.now();
-  victim.child = start(victim.port);
-  const coldStart = (await waitServing(victim.port, next, 60_000)) + (performance.now() - restarted - 0);
-  log(`replica on ${victim.port} killed (SIGKILL) and started again: serving ${next} after ${((performance.now() - restarted) / 1000).toFixed(1)} s`);
-  void coldStart;
+  const again = start(victim.port);
+  victim.child = again.child;
+  victim.logs.push(again.logFile);
+  await waitFor(`restarted replica on ${victim.port} ready with ${latest}`, 300_000, async () => ((await readyId(victim.port)) === latest ? true : null), 50);
+  const coldStart = performance.now() - restarted;
+  const readyDuringLoad = wrk.exitCode === null;
+  log(`replica on ${victim.port} killed (SIGKILL ${s(restarted - loadStart)} into the load) and started again: ready with ${latest} after ${s(coldStart)} (cold start from ${values.location === "s3" ? "S3" : "the directory"})`);
 
-  const output = await new Response(wrk.stdout).text();
+  // the load's end
+  const wrkTimer = setTimeout(() => wrk?.kill("SIGKILL"), (seconds + 60) * 1000);
   await wrk.exited;
+  clearTimeout(wrkTimer);
+  const output = await wrkOutput;
   const summary = JSON.parse(/WRKJSON (\{.*\})/.exec(output)?.[1] ?? "{}") as Record<string, number>;
-  const errors = summary.errors_connect + summary.errors_read + summary.errors_write + summary.errors_timeout;
-  log(`wrk through nginx: ${summary.requests} requests in ${(summary.duration_us / 1e6).toFixed(1)} s (${Math.round(summary.requests / (summary.duration_us / 1e6))} req/s), p99 ${(summary.p99_us / 1000).toFixed(1)} ms, non-2xx ${summary.errors_status}, socket errors ${errors}`);
+  const socketErrors = summary.errors_connect + summary.errors_read + summary.errors_write + summary.errors_timeout;
+  const rps = Math.round(summary.requests / (summary.duration_us / 1e6));
+  log(`wrk through nginx: ${summary.requests} requests in ${(summary.duration_us / 1e6).toFixed(1)} s (${rps} req/s), p99 ${(summary.p99_us / 1000).toFixed(1)} ms, non-2xx ${summary.errors_status}, socket errors ${socketErrors}`);
+
+  // the publisher's cycles
+  const cycles = [...readFileSync(publisherLog, "utf8").matchAll(/CYCLE start=(\d+) end=(\d+) rc=(\d+)/g)].map((m) => ({ start: Number(m[1]), end: Number(m[2]), rc: Number(m[3]) }));
+  const durations = cycles.map((c) => c.end - c.start).sort((a, b) => a - b);
+  log(`publisher: ${cycles.length} cycles, build + publish ${s(durations[0] ?? 0)} to ${s(durations.at(-1) ?? 0)} (median ${s(durations[Math.floor(durations.length / 2)] ?? 0)}), ${cycles.filter((c) => c.rc !== 0).length} failed`);
+  const carrying = published === undefined ? undefined : cycles.find((c) => c.start <= Date.parse(published.publishedAt) && Date.parse(published.publishedAt) <= c.end);
+  if (carrying !== undefined) {
+    log(`  the change's cycle: started ${s(carrying.start - committedWall)} after the commit, took ${s(carrying.end - carrying.start)}; its end → both replicas serving ${s(committedWall + freshness - carrying.end)}`);
+  }
+
   const ids = await Promise.all(replicas.map((r) => servedId(r.port)));
-  const pass = summary.errors_status === 0 && errors === 0 && ids.every((id) => id === next);
-  log(pass ? "PASS" : `FAIL: replicas serve ${ids.join(", ")}, expected ${next}`);
-  failed = !pass;
+  const final = (await manifest())?.current.snapshotId;
+  const problems: string[] = [];
+  if (summary.requests === undefined) problems.push(`no wrk summary: ${output}`);
+  if (summary.errors_status !== 0) problems.push(`${summary.errors_status} non-2xx answers`);
+  if (socketErrors !== 0) problems.push(`${socketErrors} socket errors`);
+  if (!ids.every((id) => id === final && id === next)) problems.push(`replicas serve ${ids.join(", ")}; published ${final}; the change is in ${next}`);
+  if (!throughNginx) problems.push("the change was not returned through nginx");
+  if (!killedDuringLoad) problems.push(`the kill came after the load ended (${seconds} s): raise --seconds`);
+  if (!readyDuringLoad) log("note: the restarted replica became ready after the load ended");
+  if (cycles.some((c) => c.rc !== 0)) problems.push(`publisher cycles failed:\n${tail(publisherLog, 10)}`);
+  log(
+    `figures: rows ${rows}, location ${values.location}, schedule ${schedule} s, poll ${poll} s, commit ${commitAt}; ${summary.requests} requests, ${rps} req/s, non-2xx ${summary.errors_status}, socket errors ${socketErrors}; freshness ${s(freshness)}; cold start ${s(coldStart)}`,
+  );
+  log(problems.length === 0 ? "PASS" : `FAIL: ${problems.join("; ")}`);
+  failed = problems.length > 0;
 } catch (error) {
   log(`FAIL: ${(error as Error).message}`);
+  for (const file of [join(dir, "publisher.log"), ...replicas.flatMap((r) => r.logs)]) {
+    const lines = tail(file, 5);
+    if (lines !== "") console.log(`--- ${file}\n${lines}`);
+  }
   failed = true;
 } finally {
-  if (nginxPrefix !== "") Bun.spawnSync(["nginx", "-s", "stop", "-c", join(nginxPrefix, "nginx.conf"), "-p", `${nginxPrefix}/`]);
-  for (const r of replicas) r.child.kill("SIGKILL");
-  await sql.end({ timeout: 5 });
-  await pg.stop();
-  rmSync(dir, { recursive: true, force: true });
+  await cleanup();
 }
 process.exit(failed ? 1 : 0);

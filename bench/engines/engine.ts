@@ -83,6 +83,7 @@ export function peerPlan(query: Query): PeerPlan {
   if (query.filter !== null) addPredicate(plan, query.filter);
   for (const key of query.sort) {
     if (key.absolute) throw new Error("the peers do not implement absolute sorts");
+    if (key.column !== "id" && key.column !== "status" && key.column !== "name" && key.column !== "email") throw new Error(`the peers do not sort on ${key.column}`);
     const column: PeerSortColumn = key.column === "name" ? "name_rank" : key.column === "email" ? "email_rank" : key.column;
     plan.order.push({ column, desc: key.direction === "desc" });
   }

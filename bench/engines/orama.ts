@@ -38,8 +38,8 @@ function searchParams(query: Query): Record<string, unknown> {
   } else if (sort.length > 1) {
     params.sortBy = (a: [number, number, OramaUser], b: [number, number, OramaUser]) => {
       for (const key of sort) {
-        const x = key.column === "id" ? a[2].uid : a[2][key.column];
-        const y = key.column === "id" ? b[2].uid : b[2][key.column];
+        const x = key.column === "id" ? a[2].uid : a[2][key.column as keyof OramaUser];
+        const y = key.column === "id" ? b[2].uid : b[2][key.column as keyof OramaUser];
         const c = typeof x === "number" ? (x as number) - (y as number) : String(x).localeCompare(String(y));
         if (c !== 0) return key.direction === "asc" ? c : -c;
       }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
+import type { Predicate, Query, SeedColumnId, SortKey } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/schema.ts";
 import { queryArb, recordsArb } from "./arbitraries.ts";
 import { naiveCompare, naiveQuery } from "./oracle.ts";
@@ -111,7 +111,7 @@ describe("naiveQuery ordering", () => {
 });
 
 describe("naiveQuery text predicates", () => {
-  const text = (column: SortKey["column"], op: Extract<Predicate, { kind: "text" }>["op"], value: string): Predicate => ({
+  const text = (column: SeedColumnId, op: Extract<Predicate, { kind: "text" }>["op"], value: string): Predicate => ({
     kind: "text",
     column,
     op,

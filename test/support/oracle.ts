@@ -62,6 +62,8 @@ export function naiveMatches(record: UserRecord, predicate: Predicate): boolean 
       return predicate.children.every((child) => naiveMatches(record, child));
     case "or":
       return predicate.children.some((child) => naiveMatches(record, child));
+    default:
+      throw new Error(`the seed oracle does not evaluate ${predicate.kind} predicates (test/support/wide-oracle.ts does)`);
   }
 }
 
@@ -85,7 +87,7 @@ export function naiveCompare(a: UserRecord, b: UserRecord, sort: readonly SortKe
       if (bySigned !== 0) return key.direction === "asc" ? bySigned : -bySigned;
       continue;
     }
-    const byKey = compareColumn(a, b, key.column);
+    const byKey = compareColumn(a, b, key.column as ColumnId);
     if (byKey !== 0) return key.direction === "asc" ? byKey : -byKey;
   }
   const last = sort[sort.length - 1];
