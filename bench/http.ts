@@ -22,7 +22,15 @@
  * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
  * The load generator shares the machine's cores with the server: that is printed with the figures.
  *
- * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]] [--only search]`
+ * With `--peer postgres`, only this instead: PostgreSQL (bench/engines/postgres.ts, loaded and
+ * indexed) behind a plain handler over the driver (bench/pg-server.ts, the architecture of AG
+ * Grid's server-side examples), and ours, on the cheap mix, the cheap mix without its Q8
+ * requests (the two-key sort), and the substring mix; first their
+ * answers (data and total) to 200 requests of the mixes are checked equal (up to the order of
+ * names in Han characters: PostgreSQL's ICU is older than Bun's); then both servers run
+ * each mix and the figures are printed side by side with ratios.
+ *
+ * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]] [--only search] [--peer postgres] [--out records.json]`
  * (a baseline of another snapshot format serves its own build of the same data; `--only search`
  * runs the search mix alone, then with the cheap mix at once: 2,000 distinct 2-term searches).
  */
@@ -34,6 +42,8 @@ import { type Dataset, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedle
 import { formatMs } from "./measure.ts";
 import { q4Offset } from "./queries.ts";
 import { type ServerProcess, type SpawnOptions, rssOf, spawnServer } from "./server.ts";
+import postgres from "postgres";
+import { startLoadedPostgres } from "./engines/postgres.ts";
 
 /** wrk's connections and threads for every scenario (two concurrent runs split the connections). */
 export const CONNECTIONS = 64;
@@ -47,7 +57,7 @@ const MIX_NEEDLES = 1000;
 export interface HttpRecord {
   rows: number;
   scenario: string;
-  server: "static" | "floor" | "raw" | "ours" | "ours x2";
+  server: "static" | "floor" | "raw" | "ours" | "ours x2" | "postgres";
   mix: "static" | "cheap" | "substring" | "search";
   connections: number;
   threads: number;
@@ -63,7 +73,7 @@ export interface HttpRecord {
   non2xx: number;
   /** Mean response body bytes (wrk's bytes read / requests, headers included). */
   bytes_per_response: number;
-  /** Server RSS after the run, in bytes (both processes for "ours x2"). */
+  /** Server RSS after the run, in bytes (both processes for "ours x2"; for "postgres", the Bun handler's alone, not PostgreSQL's). */
   rss_bytes: number | null;
   /** Distinct requests in the replayed list. */
   distinct_requests: number;
@@ -320,7 +330,12 @@ function rssSum(servers: { pid: number }[]): number {
  * Runs every HTTP scenario for one dataset.
  * @param durationS each wrk run's length, in seconds
  */
-export async function runHttp(dataset: Dataset, durationS: number, log: (line: string) => void, options: { baseline?: string; baselineSnapshot?: string; only?: "search" } = {}): Promise<HttpRecord[]> {
+export async function runHttp(
+  dataset: Dataset,
+  durationS: number,
+  log: (line: string) => void,
+  options: { baseline?: string; baselineSnapshot?: string; only?: "search"; peer?: "postgres" } = {},
+): Promise<HttpRecord[]> {
   const rows = dataset.rows;
   const label = sizeLabel(rows);
   const cheap = cheapMix(dataset);
@@ -345,6 +360,16 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
     } finally {
       for (const s of servers) await s.stop();
     }
+  }
+  if (options.peer === "postgres") {
+    // The cheap mix without its Q8 requests (a two-key sort no single-column index serves): what the rest of it costs.
+    const noQ8 = cheap.filter((_, i) => i % 5 !== 4);
+    const mixes = [
+      { mix: "cheap" as const, list: cheapList, requests: cheap, title: "cheap mix", distinct: cheapDistinct },
+      { mix: "cheap" as const, list: writeList(`cheap-no-q8-${label}`, noQ8), requests: noQ8, title: "cheap mix without Q8", distinct: distinct(noQ8) },
+      { mix: "substring" as const, list: substringList, requests: substring.requests, title: `substring mix (${substring.needles} needles)`, distinct: substringDistinct },
+    ];
+    return await runPostgresPeer(dataset, durationS, log, mixes);
   }
 
   {
@@ -507,6 +532,159 @@ export async function runHttp(dataset: Dataset, durationS: number, log: (line: s
   return records;
 }
 
+/** Requests sent one by one; each answer's `{data, total}` as JSON text. @throws on a non-200 */
+async function answersOf(url: string, requests: MixRequest[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const r of requests) {
+    const response = await fetch(`${url}${r.target}`, {
+      method: r.method,
+      headers: r.body === undefined ? {} : { "content-type": "application/json" },
+      body: r.body === undefined ? undefined : JSON.stringify(r.body),
+    });
+    if (response.status !== 200) throw new Error(`${url}: ${r.method} ${r.target} answered ${response.status}: ${await response.text()}`);
+    const { data, total } = (await response.json()) as { data: unknown; total: number };
+    out.push(JSON.stringify({ data, total }));
+  }
+  return out;
+}
+
+/**
+ * True when two answers (`{data, total}` JSON) have the same total and page length, and every
+ * position whose row differs holds a name with a Han character in both: the one known difference
+ * between PostgreSQL's ICU collation and ours (bench/results/postgres.md).
+ */
+function hanOrderOnly(ours: string, theirs: string): boolean {
+  type Page = { data: { id: number; name: string }[]; total: number };
+  const a = JSON.parse(ours) as Page;
+  const b = JSON.parse(theirs) as Page;
+  if (a.total !== b.total || a.data.length !== b.data.length) return false;
+  const han = /\p{Script=Han}/u;
+  for (let i = 0; i < a.data.length; i++) {
+    if (JSON.stringify(a.data[i]) !== JSON.stringify(b.data[i]) && !(han.test(a.data[i].name) && han.test(b.data[i].name))) return false;
+  }
+  return true;
+}
+
+/**
+ * Waits until PostgreSQL at `url` runs no client query (other than this one), polling every
+ * 100 ms for at most 60 s; with `cancel`, first cancels the running ones (pg_cancel_backend).
+ */
+async function quiesce(url: string, cancel: boolean): Promise<void> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    if (cancel) await sql`SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()`;
+    for (let i = 0; i < 600; i++) {
+      const [{ n }] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND state = 'active' AND pid <> pg_backend_pid()`;
+      if (n === 0) return;
+      await Bun.sleep(100);
+    }
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** A mix as {@link runPostgresPeer} runs it. */
+interface PeerMix {
+  mix: "cheap" | "substring";
+  list: string;
+  requests: MixRequest[];
+  title: string;
+  distinct: number;
+}
+
+/**
+ * `--peer postgres`: PostgreSQL loaded and indexed (bench/engines/postgres.ts) behind
+ * bench/pg-server.ts, and ours, on each mix. First the answers of both to the first 100 requests
+ * of each mix must be equal, or differ only in the order of Han-character names (the ICU version
+ * difference; counted and logged), else it throws, naming the request. Then per
+ * mix: ours (a fresh server, 1 s warm-up of the cheap mix, the run), then PostgreSQL (a fresh
+ * handler process and pool over the same, prewarmed database; a 1 s warm-up of the cheap mix on 2
+ * connections, then a wait until PostgreSQL is idle; the run; after it, the queries still running
+ * are cancelled). Prints the
+ * figures side by side; returns the records (server "ours" and "postgres").
+ */
+async function runPostgresPeer(dataset: Dataset, durationS: number, log: (line: string) => void, mixes: PeerMix[]): Promise<HttpRecord[]> {
+  const rows = dataset.rows;
+  const cheapList = mixes[0].list;
+  const records: HttpRecord[] = [];
+  const pg = await startLoadedPostgres(dataset, log);
+  try {
+    log(`http ${sizeLabel(rows)}: ${pg.version}; loaded and indexed in ${formatMs(pg.open.buildMs)}`);
+    {
+      const ours = await startOurs(dataset, 1);
+      const peer = await spawnScript("pg-server.ts", pg.url);
+      try {
+        for (const m of mixes) {
+          const sample = m.requests.slice(0, 100);
+          const [a, b] = [await answersOf(ours.url, sample), await answersOf(peer.url, sample)];
+          let equal = 0;
+          let han = 0;
+          for (let i = 0; i < sample.length; i++) {
+            if (a[i] === b[i]) {
+              equal++;
+              continue;
+            }
+            if (!hanOrderOnly(a[i], b[i])) {
+              const r = sample[i];
+              throw new Error(`${m.title}: request ${i} (${r.method} ${r.target} ${JSON.stringify(r.body ?? "")}) answered differently: ours ${a[i].slice(0, 300)}, postgres ${b[i].slice(0, 300)}`);
+            }
+            han++;
+          }
+          log(
+            `http ${sizeLabel(rows)} ${m.title}: of the first ${sample.length} answers (data, total), ${equal} of PostgreSQL's equal ours` +
+              (han > 0 ? `, ${han} differ only in the order of names in Han characters (${pg.version.split("; ")[1]} against Bun's ICU ${process.versions.icu})` : ""),
+          );
+        }
+      } finally {
+        await peer.stop();
+        for (const s of ours.servers) await s.stop();
+      }
+    }
+    for (const m of mixes) {
+      {
+        const { url, servers } = await startOurs(dataset, 1);
+        try {
+          await runWrk(url, cheapList, CONNECTIONS, 1);
+          const s = await runWrk(url, m.list, CONNECTIONS, durationS);
+          records.push(toRecord({ rows, scenario: `ours: ${m.title}`, server: "ours", mix: m.mix, distinct_requests: m.distinct }, s, CONNECTIONS, rssSum(servers)));
+        } finally {
+          for (const s of servers) await s.stop();
+        }
+        log(describe(records[records.length - 1]));
+      }
+      {
+        const peer = await spawnScript("pg-server.ts", pg.url);
+        try {
+          // A warm-up on 2 connections (a 64-connection one would leave a backlog of slow sorts
+          // running into the timed run), then wait until PostgreSQL is idle.
+          await runWrk(peer.url, cheapList, 2, 1);
+          await quiesce(pg.url, false);
+          const s = await runWrk(peer.url, m.list, CONNECTIONS, durationS);
+          records.push(toRecord({ rows, scenario: `postgres (pg-server.ts): ${m.title}`, server: "postgres", mix: m.mix, distinct_requests: m.distinct }, s, CONNECTIONS, rssOf(peer.pid)));
+        } finally {
+          await peer.stop();
+          // Queries still running for requests wrk has given up on must not load the next scenario.
+          await quiesce(pg.url, true);
+        }
+        log(describe(records[records.length - 1]));
+      }
+    }
+  } finally {
+    await pg.stop();
+  }
+  for (const m of mixes) {
+    const ours = records.find((r) => r.server === "ours" && r.scenario.endsWith(`: ${m.title}`));
+    const peer = records.find((r) => r.server === "postgres" && r.scenario.endsWith(`: ${m.title}`));
+    if (ours === undefined || peer === undefined) continue;
+    log(
+      `http ${sizeLabel(rows)} ${m.title}: ours ${Math.round(ours.rps)} req/s (p50 ${formatMs(ours.p50_ms)}, p99 ${formatMs(ours.p99_ms)}), ` +
+        `postgres ${Math.round(peer.rps)} req/s (p50 ${formatMs(peer.p50_ms)}, p99 ${formatMs(peer.p99_ms)}); ` +
+        `ours/postgres req/s ${(ours.rps / peer.rps).toFixed(1)}×, postgres/ours p50 ${(peer.p50_ms / ours.p50_ms).toFixed(1)}×, p99 ${(peer.p99_ms / ours.p99_ms).toFixed(1)}×`,
+    );
+  }
+  return records;
+}
+
 /** One line per record for logs. */
 export function describe(r: HttpRecord): string {
   const errors = r.errors + r.non2xx > 0 ? `, ${r.errors} errors, ${r.non2xx} non-2xx` : "";
@@ -515,7 +693,7 @@ export function describe(r: HttpRecord): string {
 
 if (import.meta.main) {
   const { values, positionals } = parseArgs({
-    options: { duration: { type: "string", default: "10" }, baseline: { type: "string" }, "baseline-snapshot": { type: "string" }, only: { type: "string" } },
+    options: { duration: { type: "string", default: "10" }, baseline: { type: "string" }, "baseline-snapshot": { type: "string" }, only: { type: "string" }, peer: { type: "string" }, out: { type: "string" } },
     allowPositionals: true,
   });
   if (!haveWrk()) {
@@ -523,7 +701,17 @@ if (import.meta.main) {
     process.exit(1);
   }
   const dataset = datasetPaths(parseSize(positionals[0] ?? "100k"));
-  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), { baseline: values.baseline, baselineSnapshot: values["baseline-snapshot"], only: values.only === "search" ? "search" : undefined });
+  if (values.peer !== undefined && values.peer !== "postgres") {
+    process.stderr.write(`unknown --peer ${values.peer}; known: postgres\n`);
+    process.exit(2);
+  }
+  const records = await runHttp(dataset, Number(values.duration), (line) => process.stderr.write(`${line}\n`), {
+    baseline: values.baseline,
+    baselineSnapshot: values["baseline-snapshot"],
+    only: values.only === "search" ? "search" : undefined,
+    peer: values.peer === "postgres" ? "postgres" : undefined,
+  });
+  if (values.out !== undefined) writeFileSync(values.out, `${JSON.stringify(records, null, 2)}\n`);
   console.table(
     records.map((r) => ({
       scenario: r.scenario,

@@ -34,7 +34,7 @@ import {
 } from "./queries.ts";
 
 /** The engines, by module name (bench/engines/<name>.ts exports an object of that name). */
-export const ENGINE_NAMES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama"] as const;
+export const ENGINE_NAMES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama", "postgres"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 /** One answer as the checks keep it. */

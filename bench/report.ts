@@ -263,8 +263,8 @@ export function renderMarkdown(results: Results): string {
 }
 
 /** Chart colours by engine: ours stands out. */
-const CHART_ENGINES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama*"];
-const CHART_COLORS = ["#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f", "#9467bd"];
+const CHART_ENGINES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama*", "postgres"];
+const CHART_COLORS = ["#d62728", "#1f77b4", "#ff7f0e", "#2ca02c", "#7f7f7f", "#9467bd", "#8c564b"];
 
 /** The chart: p50 latency against rows, log scales, one line per engine, one facet per query. */
 export async function renderChart(results: Results): Promise<string> {

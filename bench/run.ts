@@ -12,7 +12,8 @@
  *
  * Options: --sizes 10k,100k,1m,10m  --engines ours,sqlite,duckdb,arquero,naive,orama
  *   --budget <ms per series> (default 2000)  --http / --no-http  --http-sizes <sizes>
- *   --http-duration <s> (default 10)  --quick (100k, short budgets, under a minute)  --rebuild
+ *   --http-duration <s> (default 10)  --http-peer postgres (also the PostgreSQL HTTP peer on the
+ *   cheap and substring mixes, bench/pg-server.ts)  --quick (100k, short budgets, under a minute)  --rebuild
  */
 import { readFileSync, rmSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
@@ -41,6 +42,7 @@ const HELP = `usage: bun bench/run.ts [options]   (npm run bench -- [options])
   --http | --no-http      run the wrk HTTP scenarios (default on; needs wrk)
   --http-sizes <list>     sizes for HTTP (default: every size)
   --http-duration <s>     seconds per wrk run (default 10)
+  --http-peer postgres    also run PostgreSQL behind a plain handler (bench/pg-server.ts) and ours on the cheap and substring mixes
   --quick                 100k only, no Orama, budget 150 ms, HTTP runs of 2 s: about a minute
   --rebuild               rebuild the cached snapshots (and peer files)
   --merge                 keep the records of other sizes from the last results/latest.json
@@ -55,6 +57,7 @@ const { values } = parseArgs({
     "no-http": { type: "boolean" },
     "http-sizes": { type: "string" },
     "http-duration": { type: "string" },
+    "http-peer": { type: "string" },
     quick: { type: "boolean" },
     rebuild: { type: "boolean" },
     merge: { type: "boolean" },
@@ -81,6 +84,11 @@ const budgetMs = Number(values.budget ?? (quick ? 150 : 2000));
 let http = values["no-http"] !== true;
 const httpSizes = values["http-sizes"] ? values["http-sizes"].split(",").map(parseSize) : sizes;
 const httpDuration = Number(values["http-duration"] ?? (quick ? 2 : 10));
+const httpPeer = values["http-peer"];
+if (httpPeer !== undefined && httpPeer !== "postgres") {
+  process.stderr.write(`unknown --http-peer ${httpPeer}; known: postgres\n`);
+  process.exit(2);
+}
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 if (http && !haveWrk()) {
   if (values.http === true) {
@@ -96,7 +104,7 @@ for (const removed of pruneStaleCaches(key)) log(`removed the stale cache bench/
 
 const notes = [
   "Each engine runs in its own process per size; one timed request = count + page as JSON records (serialization included on every engine).",
-  "Peers get help in their favour: folded lower-case columns for matching and integer collation-rank columns (from our snapshot's rankByRow) for ordering, so their ORDER BY gives exactly our order.",
+  "Peers get help in their favour: folded lower-case columns for matching and integer collation-rank columns (from our snapshot's rankByRow) for ordering, so their ORDER BY gives exactly our order. PostgreSQL gets the folded columns only: it orders the real strings under an ICU collation (bench/results/postgres.md).",
   "Before timing, each engine's totals, page ids and records are checked against ours on every query class; a class with a mismatch is reported, not timed.",
   "Q3/Q5 first: each run takes the next needle of a list of a few hundred frequent 3-letter strings (cycled), and ours gets a new engine (empty caches) before each run; the peers keep no result cache. Q3/Q5 repeat: 3 needles asked again and again.",
   "Q7: AG Grid sessions of 10 blocks of 100 rows over one filter and sort; each session a new needle and (ours) a new engine; block 0 and blocks 1-9 reported apart.",
@@ -247,6 +255,7 @@ for (const rows of sizes) {
   if (http && httpSizes.includes(rows)) {
     try {
       for (const r of await runHttp(dataset, httpDuration, log)) records.push({ kind: "http", ...r });
+      if (httpPeer === "postgres") for (const r of await runHttp(dataset, httpDuration, log, { peer: "postgres" })) records.push({ kind: "http", ...r });
     } catch (error) {
       log(`${label}: HTTP failed: ${(error as Error).message}`);
     }

@@ -4,24 +4,29 @@
  * sorted pages on every sortable column, filters of each added kind with a sort on another
  * column (first AG Grid block on a fresh engine, then the following blocks), the server's RSS,
  * bytes per row per column, and SQLite and DuckDB over the same table, checked against ours
- * before they are timed.
+ * before they are timed. PostgreSQL (`--peers sqlite,duckdb,postgres`) gets its own tuned server
+ * (bench/engines/postgres.ts), the table COPY-loaded, a B-tree `(column NULLS FIRST, id)` per
+ * sort key (which serves both directions with our null order) and a pg_trgm GIN index on the
+ * folded notes.
  *
- *   bun bench/wide.ts [--rows 10m] [--peers sqlite,duckdb] [--budget 2000]
+ *   bun bench/wide.ts [--rows 10m] [--peers sqlite,duckdb[,postgres]] [--budget 2000] [--out FILE]
  *
  * Data is cached in bench/.cache/wide-<rows>.ndjson (deterministic: seed 1). Writes
- * bench/results/wide-<rows>.md and prints the same tables.
+ * bench/results/wide-<rows>.md (or `--out`) and prints the same tables.
  */
 import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DuckDBInstance } from "@duckdb/node-api";
+import postgres from "postgres";
 import { fold } from "../src/collation/collation.ts";
 import { createEngine, executeQuery } from "../src/engine/execute.ts";
 import { parsePostBody } from "../src/query/post.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 import { rowsToJson } from "../src/store/rows-json.ts";
 import { parseSize, sizeLabel } from "./datasets.ts";
+import { copyLine, copyRows, prewarm, startTunedPostgres } from "./engines/postgres.ts";
 import { formatMs, summarize } from "./measure.ts";
 import { measureStartup } from "./startup.ts";
 
@@ -29,7 +34,7 @@ const ROOT = resolve(import.meta.dir, "..");
 const CACHE = join(ROOT, "bench", ".cache");
 const DAY = 86_400_000;
 
-const { values } = parseArgs({ options: { rows: { type: "string", default: "10m" }, peers: { type: "string", default: "sqlite,duckdb" }, budget: { type: "string", default: "2000" } } });
+const { values } = parseArgs({ options: { rows: { type: "string", default: "10m" }, peers: { type: "string", default: "sqlite,duckdb" }, budget: { type: "string", default: "2000" }, out: { type: "string" } } });
 const rows = parseSize(values.rows as string);
 const label = sizeLabel(rows);
 const peers = (values.peers as string).split(",").filter((p) => p !== "");
@@ -229,7 +234,7 @@ interface Peer {
   name: string;
   loadMs: number;
   query(sql: string): Promise<number[][]>;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 const COLUMNS_SQL = "id DOUBLE, name VARCHAR, email VARCHAR, status VARCHAR, created_ms BIGINT, birthday_day INTEGER, role VARCHAR, role_code INTEGER, age DOUBLE, verified INTEGER, notes_folded VARCHAR";
@@ -309,6 +314,35 @@ async function openDuckdb(): Promise<Peer> {
   };
 }
 
+/** PostgreSQL: a tuned throwaway server, COPY in the creating transaction, a B-tree per sort key, GIN trigrams on notes_folded. */
+async function openPostgres(): Promise<Peer> {
+  const t = performance.now();
+  const server = await startTunedPostgres();
+  const sql = postgres(server.url, { max: 1, onnotice: () => {} });
+  const columns = COLUMNS_SQL.replaceAll("DOUBLE", "double precision").replaceAll("VARCHAR", "text");
+  async function* lines(): AsyncGenerator<string> {
+    for await (const r of peerRows()) yield copyLine(r);
+  }
+  await sql.begin(async (tx) => {
+    await tx.unsafe(`CREATE TABLE users (${columns})`);
+    await copyRows(tx, "users", lines());
+  });
+  await sql`ALTER TABLE users ADD PRIMARY KEY (id)`;
+  for (const c of ["created_ms", "birthday_day", "role", "age", "verified"]) await sql.unsafe(`CREATE INDEX users_${c} ON users (${c} NULLS FIRST, id)`);
+  await sql`CREATE INDEX users_notes_trgm ON users USING gin (notes_folded gin_trgm_ops)`;
+  await sql`VACUUM (ANALYZE) users`;
+  await prewarm(sql, "users");
+  return {
+    name: "postgres",
+    loadMs: performance.now() - t,
+    query: async (text) => (await sql.unsafe(text).values()).map((r) => r.map((v) => Number(v))),
+    close: async () => {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+    },
+  };
+}
+
 if (peers.length > 0) {
   say(`## Peers (same table; each query's total and pages checked against ours before it is timed)`);
   say();
@@ -316,7 +350,7 @@ if (peers.length > 0) {
   say("|---|---|---|---|---|---|");
 }
 for (const name of peers) {
-  const peer = name === "sqlite" ? await openSqlite() : await openDuckdb();
+  const peer = name === "sqlite" ? await openSqlite() : name === "postgres" ? await openPostgres() : await openDuckdb();
   for (const q of QUERIES) {
     const mine = ours.get(q.name) as ReturnType<typeof oursFiltered>;
     const count = (await peer.query(`SELECT COUNT(*) FROM users WHERE ${q.where}`))[0][0];
@@ -342,9 +376,9 @@ for (const name of peers) {
     const b = summarize(following).p50_ms;
     say(`| ${peer.name} | ${formatMs(peer.loadMs)} | ${q.name} | ${formatMs(f)} | ${formatMs(b)} | ${(f / summarize(mine.first).p50_ms).toFixed(0)}× / ${(b / summarize(mine.following).p50_ms).toFixed(0)}× |`);
   }
-  peer.close();
+  await peer.close();
 }
 
-const out = join(ROOT, "bench", "results", `wide-${label}.md`);
+const out = values.out ?? join(ROOT, "bench", "results", `wide-${label}.md`);
 writeFileSync(out, `${lines.join("\n")}\n`);
 console.log(`[wide] wrote ${out}`);

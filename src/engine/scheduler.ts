@@ -19,13 +19,16 @@ interface Job {
 }
 
 /**
- * A FIFO of jobs run between event-loop turns ({@link SLICE_MS} per turn at most; a job
- * longer than that runs alone in its turn).
+ * A FIFO of jobs run between event-loop turns (`sliceMs` per turn at most, {@link SLICE_MS} by
+ * default; a job longer than that runs alone in its turn).
  */
 export class DeferredQueue {
   private jobs: (Job | undefined)[] = [];
   private head = 0;
   private scheduled = false;
+
+  /** @param sliceMs the longest run of jobs in one event-loop turn, in milliseconds */
+  constructor(private readonly sliceMs: number = SLICE_MS) {}
 
   /** Jobs waiting, in jobs. */
   get length(): number {
@@ -59,7 +62,7 @@ export class DeferredQueue {
       } catch (error) {
         job.reject(error);
       }
-    } while (this.length > 0 && performance.now() - started < SLICE_MS);
+    } while (this.length > 0 && performance.now() - started < this.sliceMs);
     if (this.length === 0) {
       this.jobs = [];
       this.head = 0;

@@ -71,19 +71,38 @@ export function parseDate(text: string): number {
   return calendarDay(y, mo, d);
 }
 
+/** The place values of a fraction's first three digits (ms). */
+const FRACTION_MS = [100, 10, 1];
+
 /**
- * `YYYY-MM-DDTHH:mm:ss.sssZ` (what `Date.toISOString()` writes, the common case) read without a
- * regex; NaN for any other text (then the general grammar decides).
+ * The UTC shapes read without a regex: `YYYY-MM-DDTHH:mm:ss`, an optional fraction of 1–9 digits
+ * (only its first three may be non-zero: finer ones would be rounded), then `Z` (what
+ * `Date.toISOString()` writes) or `+00:00` (what PostgreSQL's `row_to_json` writes for a
+ * timestamptz in UTC, without the fraction when it is zero). NaN for any other text: the
+ * general grammar ({@link DATETIME}) then decides, and agrees on every text this accepts.
  */
 function parseIsoUtc(text: string): number {
-  if (text.length !== 24 || text.charCodeAt(10) !== 84 || text.charCodeAt(23) !== 90) return Number.NaN;
-  if (text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46) return Number.NaN;
+  const length = text.length;
+  if (length < 20 || text.charCodeAt(10) !== 84 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return Number.NaN;
+  let end: number;
+  if (text.charCodeAt(length - 1) === 90) end = length - 1;
+  else if (length >= 25 && text.endsWith("+00:00")) end = length - 6;
+  else return Number.NaN;
+  let ms = 0;
+  if (end !== 19) {
+    if (end < 21 || end > 29 || text.charCodeAt(19) !== 46) return Number.NaN;
+    for (let i = 20; i < end; i++) {
+      const c = text.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) return Number.NaN;
+      if (i < 23) ms += c * FRACTION_MS[i - 20];
+      else if (c !== 0) return Number.NaN;
+    }
+  }
   const day = parseDate(text.slice(0, 10));
   const h = digitsAt(text, 11, 2);
   const mi = digitsAt(text, 14, 2);
   const s = digitsAt(text, 17, 2);
-  const ms = digitsAt(text, 20, 3);
-  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59 || ms < 0) return Number.NaN;
+  if (Number.isNaN(day) || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59) return Number.NaN;
   return day * DAY_MS + ((h * 60 + mi) * 60 + s) * 1000 + ms;
 }
 

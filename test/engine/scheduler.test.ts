@@ -47,12 +47,14 @@ describe("deferred queue", () => {
   });
 
   test("short jobs share a slice", async () => {
-    const queue = new DeferredQueue();
+    // A slice of 1 s: 5 trivial jobs fit in it even on a loaded machine (the default 1 ms slice
+    // can be overrun by a GC pause).
+    const queue = new DeferredQueue(1000);
     const order: string[] = [];
     const done = Array.from({ length: 5 }, (_, i) => queue.run(() => order.push(`job${i}`)));
     const other = new Promise<void>((resolve) => setImmediate(() => (order.push("other"), resolve())));
     await Promise.all([...done, other]);
-    // 5 trivial jobs take far less than a slice: all run before the other callback.
+    // 5 trivial jobs take far less than the slice: all run before the other callback.
     expect(order.indexOf("other")).toBe(5);
   });
 });

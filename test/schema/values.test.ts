@@ -50,6 +50,37 @@ describe("date-times", () => {
     expect(explainDateTime("2024-03-01T12:34:56.7891Z")).toContain("would be rounded");
   });
 
+  test("PostgreSQL's UTC spelling (+00:00, a fraction of 0–6 digits) and Z with 1–9 digits: the fast path agrees with the grammar", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }),
+        fc.integer({ min: 0, max: 9 }),
+        fc.constantFrom("Z", "+00:00", "+00", "+0000", "-00:00"),
+        fc.integer({ min: 0, max: 999 }),
+        (instant, digits, zone, extra) => {
+          const iso = new Date(instant).toISOString(); // YYYY-MM-DDTHH:mm:ss.sssZ
+          const seconds = iso.slice(0, 19);
+          const ms = iso.slice(20, 23);
+          // the fraction cut or padded to `digits`; digits past the third non-zero when `extra` says so
+          let fraction = `${ms}000000`.slice(0, digits);
+          if (digits > 3 && extra % 2 === 1) fraction = `${fraction.slice(0, digits - 1)}${1 + (extra % 9)}`;
+          const text = `${seconds}${digits > 0 ? `.${fraction}` : ""}${zone}`;
+          const kept = digits >= 3 ? Number(ms) : Number(ms.slice(0, digits).padEnd(3, "0"));
+          const finer = digits > 3 && extra % 2 === 1;
+          const expected = finer ? Number.NaN : Date.parse(`${seconds}Z`) + kept;
+          expect(parseDateTime(text)).toBe(expected);
+          // the same text with a space for the T takes the general grammar alone
+          expect(parseDateTime(text.replace("T", " "))).toBe(expected);
+        },
+      ),
+    );
+    for (const text of ["2024-03-01T12:34:56.Z", "2024-03-01T12:34:56.1234567890Z", "2024-03-01T12:34:56+00:0", "2024-03-01T12:34:56.5+00:00Z", "2024-03-01T1a:34:56Z"]) {
+      expect(parseDateTime(text)).toBeNaN();
+    }
+    expect(parseDateTime("2024-03-01T12:34:56+00:00")).toBe(Date.parse("2024-03-01T12:34:56Z"));
+    expect(parseDateTime("1969-12-31T23:59:59.999+00:00")).toBe(-1);
+  });
+
   test("toISOString output of any instant in 0000-9999 parses back to it", () => {
     fc.assert(
       fc.property(fc.integer({ min: -62_167_219_200_000, max: 253_402_300_799_999 }), (ms) => {
