@@ -19,7 +19,7 @@ import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, 
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { followSource, waitForFirst } from "./publish/follow.ts";
-import { startStartingServer } from "./http/starting.ts";
+import { type StartingServer, startStartingServer } from "./http/starting.ts";
 import { freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
@@ -158,14 +158,13 @@ export function createCli(): Command {
       // a replica of a published location keeps its downloads beside its private copies
       const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
       let listenPort = port;
+      let starting: StartingServer | null = null;
       if (opts.source !== undefined) {
-        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations")
-        const starting = opts.workers > 1 ? null : startStartingServer(port, opts.host, logger);
+        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"); the
+        // real server then takes the placeholder's socket over
+        starting = opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger);
         snapshot = (await waitForFirst(opts.source, replicaDir, opts.poll, logger)).path;
-        if (starting !== null) {
-          listenPort = starting.port;
-          await starting.stop();
-        }
+        if (starting !== null) listenPort = starting.port;
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
@@ -203,6 +202,7 @@ export function createCli(): Command {
         verify: opts.verify,
         cacheDir,
         reusePort: opts.reusePort === true,
+        listener: starting?.server,
         plugins: opts.demo === false ? [] : [demoPlugin()],
         logger,
         cors,

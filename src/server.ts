@@ -3,6 +3,7 @@
  * (a failed reload is logged and the old snapshot keeps serving), and drains on request
  * (docs/api.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
  */
+import type { Server } from "bun";
 import type { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
@@ -44,6 +45,32 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
 /** Seconds a keep-alive connection may stay idle before Bun closes it. */
 const IDLE_TIMEOUT_S = 30;
 
+/** Where and how a server listens: what cannot change once the socket is bound. */
+export interface ListenOptions {
+  port: number;
+  host: string;
+  /** Let several processes listen on one port (SO_REUSEPORT). */
+  reusePort?: boolean;
+}
+
+/**
+ * Bun.serve's socket options for `listen`: the port and host, SO_REUSEPORT, Bun's body limit
+ * ({@link BUN_MAX_REQUEST_BODY_BYTES}) and the keep-alive idle timeout. Every server of this
+ * service binds with these, the placeholder of http/starting.ts included, so that the server
+ * that takes its socket over ({@link ServeOptions.listener}) keeps the same limits.
+ */
+export function bunListenOptions(listen: ListenOptions) {
+  return {
+    port: listen.port,
+    hostname: listen.host,
+    reusePort: listen.reusePort,
+    maxRequestBodySize: BUN_MAX_REQUEST_BODY_BYTES,
+    idleTimeout: IDLE_TIMEOUT_S,
+    // No hot-reload socket or dev bundling in a served process.
+    development: false,
+  };
+}
+
 /**
  * A port number from the command line or the environment.
  * @param name where the value came from (`--port`, `PORT`), for the message
@@ -76,6 +103,13 @@ export interface ServeOptions {
   plugins?: Elysia<any>[];
   /** Let several processes listen on one port (SO_REUSEPORT). */
   reusePort?: boolean;
+  /**
+   * A server already listening (http/starting.ts, bound with {@link bunListenOptions} of the
+   * same port, host and reusePort): its handlers are replaced by this service's (Bun's
+   * `server.reload`), so the socket and the clients' keep-alive connections stay open across
+   * the handover, and no request meets a closed port. Absent: a new server binds.
+   */
+  listener?: Server<unknown>;
   /** Allowed CORS origins (http/cors.ts `parseCorsOrigins`); null or absent: CORS off. */
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; empty or absent: keys off. */
@@ -146,23 +180,23 @@ export function startServer(options: ServeOptions): RunningServer {
     state: () => state,
     snapshotCreatedAt: () => createdAt,
   });
-  const server = Bun.serve({
-    port: options.port,
-    hostname: options.host,
-    reusePort: options.reusePort,
-    maxRequestBodySize: BUN_MAX_REQUEST_BODY_BYTES,
-    idleTimeout: IDLE_TIMEOUT_S,
-    // No hot-reload socket or dev bundling in a served process.
-    development: false,
+  const handlers = {
     routes: service.routes as never,
     fetch: service.fetch,
     // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
-    error(error) {
+    error(error: Error) {
       const requestId = crypto.randomUUID();
       logger.error({ err: error, requestId }, "unexpected error");
       return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
     },
-  });
+  };
+  let server: Server<unknown>;
+  if (options.listener !== undefined) {
+    server = options.listener;
+    server.reload(handlers);
+  } else {
+    server = Bun.serve({ ...bunListenOptions({ port: options.port, host: options.host, reusePort: options.reusePort }), ...handlers });
+  }
   pending = () => server.pendingRequests;
   state = "ready";
 

@@ -1,27 +1,33 @@
 /**
  * What a replica answers while it waits for its first snapshot (`serve --source`, docs/api.md
  * "Operations"): every request, `/readyz` included, is a 503 problem+json (a load balancer sends
- * nothing here yet). Stopped, and the port handed to the real server, once a snapshot is in.
+ * nothing here yet). Once a snapshot is in, the real server takes this socket over
+ * (server.ts `ServeOptions.listener`): the port never closes, and the clients' keep-alive
+ * connections carry on to the real handlers.
  */
+import type { Server } from "bun";
 import type { Logger } from "pino";
+import { type ListenOptions, bunListenOptions } from "../server.ts";
 import { problemResponse } from "./responses.ts";
 
-/** A listening placeholder: its URL and port, and how to stop it (resolves once closed). */
+/** A listening placeholder: its URL, its bound port, and Bun's server to hand over. */
 export interface StartingServer {
   url: string;
   port: number;
-  stop: () => Promise<void>;
+  server: Server<unknown>;
 }
 
-/** Listens on `host:port` (0: a free port) and answers 503 to everything. */
-export function startStartingServer(port: number, host: string, logger: Logger): StartingServer {
+/**
+ * Listens with the service's socket options (server.ts `bunListenOptions`: port 0 picks a free
+ * one) and answers 503 NOT_READY, `state: "starting"`, to everything.
+ * @throws Error when the port cannot be bound
+ */
+export function startStartingServer(listen: ListenOptions, logger: Logger): StartingServer {
   const server = Bun.serve({
-    port,
-    hostname: host,
-    development: false,
+    ...bunListenOptions(listen),
     fetch: () => problemResponse("NOT_READY", "the server is starting: no snapshot is serving yet", [], {}, { state: "starting" }),
   });
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${server.port}`;
+  const url = `http://${listen.host.includes(":") ? `[${listen.host}]` : listen.host}:${server.port}`;
   logger.info({ url, ready: false }, "listening");
-  return { url, port: server.port as number, stop: () => server.stop(true) };
+  return { url, port: server.port as number, server };
 }

@@ -114,7 +114,7 @@ for (const kind of ["directory", "s3"] as const) {
 }
 
 describe("serve --source before anything is published", () => {
-  test("/readyz is a 503 problem until the first snapshot is published and served on the same port", async () => {
+  test("/readyz is a 503 problem until the first snapshot is published and served on the same port, with no refused or reset connection at the handover", async () => {
     const location = join(dir, "later");
     const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, "replica-later")], env);
     try {
@@ -123,15 +123,32 @@ describe("serve --source before anything is published", () => {
       expect(waiting.headers.get("content-type")).toBe("application/problem+json");
       expect(await waiting.json()).toMatchObject({ status: 503, state: "starting" });
       expect((await fetch(`${replica.url}/api/users`)).status).toBe(503);
+      // Clients on keep-alive connections ask all along: every answer is the placeholder's 503
+      // or the real server's 200, never a refused or reset connection (fetch would throw).
+      const statuses = new Map<number, number>();
+      let running = true;
+      const clients = Array.from({ length: 4 }, async () => {
+        while (running) {
+          const response = await fetch(`${replica.url}/readyz`);
+          await response.arrayBuffer();
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          await Bun.sleep(5);
+        }
+      });
       const published = await publishSnapshot(snapshotOf("later", 40), location);
       const until = Date.now() + 15_000;
-      let ready = await fetch(`${replica.url}/readyz`).catch(() => null);
-      while ((ready === null || ready.status !== 200) && Date.now() < until) {
-        await Bun.sleep(100);
-        ready = await fetch(`${replica.url}/readyz`).catch(() => null);
+      let ready = await fetch(`${replica.url}/readyz`);
+      while (ready.status !== 200 && Date.now() < until) {
+        await Bun.sleep(50);
+        ready = await fetch(`${replica.url}/readyz`);
       }
-      expect(ready?.status).toBe(200);
-      expect(await ready?.json()).toMatchObject({ status: "ready", rows: 40, snapshotId: published.current.snapshotId });
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: "ready", rows: 40, snapshotId: published.current.snapshotId });
+      await Bun.sleep(200);
+      running = false;
+      await Promise.all(clients);
+      expect([...statuses.keys()].sort()).toEqual([200, 503]);
+      expect((statuses.get(200) ?? 0) > 0 && (statuses.get(503) ?? 0) > 0).toBe(true);
     } finally {
       await replica.dispose();
     }
