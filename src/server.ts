@@ -8,20 +8,12 @@ import type { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
-import { MAX_BODY_BYTES, type ServerState, createService } from "./http/app.ts";
+import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
 import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
+import { bunListenOptions } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
 import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
-
-/**
- * Bun's own request body limit, in bytes: a small multiple of {@link MAX_BODY_BYTES}, so that
- * Bun never buffers more than this for any request. The POST handler refuses bodies over
- * MAX_BODY_BYTES itself, with a problem+json 413, while they stream in (http/body.ts); a body
- * *declared* (Content-Length) larger than this limit is refused by Bun before any handler runs,
- * with a bare `413 Payload Too Large` and `Connection: close` (no body).
- */
-export const BUN_MAX_REQUEST_BODY_BYTES = 4 * MAX_BODY_BYTES;
 
 /** Longest a drain waits for requests in flight before closing their connections, in ms (exit within 10 s). */
 export const DRAIN_TIMEOUT_MS = 8000;
@@ -40,35 +32,6 @@ function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> 
     () => false,
   );
   return Promise.race([settled, late]).finally(() => clearTimeout(timer));
-}
-
-/** Seconds a keep-alive connection may stay idle before Bun closes it. */
-const IDLE_TIMEOUT_S = 30;
-
-/** Where and how a server listens: what cannot change once the socket is bound. */
-export interface ListenOptions {
-  port: number;
-  host: string;
-  /** Let several processes listen on one port (SO_REUSEPORT). */
-  reusePort?: boolean;
-}
-
-/**
- * Bun.serve's socket options for `listen`: the port and host, SO_REUSEPORT, Bun's body limit
- * ({@link BUN_MAX_REQUEST_BODY_BYTES}) and the keep-alive idle timeout. Every server of this
- * service binds with these, the placeholder of http/starting.ts included, so that the server
- * that takes its socket over ({@link ServeOptions.listener}) keeps the same limits.
- */
-export function bunListenOptions(listen: ListenOptions) {
-  return {
-    port: listen.port,
-    hostname: listen.host,
-    reusePort: listen.reusePort,
-    maxRequestBodySize: BUN_MAX_REQUEST_BODY_BYTES,
-    idleTimeout: IDLE_TIMEOUT_S,
-    // No hot-reload socket or dev bundling in a served process.
-    development: false,
-  };
 }
 
 /**

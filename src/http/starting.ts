@@ -7,7 +7,7 @@
  */
 import type { Server } from "bun";
 import type { Logger } from "pino";
-import { type ListenOptions, bunListenOptions } from "../server.ts";
+import { type ListenOptions, bunListenOptions } from "./listen.ts";
 import { problemResponse } from "./responses.ts";
 
 /** A listening placeholder: its URL, its bound port, and Bun's server to hand over. */
@@ -18,7 +18,7 @@ export interface StartingServer {
 }
 
 /**
- * Listens with the service's socket options (server.ts `bunListenOptions`: port 0 picks a free
+ * Listens with the service's socket options (listen.ts `bunListenOptions`: port 0 picks a free
  * one) and answers 503 NOT_READY, `state: "starting"`, to everything.
  * @throws Error when the port cannot be bound
  */
