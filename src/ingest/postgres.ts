@@ -1,7 +1,8 @@
 /**
  * Users from PostgreSQL (`snapshot build --from postgres://… --table T | --query SQL`): the rows
  * of a table or a query, streamed by `COPY (SELECT row_to_json(t)::text …) TO STDOUT (FORMAT
- * binary)` (never the whole result in memory; the socket is paused while a chunk is parsed),
+ * binary)` (never the whole result in memory: the stream is read ahead of the parser, at most
+ * {@link READ_AHEAD_BYTES} queued, so the server keeps rendering rows while a chunk is parsed),
  * each row rendered by the server as JSON and validated exactly as an NDJSON record is
  * (records.ts `addJsonRecord`: the seed's four, ids within ±2^53, every other column kept).
  * COPY rather than a cursor: the server streams without a round trip per batch, and the binary
@@ -14,6 +15,7 @@
  * datetime; boolean → boolean; json, jsonb → json. Other types are refused with the column's
  * name (cast them in `--query`). The client is the `postgres` package.
  */
+import type { Readable } from "node:stream";
 import postgres from "postgres";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, findFirstDuplicate, parseErrorText } from "./records.ts";
@@ -41,6 +43,74 @@ const COPY_SIGNATURE = Buffer.from("PGCOPY\n\xff\r\n\0", "latin1");
 
 /** Rows between progress reports. */
 const PROGRESS_ROWS = 5_000;
+
+/**
+ * Bytes of the COPY stream read ahead of the parser at most: above it the socket is paused,
+ * until the parser takes what is queued. Reading ahead lets PostgreSQL render the next
+ * rows (on another core) while this thread parses the last ones; with the stream's own 16 KiB
+ * buffer the two took turns (the 1M-row wide table's read went from 5.2–6.3 s to 4.3–5.1 s).
+ */
+export const READ_AHEAD_BYTES = 64 << 20;
+
+/**
+ * The chunks of `stream`, read ahead in flowing mode: everything that arrived since the last
+ * chunk was taken is handed over as one buffer (bounded by {@link READ_AHEAD_BYTES} plus the
+ * last chunk read). Ends with the stream (`end`, or `close` before it: the parser then finds the
+ * COPY truncated); throws the stream's error.
+ * @param highBytes pause the stream when this many bytes are queued (default READ_AHEAD_BYTES)
+ */
+export async function* readAhead(stream: Readable, highBytes: number = READ_AHEAD_BYTES): AsyncGenerator<Uint8Array> {
+  const queue: Uint8Array[] = [];
+  let queued = 0;
+  let ended = false;
+  let failure: { error: unknown } | null = null;
+  let wake: (() => void) | null = null;
+  const notify = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const onData = (chunk: Uint8Array) => {
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued > highBytes) stream.pause();
+    notify();
+  };
+  const onEnd = () => {
+    ended = true;
+    notify();
+  };
+  const onError = (error: unknown) => {
+    failure = { error };
+    notify();
+  };
+  stream.on("data", onData);
+  stream.on("end", onEnd);
+  stream.on("close", onEnd);
+  stream.on("error", onError);
+  try {
+    for (;;) {
+      if (queue.length > 0) {
+        const parts = queue.splice(0);
+        const length = queued;
+        queued = 0;
+        if (stream.isPaused()) stream.resume();
+        yield parts.length === 1 ? parts[0] : Buffer.concat(parts, length);
+        continue;
+      }
+      if (failure !== null) throw (failure as { error: unknown }).error;
+      if (ended) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+  } finally {
+    stream.off("data", onData);
+    stream.off("end", onEnd);
+    stream.off("close", onEnd);
+    stream.off("error", onError);
+  }
+}
 
 /**
  * Parses a binary COPY stream of one non-null text column per tuple (PostgreSQL docs, "COPY",
@@ -187,7 +257,7 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
     let copy: Awaited<ReturnType<ReturnType<typeof sql.unsafe>["readable"]>> | null = null;
     try {
       copy = await sql.unsafe(`COPY (SELECT row_to_json(t)::text FROM (${from}) AS t) TO STDOUT (FORMAT binary)`).readable();
-      await readCopyText(copy, (text, count) => {
+      await readCopyText(readAhead(copy), (text, count) => {
         let start = 0;
         for (let k = 0; k < count; k++) {
           let end = k === count - 1 ? text.length : text.indexOf("\0", start);

@@ -10,7 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
-import { readCopyText } from "../../src/ingest/postgres.ts";
+import { PassThrough } from "node:stream";
+import { readAhead, readCopyText } from "../../src/ingest/postgres.ts";
 import { buildSnapshotFromPostgres } from "../../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
@@ -136,6 +137,41 @@ describe("snapshot build --from postgres", () => {
       { id: 1, name: 'back\\slash "quoted"', email: "tab\there", status: "active", note: "line one\nline two\r\n\\N", doc: { a: "x\ny", b: "é\\" }, tags: { k: "v\tw", e: "😀" } },
       { id: 2, name: "\\N", email: "\\.", status: "inactive", note: null, doc: [1, 2], tags: null },
     ]);
+  });
+
+  test("the read-ahead: every byte in order, the stream paused past the bound and resumed once taken, its error thrown", async () => {
+    const stream = new PassThrough();
+    const chunks = Array.from({ length: 40 }, (_, i) => Buffer.alloc(100, i));
+    const pausedAt: number[] = [];
+    const reader = readAhead(stream, 250);
+    // the first take starts the reading (a generator runs when first asked) and gets chunk 0;
+    // nothing more is taken while the other 39 chunks of 100 bytes are written: the stream
+    // pauses past 250 bytes queued
+    const first = reader.next();
+    for (const [i, chunk] of chunks.entries()) {
+      stream.write(chunk);
+      await Bun.sleep(0);
+      if (stream.isPaused()) pausedAt.push(i);
+    }
+    stream.end();
+    expect(pausedAt.length).toBeGreaterThan(0);
+    const got: Buffer[] = [Buffer.from((await first).value as Uint8Array)];
+    // taking what is queued resumes the stream: else this loop would wait for ever
+    for await (const part of reader) got.push(Buffer.from(part));
+    expect(Buffer.concat(got).equals(Buffer.concat(chunks))).toBe(true);
+    // parts are handed over joined: fewer than the chunks written
+    expect(got.length).toBeLessThan(chunks.length);
+
+    const failing = new PassThrough();
+    const failed = (async () => {
+      const seen: number[] = [];
+      for await (const part of readAhead(failing)) seen.push(part.length);
+      return seen;
+    })();
+    failing.write(Buffer.alloc(10));
+    await Bun.sleep(0);
+    failing.destroy(new Error("connection lost"));
+    expect(failed).rejects.toThrow("connection lost");
   });
 
   test("the binary COPY reader: tuples split across chunks at every byte; a malformed stream is refused", async () => {
