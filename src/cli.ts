@@ -157,20 +157,18 @@ export function createCli(): Command {
       const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
       // a replica of a published location keeps its downloads beside its private copies
       const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
-      let listenPort = port;
       let starting: StartingServer | null = null;
       if (opts.source !== undefined) {
         // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"); the
         // real server then takes the placeholder's socket over
         starting = opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger);
         snapshot = (await waitForFirst(opts.source, replicaDir, opts.poll, logger)).path;
-        if (starting !== null) listenPort = starting.port;
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
       if (opts.workers > 1) {
-        const workerPort = listenPort === 0 ? freePort(opts.host) : listenPort;
+        const workerPort = port === 0 ? freePort(opts.host) : port;
         const supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort), logger);
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
@@ -196,7 +194,7 @@ export function createCli(): Command {
       }
       const running = startServer({
         snapshot,
-        port: listenPort,
+        port,
         host: opts.host,
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,

@@ -11,7 +11,7 @@ import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
 import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
-import { bunListenOptions } from "./http/listen.ts";
+import { bunListenOptions, listenUrl } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
 import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
 
@@ -211,7 +211,7 @@ export function startServer(options: ServeOptions): RunningServer {
     return drained;
   };
 
-  const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${server.port}`;
+  const url = listenUrl(options.host, server.port as number);
   logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0 }, "HTTP envelope");
   logger.info({ url }, "listening");
   if (apiKeys === null && !isLoopbackHost(options.host)) {

@@ -42,3 +42,12 @@ export function bunListenOptions(listen: ListenOptions) {
     development: false,
   };
 }
+
+/**
+ * The URL a server bound to `host:port` answers at, e.g. `http://127.0.0.1:3000`; an IPv6 host
+ * goes in brackets (`http://[::1]:3000`, RFC 3986 §3.2.2).
+ * @param port the bound port (not 0: the one the kernel picked)
+ */
+export function listenUrl(host: string, port: number): string {
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}

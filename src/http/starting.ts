@@ -7,7 +7,7 @@
  */
 import type { Server } from "bun";
 import type { Logger } from "pino";
-import { type ListenOptions, bunListenOptions } from "./listen.ts";
+import { type ListenOptions, bunListenOptions, listenUrl } from "./listen.ts";
 import { problemResponse } from "./responses.ts";
 
 /** A listening placeholder: its URL, its bound port, and Bun's server to hand over. */
@@ -27,7 +27,7 @@ export function startStartingServer(listen: ListenOptions, logger: Logger): Star
     ...bunListenOptions(listen),
     fetch: () => problemResponse("NOT_READY", "the server is starting: no snapshot is serving yet", [], {}, { state: "starting" }),
   });
-  const url = `http://${listen.host.includes(":") ? `[${listen.host}]` : listen.host}:${server.port}`;
+  const url = listenUrl(listen.host, server.port as number);
   logger.info({ url, ready: false }, "listening");
   return { url, port: server.port as number, server };
 }

@@ -48,7 +48,8 @@ const PROGRESS_ROWS = 5_000;
  * Bytes of the COPY stream read ahead of the parser at most: above it the socket is paused,
  * until the parser takes what is queued. Reading ahead lets PostgreSQL render the next
  * rows (on another core) while this thread parses the last ones; with the stream's own 16 KiB
- * buffer the two took turns (the 1M-row wide table's read went from 5.2–6.3 s to 4.3–5.1 s).
+ * buffer the two took turns (bench/pg-build.ts, the 1M-row wide table: read 6.0–6.1 s before,
+ * 4.9–5.5 s after).
  */
 export const READ_AHEAD_BYTES = 64 << 20;
 
