@@ -7,7 +7,7 @@
  * A character trigram index over a column's folded strings: for every distinct sequence of 3
  * code points (trigrams.ts `trigramKey`), the set of rows whose folded string contains it. A list with more than
  * rowCount / 32 rows is stored as a bitmap (smaller than 4 bytes a row, and a match set as
- * is); the others as ascending row numbers per status code, encoded as LEB128 gaps.
+ * is); the others as ascending row numbers per partition code (a group), encoded as LEB128 gaps.
  */
 export interface TrigramIndex {
   /**
@@ -17,18 +17,21 @@ export interface TrigramIndex {
   keys: Float64Array;
   /** Rows in each key's list; length K. */
   counts: Uint32Array;
-  /** Rows of each key's list per status code, at `k * S + code` (S = STATUS_VALUES.length); length K·S. */
-  statusCounts: Uint32Array;
+  /**
+   * Rows of each key's list per group (partition code), at `k * S + code`; length K·S, where S is
+   * the number of groups (the store's partition codes, 1 without a partition).
+   */
+  groupCounts: Uint32Array;
   /**
    * Where each list is, at `k * S + code`; length K·S. A dense list (count * 32 > rowCount):
    * its first word in `bitmaps` (the same in each of its S slots). A sparse one: the first byte
-   * in `gaps` of its rows of that status code.
+   * in `gaps` of its rows of that group.
    */
   refs: Uint32Array;
   /** Dense lists' bitmaps back to back, ceil(rowCount / 32) words each. */
   bitmaps: Uint32Array;
   /**
-   * Sparse lists back to back, each as S groups (its rows of status code 0, then of code 1):
+   * Sparse lists back to back, each as S groups (its rows of partition code 0, then of code 1…):
    * in a group, the first row, then each row minus the previous one, each as an unsigned
    * LEB128 number (7 bits a byte, low first, high bit set on all but the last).
    */

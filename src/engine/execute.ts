@@ -1,25 +1,28 @@
 /**
- * The query executor: plans a normalized query by kind and answers it from the store's
- * prebuilt permutations, with a byte-bounded cache of filter results per engine.
- *
- * Plans (cost for a window of `limit` rows at offset `offset`, N rows, m matches):
- * - no filter, or a status-only filter: a slice of a (per-status) permutation, O(limit);
+ * The executor: runs a query's plan (planner.ts, plan.ts) over the store and the engine's caches
+ * and answers its window. The filter step gives a row set, kept in a byte-bounded cache under
+ * the filter's key; the root step orders it and cuts the window:
+ * - `slice`: no filter, or one on the partition column: a slice of a stored order, O(limit);
  *   multi-key sorts add the runs of equal first keys that the window touches;
- * - a filter whose match set is known: rows in id order sliced directly; otherwise a walk of
- *   the first key's permutation testing the match bitmap, O((offset + limit) * N / m), resumed
- *   from a checkpoint on the next block; or, when that walk would cost more than sorting the
- *   matches, a gather-sort of the m matches, O(m log m), cached.
+ * - `keyOrder`: a match set in key order: its first rows, a slice of its rows, or picked from its
+ *   bitmap, whichever it holds;
+ * - `walk`: the first key's stored order walked testing the match bitmap, O((offset + limit) ·
+ *   N / m), resumed from a checkpoint on the next block;
+ * - `sort`: a gather-sort of the m matches, O(m log m), cached for the next blocks;
+ * - `cachedOrder`: the cached sort, sliced.
  */
-import type { Predicate, Query, SortKey } from "../query/types.ts";
-import { ALL_STATUS, STATUS_VALUES } from "../schema.ts";
-import { setListBits } from "../store/trigrams.ts";
-import type { Store } from "../store/types.ts";
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
+import { setListBits } from "../bits/trigrams.ts";
+import type { Predicate, Query, SortKey } from "../query/types.ts";
+import { type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
-import { type FilterResult, type MatchSet, evaluateFilter, firstMatchRows, matchRows } from "./filter.ts";
-import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
-import { COST, DEFER_ABOVE, queryCost, rowsInMask, walkCost, windowPlan } from "./planner.ts";
+import { resultOf, runStep } from "./evaluate.ts";
+import { type Checkpoint, buildSegments, orderAll, windowRows } from "./order.ts";
+import { type PrintedStep, printStep } from "./plan.ts";
+import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
+import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
 
+export { filterCacheKey };
 
 /** A query's answer: the window's row numbers and the total number of matching rows. */
 export interface Page {
@@ -29,9 +32,9 @@ export interface Page {
   total: number;
 }
 
-/** What the cache keeps per filter and sort. */
+/** What the order cache keeps per filter and sort. */
 interface OrderState {
-  /** Every match in sort order, once a gather-sort was chosen. */
+  /** Every match in sort order, once a sort was chosen. */
   ordered: Uint32Array | null;
   /** Where the last walk's window began. */
   checkpoint: Checkpoint | null;
@@ -41,7 +44,7 @@ interface OrderState {
 export interface Engine {
   store: Store;
   /** Which plan answers filtered, sorted windows: chosen by cost, or forced (for tests). */
-  plan: "auto" | "walk" | "gather";
+  plan: "auto" | "walk" | "sort";
   filters: ByteLru<FilterResult>;
   orders: ByteLru<OrderState>;
   /**
@@ -54,20 +57,34 @@ export interface Engine {
   scratch: Uint32Array | null;
   /** The match set whose rows `scratch` holds, or null (then it is cleared before use). */
   scratchOwner: MatchSet | null;
+  /** What the planner looks up in the caches (planner.ts `PlanContext`). */
+  context: PlanContext;
 }
 
 /** Engine options. */
 export interface EngineOptions {
   /** Cache budget for filter match sets and ordered lists, in bytes. Default 256 MiB. */
   cacheBytes?: number;
-  /** Force the walk or the gather-sort plan for filtered sorted windows (tests); default "auto". */
-  plan?: "auto" | "walk" | "gather";
+  /** Force the walk or the sort for filtered sorted windows (tests); default "auto". */
+  plan?: "auto" | "walk" | "sort";
+}
+
+/** The order cache's key of a filter (its cache key) and normalized sort keys. */
+function orderCacheKey(filterKey: string, keys: readonly SortKey[]): string {
+  return `${filterKey}|${JSON.stringify(keys)}`;
 }
 
 /** Creates an engine over a store. */
 export function createEngine(store: Store, options: EngineOptions = {}): Engine {
   const budget = options.cacheBytes ?? 256 * 1024 * 1024;
-  return { store, plan: options.plan ?? "auto", filters: new ByteLru(budget * 0.75), orders: new ByteLru(budget * 0.25), scratch: null, scratchOwner: null };
+  const filters = new ByteLru<FilterResult>(budget * 0.75);
+  const orders = new ByteLru<OrderState>(budget * 0.25);
+  const context: PlanContext = {
+    store,
+    cachedFilter: (key) => filters.peek(key),
+    cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered != null,
+  };
+  return { store, plan: options.plan ?? "auto", filters, orders, scratch: null, scratchOwner: null, context };
 }
 
 /** Bytes a cache entry costs besides its value: the map entry, the entry object and the key's characters (2 bytes each). */
@@ -78,110 +95,104 @@ function entryBytes(key: string): number {
 /** Size of a filter result cached under `key`, in bytes (the key counted too: it holds the filter's values). */
 function filterBytes(result: FilterResult, key: string): number {
   if (result.kind !== "set") return entryBytes(key);
-  // Rows and bitmaps materialized later are counted again when they are (executeQuery). A
-  // shared bitmap is a view of the store.
+  // Rows and bitmaps materialized later are counted again when they are. A shared bitmap is a view of the store.
   const set = result.set;
   return (set.sharedBits ? 0 : (set.bits?.byteLength ?? 0)) + (set.rows?.byteLength ?? 0) + entryBytes(key);
 }
 
-/** Keys already computed, per predicate tree object (a query's tree is keyed once, see below). */
-const filterKeys = new WeakMap<NonNullable<Query["filter"]>, string>();
-
 /**
- * The filter cache's key of a predicate tree: its JSON (equal trees, equal keys). Remembered
- * per tree object, so that the HTTP layer's cost check (scheduler.ts `isExpensive`) and the
- * execution of the same query stringify the tree once.
+ * Plans `query` against this engine's store and caches (planner.ts `planQuery`): the plan the
+ * executor runs, the scheduler admits by its root's cost, and explain prints.
  */
-export function filterCacheKey(filter: NonNullable<Query["filter"]>): string {
-  let key = filterKeys.get(filter);
-  if (key === undefined) {
-    key = JSON.stringify(filter);
-    filterKeys.set(filter, key);
-  }
-  return key;
-}
-
-/** The (cached) filter result of a query. */
-function filterOf(engine: Engine, query: Query): { result: FilterResult; key: string } {
-  if (query.filter === null) return { result: { kind: "all" }, key: "" };
-  const key = filterCacheKey(query.filter);
-  let result = engine.filters.get(key);
-  if (result === undefined) {
-    result = evaluateFilter(engine.store, query.filter);
-    engine.filters.set(key, result, filterBytes(result, key));
-  }
-  return { result, key };
+export function planOf(engine: Engine, query: Query): QueryPlan {
+  return planQuery(engine.context, query);
 }
 
 /**
- * The rows `filter` selects, evaluated or taken from the engine's filter cache (the one every
- * query of the same filter shares): what facets and export read.
+ * True when `plan` is estimated to cost more than {@link DEFER_ABOVE} (planner.ts): the HTTP
+ * layer then runs it in the deferred queue (scheduler.ts).
+ */
+export function isExpensive(plan: QueryPlan): boolean {
+  return plan.root.estimatedCost > DEFER_ABOVE;
+}
+
+/**
+ * The rows `filter` selects, taken from the engine's filter cache or evaluated and cached (the
+ * one cache every query of the same filter shares): what facets and export read.
  */
 export function filterResultOf(engine: Engine, filter: Predicate | null): FilterResult {
-  return filterOf(engine, { filter, sort: [], offset: 0, limit: 0 }).result;
+  if (filter === null) return { kind: "all" };
+  const key = filterCacheKey(filter);
+  const cached = engine.filters.get(key);
+  if (cached !== undefined) return cached;
+  const result = resultOf(engine.store, runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
+  engine.filters.set(key, result, filterBytes(result, key));
+  return result;
 }
 
-/** No sort keys: for costs that do not depend on them (planner.ts `queryCost` reads keys only for a known match set). */
-const NO_KEYS: SortKey[] = [];
-
-/** The order cache's key of a filter (its cache key) and normalized sort keys. */
-function orderCacheKey(filterKey: string, keys: SortKey[]): string {
-  return `${filterKey}|${JSON.stringify(keys)}`;
-}
-
-/**
- * The planner's estimate of what answering `query` costs now, given this engine's caches
- * (planner.ts `queryCost`), in cost units. Looks the caches up without touching recency.
- */
-export function estimateCost(engine: Engine, query: Query): number {
-  // Unfiltered and cached non-set filters (most cheap requests) are priced before the sort keys
-  // are normalized: this runs on every request, before executeQuery normalizes them again.
-  if (query.filter === null) return queryCost(engine.store, query, NO_KEYS, true, null, true);
-  const filterKey = filterCacheKey(query.filter);
-  const cached = engine.filters.peek(filterKey);
-  if (cached === undefined) return queryCost(engine.store, query, NO_KEYS, false, null, false);
-  if (cached.kind !== "set") return queryCost(engine.store, query, NO_KEYS, true, null, true);
-  const keys = normalizeSort(query.sort);
-  const order = engine.orders.peek(orderCacheKey(filterKey, keys));
-  return queryCost(engine.store, query, keys, true, cached.set, order?.ordered != null);
+/** The cost of answering `filter` now (its cached result, or its plan's): how facets and export are admitted. */
+export function filterCost(engine: Engine, filter: Predicate | null): number {
+  return planFilter(engine.context, filter).estimatedCost;
 }
 
 /**
- * True when answering `query` now is estimated to cost more than {@link DEFER_ABOVE} (planner.ts):
- * the HTTP layer then runs it in the deferred queue (scheduler.ts), whatever its filter kind.
- */
-export function isExpensive(engine: Engine, query: Query): boolean {
-  return estimateCost(engine, query) > DEFER_ABOVE;
-}
-
-/** True for the sort that is row order itself (id ascending or descending). */
-function isIdOrder(keys: SortKey[]): boolean {
-  return keys.length === 1 && keys[0].column === "id" && !keys[0].absolute;
-}
-
-/**
- * Answers a normalized query (docs/api.md "Ordering" and "Matching"; types.ts `Query`).
- * The caller has validated it (offset and limit non-negative safe integers).
+ * Answers a normalized query (docs/api.md "Ordering" and "Matching"; types.ts `Query`) by
+ * running its plan. The caller has validated it (offset and limit non-negative safe integers).
  */
 export function executeQuery(engine: Engine, query: Query): Page {
+  return execute(engine, planOf(engine, query), false);
+}
+
+/**
+ * Runs a plan made by {@link planOf} (possibly a little earlier: a cached result it names is
+ * held by the plan itself, so an eviction meanwhile changes nothing).
+ * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
+ */
+export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page {
   const store = engine.store;
-  const { result: filter, key: filterKey } = filterOf(engine, query);
-  const keys = normalizeSort(query.sort);
+  const root = plan.root;
+  const started = analyze ? performance.now() : 0;
+  const filterStep = root.children[0];
+  let filter: FilterResult;
+  if (filterStep.op === "cached") {
+    filter = filterStep.result;
+    // a hit: the entry becomes the most recently used
+    engine.filters.get(plan.filterKey);
+    if (analyze) {
+      filterStep.rows = countOf(store, filter);
+      filterStep.ms = 0;
+    }
+  } else {
+    filter = resultOf(store, runStep({ store, analyze }, filterStep));
+    if (plan.filterKey !== "") engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
+  }
+  const page = windowOf(engine, plan, filter);
+  if (analyze) {
+    root.ms = performance.now() - started;
+    root.rows = page.rows.length;
+  }
+  return page;
+}
+
+/** The window of the root step over the filter's rows (see the module comment). */
+function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
+  const store = engine.store;
+  const root = plan.root;
+  const keys = root.keys;
   const total = countOf(store, filter);
-  const { offset, limit } = query;
+  const { offset, limit } = root;
   if (offset >= total || limit === 0) return { rows: new Uint32Array(0), total };
   const end = Math.min(total, offset + limit);
 
   if (filter.kind !== "set") {
-    const mask = filter.kind === "status" ? filter.mask : ALL_STATUS;
+    root.op = "slice";
+    const mask = filter.kind === "codes" ? filter.mask : allCodes(store);
     const segments = buildSegments(store, keys, mask);
     return { rows: windowRows(store, segments, filter, offset, limit, null).rows, total };
   }
-
   const set = filter.set;
-  // Walks cover the partitions of the set's status codes.
-  const scope = rowsInMask(store, set.mask);
-  if (isIdOrder(keys) && engine.plan !== "walk") {
+  const filterKey = plan.filterKey;
+  if (root.op === "keyOrder" && engine.plan !== "walk") {
     const desc = keys[0].direction === "desc";
     if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
     if (set.rows !== null || set.bits === null) {
@@ -193,20 +204,39 @@ export function executeQuery(engine: Engine, query: Query): Page {
       for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
       return { rows: out, total };
     }
-    // Row order is id order: pick the window's ranks straight from the bitmap (one pass over its words).
-    if (set.bitsExact && walkCost(end, scope, set.count) > ((store.rowCount + 31) >>> 5) * COST.BITMAP_WORD) return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
+    // row order is key order: pick the window's ranks straight from the bitmap (one pass over
+    // its words) unless a walk of the first rows is shorter
+    const words = (store.rowCount + 31) >>> 5;
+    if (set.bitsExact && walkCost(end, rowsInMask(store, set.mask), set.count) > words * COST.BITMAP_WORD) {
+      return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
+    }
   }
 
   const orderKey = orderCacheKey(filterKey, keys);
   let state = engine.orders.get(orderKey);
-  if (state?.ordered) return { rows: state.ordered.slice(offset, end), total };
-  if (engine.plan === "gather" || (engine.plan === "auto" && windowPlan(end, scope, set.count, keys).plan === "gather")) {
+  if (state?.ordered) {
+    root.op = "cachedOrder";
+    return { rows: state.ordered.slice(offset, end), total };
+  }
+  if (engine.plan !== "auto") root.op = engine.plan;
+  else {
+    // the choice made with the estimated match count, revisited now that the count is exact:
+    // changed only when the planned one costs WALK_REGRET times the other
+    const exact = windowChoice(store, end, set.mask, set.count, keys);
+    if (root.op !== "walk" && root.op !== "sort") root.op = exact.op;
+    else if (exact.op !== root.op) {
+      const planned = root.op === "walk" ? walkCost(end, rowsInMask(store, set.mask), set.count) : gatherCost(set.count, keys);
+      if (planned > WALK_REGRET * exact.cost) root.op = exact.op;
+    }
+  }
+  if (root.op === "sort") {
     const hadRows = set.rows !== null;
     const ordered = orderAll(store, matchRows(store, set), keys);
     if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };
   }
+  root.op = "walk";
   const segments = buildSegments(store, keys, set.mask);
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state);
   if (walked.checkpoint !== null) {
@@ -254,11 +284,14 @@ function walkRows(
   }
 }
 
-/** Matching rows of a filter result. */
-function countOf(store: Store, filter: FilterResult): number {
-  if (filter.kind === "all") return store.rowCount;
-  if (filter.kind === "set") return filter.set.count;
-  let count = 0;
-  for (let c = 0; c < STATUS_VALUES.length; c++) if ((filter.mask >>> c) & 1) count += store.statusCounts[c];
-  return count;
+/**
+ * Explain (docs/api.md "Explain"): the plan of `query` as a tree of printed steps, without
+ * reading rows; with `analyze`, the query also runs and every step adds the rows it gave and
+ * its milliseconds.
+ */
+export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
+  const plan = planOf(engine, query);
+  if (!analyze) return { plan: printStep(plan.root), page: null };
+  const page = execute(engine, plan, true);
+  return { plan: printStep(plan.root), page };
 }

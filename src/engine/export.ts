@@ -1,15 +1,15 @@
 /**
  * Export (docs/api.md "Export"): every matching row of a query in its order, produced batch by
  * batch so that a download of any size holds one batch at a time. One sort key: a walk of the
- * key's permutation (or the partitions' slices without a filter), resumed at a checkpoint for
+ * key's order (or the partition's slices without a filter), resumed at a checkpoint for
  * each batch, so memory stays at one bitmap of the matches whatever the row count. Several
  * keys: the matches sorted once (4 bytes a match), then sliced.
  */
-import { ALL_STATUS } from "../schema.ts";
 import type { Query } from "../query/types.ts";
 import { emptyBitmap } from "../bits/bitmap.ts";
+import { allCodes } from "../store/types.ts";
 import { type Engine, filterResultOf } from "./execute.ts";
-import { type FilterResult, matchRows } from "./filter.ts";
+import { type FilterResult, matchRows, rowsInMask } from "./row-set.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** Rows a batch holds by default: about 0.5 MB of CSV, a few milliseconds of work. */
@@ -31,13 +31,12 @@ export interface ExportCursor {
 export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): ExportCursor {
   const store = engine.store;
   let filter = filterResultOf(engine, query.filter);
-  const keys = normalizeSort(query.sort);
+  const keys = normalizeSort(store, query.sort);
   let total = store.rowCount;
-  let mask = ALL_STATUS;
-  if (filter.kind === "status") {
+  let mask = allCodes(store);
+  if (filter.kind === "codes") {
     mask = filter.mask;
-    total = 0;
-    for (let c = 0; c < store.statusCounts.length; c++) if ((mask >>> c) & 1) total += store.statusCounts[c];
+    total = rowsInMask(store, mask);
   } else if (filter.kind === "set") {
     total = filter.set.count;
     mask = filter.set.mask;
@@ -89,10 +88,12 @@ function identity(n: number): Uint32Array {
   return rows;
 }
 
-/** The rows (ascending) whose status code is in `mask`. */
+/** The rows (ascending) whose partition code is in `mask`. */
 function rowsOfMask(engine: Engine, mask: number): Uint32Array {
-  const codes = engine.store.statusCodes;
-  const out: number[] = [];
-  for (let row = 0; row < codes.length; row++) if ((mask >>> codes[row]) & 1) out.push(row);
-  return Uint32Array.from(out);
+  const codes = engine.store.partition?.codes;
+  if (codes === undefined) return mask & 1 ? identity(engine.store.rowCount) : new Uint32Array(0);
+  const out = new Uint32Array(rowsInMask(engine.store, mask));
+  let k = 0;
+  for (let row = 0; row < codes.length; row++) if ((mask >>> codes[row]) & 1) out[k++] = row;
+  return out;
 }

@@ -1,9 +1,10 @@
 /**
  * Facets (docs/api.md "Facets"): per column, the distinct values with their row counts (enum,
  * boolean, text) or the value range (number, date, datetime), over the rows that match every
- * filter except the column's own. Counts come from what the store already holds: the partition
- * counts and per-status bitmaps for `status`, per-value bitmaps (dense values) and rows-by-value
- * runs (the others) for enum and boolean columns, value runs walked from either end for ranges,
+ * filter except the column's own. Counts come from what the store already holds, by the
+ * column's kind and role: the partition's counts and per-code bitmaps for the partition column,
+ * per-value bitmaps (dense values) and rows-by-value runs (the others) for enum and boolean
+ * columns, value runs walked from either end for ranges (the key's first and last member rows),
  * and the rank of each matching row for text columns (the one facet that visits its matches).
  */
 import { type Bitmap, countAnd, emptyBitmap, hasRow } from "../bits/bitmap.ts";
@@ -13,12 +14,11 @@ import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
-import { STATUS_VALUES, type StringColumnId } from "../schema.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
-import { recordSpan, stringValueAt } from "../store/records.ts";
-import type { Store } from "../store/types.ts";
+import { recordAt } from "../store/rows-json.ts";
+import { type Store, partitionCounts, storedColumn } from "../store/types.ts";
 import { type Engine, filterResultOf } from "./execute.ts";
-import { type FilterResult, matchCountByStatus, matchRows, statusBitmaps } from "./filter.ts";
+import { type FilterResult, codeBitmaps, matchCountByCode, matchRows } from "./row-set.ts";
 
 /** One listed value and its matching rows. */
 export interface ValueCount {
@@ -81,30 +81,31 @@ export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
   return { facets, total };
 }
 
-/** One column's facet over the rows of `result`. */
-function facetOf(store: Store, column: string, result: FilterResult, limit: number, needle: string | null): Facet {
-  if (column === "status") return statusFacet(store, result, limit, needle);
+/** One column's facet over the rows of `result`, by the column's kind and role. */
+function facetOf(store: Store, id: string, result: FilterResult, limit: number, needle: string | null): Facet {
+  const column = storedColumn(store, id);
+  if (store.partition !== null && store.partition.column === id) return partitionFacet(store, column, result, limit, needle);
   const members = membersOf(store, result);
-  if (column === "id") return idFacet(store, members);
-  if (column === "name" || column === "email") return textFacet(store, seedTextView(store, column), members, limit, needle, (row) => stringValueAt(store, column, row));
-  const stored = store.columns[column];
-  const kind = stored.spec.kind;
-  if (kind === "text") return textFacet(store, textView(stored), members, limit, needle, (row) => recordField(store, row, column) as string);
-  if (kind === "enum" || kind === "boolean") return codedFacet(store, stored, members, limit, needle);
-  if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, stored, members);
-  throw new Error(`internal: no facet for column "${column}" of kind ${kind}`);
+  const kind = column.spec.kind;
+  if (kind === "text" && column.key) return keyTextFacet(store, column, members, limit, needle);
+  if (kind === "text") return textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string);
+  if (kind === "enum" || kind === "boolean") return codedFacet(store, column, members, limit, needle);
+  if (kind === "number" && column.key) return keyFacet(store, column, members);
+  if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, column, members);
+  throw new Error(`internal: no facet for column "${id}" of kind ${kind}`);
 }
 
-/** The members of a filter result: a status mask's shared bitmap, a match set's exact bitmap or rows. */
+/** The members of a filter result: a mask's shared bitmap, a match set's exact bitmap or rows. */
 function membersOf(store: Store, result: FilterResult): Members {
   if (result.kind === "all") return { all: true, count: store.rowCount, bits: null, rows: null };
-  if (result.kind === "status") {
+  if (result.kind === "codes") {
     let count = 0;
     let bits: Bitmap | null = null;
-    const maps = statusBitmaps(store);
-    for (let c = 0; c < STATUS_VALUES.length; c++) {
+    const maps = codeBitmaps(store);
+    const counts = partitionCounts(store);
+    for (let c = 0; c < counts.length; c++) {
       if (((result.mask >>> c) & 1) === 0) continue;
-      count += store.statusCounts[c];
+      count += counts[c];
       if (bits === null) bits = maps[c];
       else {
         const merged: Bitmap = bits.slice();
@@ -134,19 +135,25 @@ function visitRows(members: Members, otherWork: number): boolean {
   return members.rows !== null && members.rows.length < otherWork;
 }
 
-// ---------------------------------------------------------------- coded: status, enum, boolean
+// ---------------------------------------------------------------- coded: the partition, enum, boolean
 
-/** The `status` facet: partition counts, or a match set's counts per status code. */
-function statusFacet(store: Store, result: FilterResult, limit: number, needle: string | null): Facet {
+/** The partition column's facet: its codes' counts, or a match set's counts per code. */
+function partitionFacet(store: Store, column: StoredColumn, result: FilterResult, limit: number, needle: string | null): Facet {
+  const all = partitionCounts(store);
   let counts: ArrayLike<number>;
-  if (result.kind === "all") counts = store.statusCounts;
-  else if (result.kind === "status") counts = STATUS_VALUES.map((_, c) => ((result.mask >>> c) & 1 ? store.statusCounts[c] : 0));
-  else counts = matchCountByStatus(store, result.set);
-  const entries: { rank: number; count: number; value: string }[] = [];
-  for (let c = 0; c < STATUS_VALUES.length; c++) {
-    if (counts[c] > 0 && (needle === null || fold(STATUS_VALUES[c]).includes(needle))) entries.push({ rank: c, count: counts[c], value: STATUS_VALUES[c] });
+  if (result.kind === "all") counts = all;
+  else if (result.kind === "codes") counts = Array.from(all, (count, c) => ((result.mask >>> c) & 1 ? count : 0));
+  else counts = matchCountByCode(store, result.set);
+  const valueJson = KINDS[column.spec.kind].valueJson as NonNullable<(typeof KINDS)["enum"]["valueJson"]>;
+  const distinct = column.distinct as Float64Array;
+  const entries: { rank: number; count: number; value: string | boolean }[] = [];
+  for (let r = 1; r < counts.length; r++) {
+    if (counts[r] === 0) continue;
+    const value = JSON.parse(valueJson(column.spec, distinct[r - 1])) as string | boolean;
+    if (needle !== null && !fold(String(value)).includes(needle)) continue;
+    entries.push({ rank: r, count: counts[r], value });
   }
-  return listed("enum", entries, limit, 0);
+  return listed(column.spec.kind as "enum", entries, limit, counts[0]);
 }
 
 /** Per enum or boolean column: a bitmap of each value held by more than 1/32 of the rows (else null). */
@@ -238,32 +245,7 @@ interface TextView {
   foldedOffsets: Uint32Array;
 }
 
-/** Per seed string column: where each rank's run starts in `rowsByValue` (computed once, O(rows)). */
-const seedStartsCache = new WeakMap<Uint32Array, Uint32Array>();
-
-/** `name` or `email` as a {@link TextView} (never null: ranks from 0). */
-function seedTextView(store: Store, column: StringColumnId): TextView {
-  const c = store.strings[column];
-  let starts = seedStartsCache.get(c.rankByRow);
-  if (starts === undefined) {
-    const n = store.rowCount;
-    const list: number[] = [];
-    let previous = -1;
-    for (let i = 0; i < n; i++) {
-      const rank = c.rankByRow[c.rowsByValue[i]];
-      if (rank !== previous) {
-        list.push(i);
-        previous = rank;
-      }
-    }
-    list.push(n);
-    starts = Uint32Array.from(list);
-    seedStartsCache.set(c.rankByRow, starts);
-  }
-  return { rankByRow: c.rankByRow, rowsByValue: c.rowsByValue, starts, firstRank: 0, folded: c.folded, foldedOffsets: c.foldedOffsets };
-}
-
-/** A `text` column beyond the four as a {@link TextView} (rank 0 = null). */
+/** A `text` column (not the key) as a {@link TextView} (rank 0 = null). */
 function textView(column: StoredColumn): TextView {
   return {
     rankByRow: column.rankByRow as Uint32Array,
@@ -394,19 +376,39 @@ class TopCounts {
   }
 }
 
-/** One field of a row's record, decoded (for the listed values of a text facet). */
-function recordField(store: Store, row: number, column: string): unknown {
-  const { bytes, start, end } = recordSpan(store.records, row);
-  return (JSON.parse(new TextDecoder().decode(bytes.subarray(start, end))) as Record<string, unknown>)[column];
+/**
+ * A text key's facet: every value is its own (a count of 1), so the listed values are the first
+ * `limit` matching rows in key order whose folded value holds the search; `distinct` counts every
+ * matching row that holds it.
+ */
+function keyTextFacet(store: Store, column: StoredColumn, members: Members, limit: number, needle: string | null): Facet {
+  const folded = column.folded as Uint8Array;
+  const offsets = column.foldedOffsets as Uint32Array;
+  const needleBytes = needle === null ? null : encoder.encode(needle);
+  const rows: number[] = [];
+  let distinct = 0;
+  const visit = (row: number) => {
+    if (needleBytes !== null && !bytesMatch(folded, offsets[row], offsets[row + 1], "contains", needleBytes)) return;
+    distinct++;
+    if (rows.length < limit) rows.push(row);
+  };
+  if (members.all) {
+    if (needleBytes === null) {
+      distinct = store.rowCount;
+      for (let row = 0; row < Math.min(limit, store.rowCount); row++) rows.push(row);
+    } else for (let row = 0; row < store.rowCount; row++) visit(row);
+  } else forEachMember(store, members, visit);
+  return { kind: "text", values: rows.map((row) => ({ value: recordAt(store, row)[column.spec.id] as string, count: 1 })), distinct, nulls: 0 };
 }
 
-// ---------------------------------------------------------------- ranges: id, number, date, datetime
+// ---------------------------------------------------------------- ranges: the key, number, date, datetime
 
-/** The `id` facet: the first and last member rows (rows are in id order). */
-function idFacet(store: Store, members: Members): Facet {
+/** A number key's facet: the first and last member rows (rows are in key order). */
+function keyFacet(store: Store, column: StoredColumn, members: Members): Facet {
+  const keys = column.distinct as Float64Array;
   if (members.count === 0) return { kind: "number", min: null, max: null, nulls: 0 };
-  if (members.all) return { kind: "number", min: store.ids[0], max: store.ids[store.rowCount - 1], nulls: 0 };
-  if (members.rows !== null) return { kind: "number", min: store.ids[members.rows[0]], max: store.ids[members.rows[members.rows.length - 1]], nulls: 0 };
+  if (members.all) return { kind: "number", min: keys[0], max: keys[store.rowCount - 1], nulls: 0 };
+  if (members.rows !== null) return { kind: "number", min: keys[members.rows[0]], max: keys[members.rows[members.rows.length - 1]], nulls: 0 };
   const bits = members.bits as Bitmap;
   let first = 0;
   while (bits[first] === 0) first++;
@@ -414,7 +416,7 @@ function idFacet(store: Store, members: Members): Facet {
   while (bits[last] === 0) last--;
   const lo = (first << 5) + (31 - Math.clz32(bits[first] & -bits[first]));
   const hi = (last << 5) + (31 - Math.clz32(bits[last]));
-  return { kind: "number", min: store.ids[lo], max: store.ids[hi], nulls: 0 };
+  return { kind: "number", min: keys[lo], max: keys[hi], nulls: 0 };
 }
 
 /**

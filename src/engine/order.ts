@@ -1,31 +1,33 @@
 /**
- * Ordering and the row window: walks the prebuilt permutations (src/store/types.ts) in sort
- * order and picks rows [offset, offset + limit) among the matches. Multi-key sorts resolve the
- * runs of equal first-key values by sorting just the runs the window touches.
+ * Ordering and the row window: walks the stored orders (src/kinds: a column's `rowsByValue`,
+ * its per-partition copy, the key's row order) in sort order and picks rows [offset, offset +
+ * limit) among the matches. Multi-key sorts resolve the runs of equal first-key values by
+ * sorting just the runs the window touches. Every order breaks its ties by the key (the row
+ * number), ascending, or descending for a descending last key: its exact reverse (docs/api.md
+ * "The key").
  */
-import { ALL_STATUS, STATUS_VALUES, singleStatus } from "../schema.ts";
 import type { SortKey } from "../query/types.ts";
-import type { Store } from "../store/types.ts";
-import { type FilterResult, matchCountByStatus } from "./filter.ts";
-
+import type { StoredColumn } from "../kinds/kind.ts";
+import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
+import { type FilterResult, matchCountByCode, rowsInMask, singleCode } from "./row-set.ts";
 
 /**
  * A stretch of the sort order: rows `perm[start..end)` (or row numbers start..end when `perm`
- * is null), walked backwards when `reverse`. Rows whose status is not in `statusMask` are not
- * members. When `rank` is set, consecutive rows of equal rank form a run ordered by `rest`.
+ * is null), walked backwards when `reverse`. Rows whose partition code is not in `codeMask` are
+ * not members. When `rank` is set, consecutive rows of equal rank form a run ordered by `rest`.
  */
 export interface Segment {
   perm: Uint32Array | null;
   start: number;
   end: number;
   reverse: boolean;
-  /** Status codes whose rows are members (bit c = code c); ALL when no test is needed. */
-  statusMask: number;
-  /** The status code every row of the segment has, or -1 when it spans statuses. */
-  statusOf: number;
+  /** Partition codes whose rows are members (bit c = code c); every code when no test is needed. */
+  codeMask: number;
+  /** The partition code every row of the segment has, or -1 when it spans codes. */
+  codeOf: number;
   /** Rank per row of the key that forms runs; null when the key is unique. */
   rank: Uint32Array | null;
-  /** Keys that order the rows within a run (then id in the direction of the last key). */
+  /** Keys that order the rows within a run (then the key, in the direction of the last key). */
   rest: SortKey[];
 }
 
@@ -37,133 +39,150 @@ export interface Checkpoint {
 }
 
 /**
- * Normalizes sort keys: removes repeated columns, ignores `absolute` off `id`, drops keys
- * after a unique one (`id`), and falls back to id ascending when empty (docs/api.md "Ordering").
+ * Normalizes sort keys against the store's schema: removes repeated columns, keeps `absolute`
+ * on number columns only, drops the keys after the key column (it is unique), and falls back to
+ * the key ascending when empty (docs/api.md "Ordering", "The key").
  */
-export function normalizeSort(keys: readonly SortKey[]): SortKey[] {
+export function normalizeSort(store: Store, keys: readonly SortKey[]): SortKey[] {
   const out: SortKey[] = [];
   const seen = new Set<string>();
-  for (const key of keys) {
-    if (seen.has(key.column)) continue;
-    seen.add(key.column);
-    out.push({ column: key.column, direction: key.direction, absolute: key.column === "id" && key.absolute });
-    if (key.column === "id") break;
+  const key = store.schema.key;
+  for (const k of keys) {
+    if (seen.has(k.column)) continue;
+    seen.add(k.column);
+    const absolute = k.absolute && storedColumn(store, k.column).spec.kind === "number";
+    out.push({ column: k.column, direction: k.direction, absolute });
+    if (k.column === key) break;
   }
-  if (out.length === 0) out.push({ column: "id", direction: "asc", absolute: false });
+  if (out.length === 0) out.push({ column: key, direction: "asc", absolute: false });
   return out;
 }
 
-/** Start and end of status code `code`'s partition in a status-partitioned permutation. */
-function partition(store: Store, code: number): [number, number] {
+/** Start of partition code `code`'s rows in a partitioned order (the counts before it summed). */
+function codeStart(counts: Uint32Array, code: number): number {
   let start = 0;
-  for (let c = 0; c < code; c++) start += store.statusCounts[c];
-  return [start, start + store.statusCounts[code]];
+  for (let c = 0; c < code; c++) start += counts[c];
+  return start;
 }
 
-/** Permutation and range of the id key (plain or absolute) over all rows. */
-function idOrder(store: Store, key: SortKey): Uint32Array | null {
-  return key.absolute && store.rowsByAbsId !== null ? store.rowsByAbsId : null;
+/** A column's stored order as a permutation (null: the row order itself, the key's). */
+function orderOf(column: StoredColumn, absolute: boolean): Uint32Array | null {
+  if (absolute && column.rowsByAbsValue !== null) return column.rowsByAbsValue;
+  return column.rowsByValue;
+}
+
+/** The stored order an ordered walk of `keys` reads, as explain names it. */
+export function orderIndexName(store: Store, keys: readonly SortKey[], mask: number): string {
+  const k1 = keys[0];
+  const column = storedColumn(store, k1.column);
+  if (store.partition !== null && k1.column === store.partition.column) return "partition";
+  if (k1.absolute && column.rowsByAbsValue !== null) return "rowsByAbsValue";
+  if (column.key) return "key order";
+  if (singleCode(mask) >= 0 && column.rowsByValueByPartition !== null) return "rowsByValueByPartition";
+  return "rowsByValue";
 }
 
 /**
- * The segments of the sort order for normalized `keys`, restricted to rows whose status is in
- * `mask` (from a status-only filter; ALL otherwise).
+ * The segments of the sort order for normalized `keys`, restricted to rows whose partition code
+ * is in `mask` (from a filter on the partition column; every code otherwise).
  */
 export function buildSegments(store: Store, keys: SortKey[], mask: number): Segment[] {
   const n = store.rowCount;
+  const all = allCodes(store);
   const k1 = keys[0];
-  const single = singleStatus(mask);
+  const single = singleCode(mask);
+  const counts = partitionCounts(store);
   const seg = (s: Partial<Segment> & Pick<Segment, "perm" | "start" | "end" | "reverse">): Segment => ({
-    statusMask: ALL_STATUS,
-    statusOf: -1,
+    codeMask: all,
+    codeOf: -1,
     rank: null,
     rest: [],
     ...s,
   });
-  if (k1.column === "status") {
-    const codes = STATUS_VALUES.map((_, c) => c).filter((c) => (mask >>> c) & 1);
+  const partition = store.partition;
+  const partitionColumn = partition === null ? null : storedColumn(store, partition.column);
+  if (partition !== null && partitionColumn !== null && k1.column === partition.column) {
+    // its rowsByValue: the rows grouped by code, ascending within a code
+    const byCode = partitionColumn.rowsByValue as Uint32Array;
+    const codes: number[] = [];
+    for (let c = 0; c < counts.length; c++) if ((mask >>> c) & 1) codes.push(c);
     if (k1.direction === "desc") codes.reverse();
     const k2 = keys[1];
     return codes.map((code) => {
-      const [start, end] = partition(store, code);
-      if (k2 === undefined) return seg({ perm: store.rowsByStatus, start, end, reverse: k1.direction === "desc", statusOf: code });
+      const start = codeStart(counts, code);
+      const end = start + counts[code];
+      if (k2 === undefined) return seg({ perm: byCode, start, end, reverse: k1.direction === "desc", codeOf: code });
       const reverse = k2.direction === "desc";
-      if (k2.column === "id") {
-        const perm = idOrder(store, k2);
-        if (perm === null) return seg({ perm: store.rowsByStatus, start, end, reverse, statusOf: code });
-        return seg({ perm, start: 0, end: n, reverse, statusMask: 1 << code, statusOf: code });
+      const column = storedColumn(store, k2.column);
+      if (column.key && !(k2.absolute && column.rowsByAbsValue !== null)) return seg({ perm: byCode, start, end, reverse, codeOf: code });
+      if (column.key) return seg({ perm: column.rowsByAbsValue, start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code });
+      const rest = keys.slice(2);
+      if (column.rowsByValueByPartition !== null && !k2.absolute) {
+        return seg({ perm: column.rowsByValueByPartition, start, end, reverse, codeOf: code, rank: column.rankByRow, rest });
       }
-      const column = valueOrder(store, k2.column);
-      if (column.rowsByValueByStatus === null) {
-        return seg({ perm: column.rowsByValue, start: 0, end: n, reverse, statusMask: 1 << code, statusOf: code, rank: column.rankByRow, rest: keys.slice(2) });
-      }
-      return seg({ perm: column.rowsByValueByStatus, start, end, reverse, statusOf: code, rank: column.rankByRow, rest: keys.slice(2) });
+      return seg({ perm: orderOf(column, k2.absolute), start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, rank: column.rankByRow, rest });
     });
   }
   const reverse = k1.direction === "desc";
-  if (k1.column === "id") {
-    const perm = idOrder(store, k1);
-    if (mask === ALL_STATUS) return [seg({ perm, start: 0, end: n, reverse })];
-    if (perm === null && single >= 0) {
-      const [start, end] = partition(store, single);
-      return [seg({ perm: store.rowsByStatus, start, end, reverse, statusOf: single })];
+  const column = storedColumn(store, k1.column);
+  if (column.key) {
+    const perm = orderOf(column, k1.absolute);
+    if (mask === all) return [seg({ perm, start: 0, end: n, reverse })];
+    if (perm === null && single >= 0 && partitionColumn !== null) {
+      const start = codeStart(counts, single);
+      return [seg({ perm: partitionColumn.rowsByValue, start, end: start + counts[single], reverse, codeOf: single })];
     }
-    return [seg({ perm, start: 0, end: n, reverse, statusMask: mask, statusOf: single })];
+    return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single })];
   }
-  const column = valueOrder(store, k1.column);
   const rest = keys.slice(1);
-  if (mask === ALL_STATUS) return [seg({ perm: column.rowsByValue, start: 0, end: n, reverse, rank: column.rankByRow, rest })];
-  if (single >= 0 && column.rowsByValueByStatus !== null) {
-    const [start, end] = partition(store, single);
-    return [seg({ perm: column.rowsByValueByStatus, start, end, reverse, statusOf: single, rank: column.rankByRow, rest })];
+  // in the absolute order too, equal values are consecutive: a run is a rank's rows
+  const rank = column.rankByRow;
+  const perm = orderOf(column, k1.absolute);
+  if (mask === all) return [seg({ perm, start: 0, end: n, reverse, rank, rest })];
+  if (single >= 0 && column.rowsByValueByPartition !== null && !k1.absolute) {
+    const start = codeStart(counts, single);
+    return [seg({ perm: column.rowsByValueByPartition, start, end: start + counts[single], reverse, codeOf: single, rank, rest })];
   }
-  return [seg({ perm: column.rowsByValue, start: 0, end: n, reverse, statusMask: mask, rank: column.rankByRow, rest })];
-}
-
-/**
- * The value order of a column other than `id` and `status`: its rows by value, each row's rank
- * (equal values share one; 0 is null, first) and, for the seed's string columns, the rows by value
- * partitioned by status code (null for the other columns).
- * @throws Error for a column the store lacks or one without an order (json): the parsers refuse both first
- */
-export function valueOrder(store: Store, column: string): { rowsByValue: Uint32Array; rankByRow: Uint32Array; rowsByValueByStatus: Uint32Array | null } {
-  if (column === "name" || column === "email") return store.strings[column];
-  const stored = store.columns[column];
-  if (stored === undefined || stored.rowsByValue === null || stored.rankByRow === null) throw new Error(`column "${column}" has no order`);
-  return { rowsByValue: stored.rowsByValue, rankByRow: stored.rankByRow, rowsByValueByStatus: null };
+  return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, rank, rest })];
 }
 
 /** Matches in a segment, known without walking it. */
 function segmentMatches(store: Store, seg: Segment, filter: FilterResult): number {
-  if (filter.kind === "set") return seg.statusOf < 0 ? filter.set.count : matchCountByStatus(store, filter.set)[seg.statusOf];
-  if (seg.statusOf >= 0) return store.statusCounts[seg.statusOf];
-  if (filter.kind === "status") {
-    let count = 0;
-    for (let c = 0; c < STATUS_VALUES.length; c++) if ((filter.mask >>> c) & 1) count += store.statusCounts[c];
-    return count;
-  }
+  if (filter.kind === "set") return seg.codeOf < 0 ? filter.set.count : matchCountByCode(store, filter.set)[seg.codeOf];
+  if (seg.codeOf >= 0) return partitionCounts(store)[seg.codeOf];
+  if (filter.kind === "codes") return rowsInMask(store, filter.mask);
   return seg.end - seg.start;
 }
 
 /**
- * A comparator of row numbers by `keys` (normalized), ties by id in the direction of the last
- * key: the order a run is sorted in, and the order of {@link orderAll}.
+ * A comparator of row numbers by `keys` (normalized), ties by the key (the row number) in the
+ * direction of the last key: the order a run is sorted in, and the order of {@link orderAll}.
+ * `absolute` compares |value| then the signed value (AG Grid's absolute sort); nulls first.
  */
 export function rowComparator(store: Store, keys: SortKey[]): (a: number, b: number) => number {
   const lastDesc = keys.length > 0 && keys[keys.length - 1].direction === "desc";
   const parts = keys.map((key) => {
     const sign = key.direction === "desc" ? -1 : 1;
-    if (key.column === "status") return { sign, rank: store.statusCodes as ArrayLike<number>, abs: false };
-    if (key.column === "id") return { sign, rank: null, abs: key.absolute };
-    return { sign, rank: valueOrder(store, key.column).rankByRow as ArrayLike<number>, abs: false };
+    const column = storedColumn(store, key.column);
+    if (key.absolute) {
+      const distinct = column.distinct as Float64Array;
+      const ranks = column.rankByRow;
+      // a row's value (NaN for null): a key's is at its row, another column's at its rank
+      const value = ranks === null ? (row: number) => distinct[row] : (row: number) => (ranks[row] === 0 ? Number.NaN : distinct[ranks[row] - 1]);
+      return { sign, rank: null, value };
+    }
+    return { sign, rank: column.rankByRow as ArrayLike<number> | null, value: null };
   });
-  const ids = store.ids;
   return (a, b) => {
     for (let i = 0; i < parts.length; i++) {
       const p = parts[i];
       let d: number;
-      if (p.rank !== null) d = p.rank[a] - p.rank[b];
-      else if (p.abs) d = Math.abs(ids[a]) - Math.abs(ids[b]) || a - b;
+      if (p.value !== null) {
+        const x = p.value(a);
+        const y = p.value(b);
+        // nulls first, then |value|, then the signed value
+        d = Number.isNaN(x) || Number.isNaN(y) ? Number(!Number.isNaN(x)) - Number(!Number.isNaN(y)) : Math.abs(x) - Math.abs(y) || x - y;
+      } else if (p.rank !== null) d = p.rank[a] - p.rank[b];
       else d = a - b;
       if (d !== 0) return p.sign * d;
     }
@@ -210,7 +229,7 @@ export function windowRows(
       }
     }
     const walked = walkSegment(store, seg, bits, from, skip, limit - k, out, k);
-    if (checkpoint === null && walked.runStart >= 0 && (bits !== null || seg.statusMask !== ALL_STATUS)) {
+    if (checkpoint === null && walked.runStart >= 0 && (bits !== null || seg.codeMask !== allCodes(store))) {
       checkpoint = { segment: s, index: walked.runStart, before: offset - walked.skippedInRun };
     }
     k = walked.k;
@@ -239,10 +258,10 @@ function walkSegment(
   const perm = seg.perm;
   const base = seg.start;
   const last = seg.end - 1;
-  const codes = store.statusCodes;
-  const mask = seg.statusMask;
-  const testStatus = mask !== ALL_STATUS;
-  const needTest = bits !== null || testStatus;
+  const codes = store.partition?.codes ?? EMPTY_CODES;
+  const mask = seg.codeMask;
+  const testCode = mask !== allCodes(store);
+  const needTest = bits !== null || testCode;
   // row at local index i, inlined below as: perm === null ? (reverse ? last - i : base + i) : perm[reverse ? last - i : base + i]
   const reverse = seg.reverse;
   const rank = seg.rank;
@@ -266,7 +285,7 @@ function walkSegment(
       const at = reverse ? last - i : base + i;
       const row = perm === null ? at : perm[at];
       if (bits !== null && (bits[row >>> 5] & (1 << (row & 31))) === 0) continue;
-      if (testStatus && ((mask >>> codes[row]) & 1) === 0) continue;
+      if (testCode && ((mask >>> codes[row]) & 1) === 0) continue;
       if (skip > 0) {
         skip--;
         continue;
@@ -304,7 +323,7 @@ function walkSegment(
     for (let x = i; x < j; x++) {
       const row = rowAt(x);
       if (bits !== null && (bits[row >>> 5] & (1 << (row & 31))) === 0) continue;
-      if (testStatus && ((mask >>> codes[row]) & 1) === 0) continue;
+      if (testCode && ((mask >>> codes[row]) & 1) === 0) continue;
       run.push(row);
     }
     if (skip >= run.length) {
@@ -327,21 +346,25 @@ function walkSegment(
   return { k, runStart, skippedInRun, skipLeft: skip };
 }
 
+/** Codes of a store without a partition: never read (every mask then holds every code). */
+const EMPTY_CODES = new Uint8Array(0);
+
 /**
  * All matching rows of a match set (ascending `rows`, length m) in sort order: a gather-sort.
- * One sort key: each row packed with its rank into a 64-bit word (rank high, row low) and the
- * words sorted natively, O(m log m) without a comparator call; descending is the exact
- * reverse (ties by id descending, as docs/api.md orders them). Several keys: a comparator
- * sort ({@link rowComparator}).
- * @returns a permutation of `rows`; length m (the input itself for id ascending)
+ * One plain sort key: each row packed with its rank into a 64-bit word (rank high, row low) and
+ * the words sorted natively, O(m log m) without a comparator call; descending is the exact
+ * reverse (ties by key descending, as docs/api.md orders them). Several keys, or an absolute
+ * one: a comparator sort ({@link rowComparator}).
+ * @returns a permutation of `rows`; length m (the input itself for the key ascending)
  */
 export function orderAll(store: Store, rows: Uint32Array, keys: SortKey[]): Uint32Array {
-  if (keys.length === 1 && keys[0].column === "id" && !keys[0].absolute) {
+  const first = storedColumn(store, keys[0].column);
+  if (keys.length === 1 && first.key && !keys[0].absolute) {
     if (keys[0].direction === "asc") return rows;
     return rows.slice().reverse();
   }
-  if (keys.length === 1 && keys[0].column !== "id") {
-    const rank: ArrayLike<number> = keys[0].column === "status" ? store.statusCodes : valueOrder(store, keys[0].column).rankByRow;
+  if (keys.length === 1 && !keys[0].absolute && first.rankByRow !== null) {
+    const rank = first.rankByRow;
     const m = rows.length;
     const packed = new BigUint64Array(m);
     // little-endian (every platform Bun runs on): word 2i is the low half
@@ -359,4 +382,9 @@ export function orderAll(store: Store, rows: Uint32Array, keys: SortKey[]): Uint
   }
   const sorted = Array.from(rows).sort(rowComparator(store, keys));
   return Uint32Array.from(sorted);
+}
+
+/** True when `keys` (normalized) is the key's own order, ascending or descending. */
+export function isKeyOrder(store: Store, keys: readonly SortKey[]): boolean {
+  return keys.length === 1 && keys[0].column === store.schema.key && !keys[0].absolute;
 }

@@ -1,39 +1,47 @@
 /**
- * The planner: what a query costs and which plan answers its window. One place for the cost
- * model, read both by execution (execute.ts: walk the sort key's permutation or gather-sort
- * the matches) and by admission (scheduler.ts: a query whose plan costs more than
- * {@link DEFER_ABOVE} waits in the deferred queue instead of running at once).
+ * The planner: from a normalized query to the plan (plan.ts), priced once. One place decides
+ * how each predicate is answered — which stored index a column test reads, in which order a
+ * search's terms run, whether a filtered window walks the sort key's order or sorts the matches —
+ * and what it costs; the executor (execute.ts) runs what it decided, the scheduler admits by the
+ * root's cost ({@link DEFER_ABOVE}), and explain prints it.
+ *
+ * What a column can do comes from its kind and its stored parts, never from its name: a test on
+ * the partition column is a mask of its codes; a substring of 3+ code points on a column with
+ * trigram lists reads them; an ordered kind decides a test once per distinct value; the rest is
+ * a scan.
  *
  * Costs are in units of about one nanosecond of this engine's work on this project's machines
  * (2-core VMs): the constants below were read off the in-process benchmark (bench/latency.ts)
  * and are meant to rank plans and to tell a 10 µs query from a 10 ms one, not to predict
  * latency to the microsecond.
  */
-import type { Predicate, Query, SortKey, TextOp } from "../query/types.ts";
-import { type ColumnId, STATUS_VALUES } from "../schema.ts";
-import { findList, needleTrigrams } from "../store/trigrams.ts";
-import type { Store, TrigramIndex } from "../store/types.ts";
 import { fold } from "../collation/collation.ts";
+import type { PositiveTextOp } from "../bits/folded-match.ts";
+import { findList, isDense, needleTrigrams } from "../bits/trigrams.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
+import type { ColumnTest, Predicate, Query, SortKey, TextOp } from "../query/types.ts";
+import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
+import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
+import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
+import { type FilterResult, rowsInMask } from "./row-set.ts";
 
 /** Named cost constants, in units (about 1 ns each; see the module comment). */
 export const COST = {
-  /** A predicate answered without touching rows (a status mask, a posting list referenced whole). */
+  /** A step answered without touching rows (a partition mask, a posting list referenced whole, a cached result). */
   CONSTANT: 50,
-  /** A binary search over the ids or the trigram keys. */
+  /** A binary search over a column's values or the trigram keys. */
   SEARCH: 100,
   /** One 32-bit word of a bitmap allocated, filled, combined or counted. */
   BITMAP_WORD: 2,
-  /** One row of a scan over a folded string column (a needle shorter than 3 code points, blank). */
-  SCAN_ROW: 6,
-  /** One row of a text filter on `id`: the id formatted as a decimal string and compared. */
-  ID_TEXT_ROW: 60,
   /** One posting of a sparse trigram list decoded (LEB128). */
   POSTING: 3,
   /** One candidate row's folded bytes checked against a longer needle. */
   VERIFY_ROW: 25,
-  /** One row of a permutation walked while testing a match bitmap: a random read. */
+  /** One row of a stored order walked while testing a match bitmap: a random read. */
   WALK_ROW: 1,
+  /** One row of a window copied out of a stored order. */
+  WINDOW_ROW: 2,
   /** Per match of a one-key gather-sort: a random read of its rank (~30 walked rows' worth), then the native sort. */
   GATHER_ROW: 32,
   /** Per match and comparison of a comparator sort (several sort keys, or an absolute one). */
@@ -41,8 +49,8 @@ export const COST = {
   /** One unit of a column kind's own work (src/kinds: kind.ts `work`, rows or values visited). */
   COLUMN_WORK: 2,
   /**
-   * One row checked for a search term, per searchable column (filter.ts `termChecker`): random
-   * reads of its folded bytes and codes, measured at ~2 µs a row over 5 columns at 10M rows.
+   * One row checked for a search term, per searchable column (`check` terms): random reads of
+   * its folded bytes and codes, measured at ~2 µs a row over 5 columns at 10M rows.
    */
   SEARCH_CHECK_COLUMN: 400,
 } as const;
@@ -53,178 +61,357 @@ export const COST = {
  */
 export const DEFER_ABOVE = 250_000;
 
+/**
+ * When a walk, priced with the real match count once the filter ran, costs more than this many
+ * times the sort of the matches, the window sorts instead: the one choice the executor revisits,
+ * because a filter's row estimate can be far off (an AND of columns assumed independent).
+ */
+export const WALK_REGRET = 4;
+
+/** What the planner may look up besides the store: the engine's caches, without touching recency. */
+export interface PlanContext {
+  store: Store;
+  /** The cached result of a filter, by its cache key; undefined when absent. */
+  cachedFilter(key: string): FilterResult | undefined;
+  /** True when the order cache holds the matches of `filterKey` sorted by `keys`. */
+  cachedOrder(filterKey: string, keys: readonly SortKey[]): boolean;
+}
+
 /** Bitmap words over the store's rows. */
 function words(store: Store): number {
   return (store.rowCount + 31) >>> 5;
 }
 
-/**
- * Estimated cost of evaluating `predicate` from the store's indexes (filter.ts
- * `evaluateFilter`), in cost units: no evaluation is done, only trigram keys are looked up.
- */
-export function filterCost(store: Store, predicate: Predicate): number {
-  const n = store.rowCount;
-  switch (predicate.kind) {
-    case "status":
-      return COST.CONSTANT;
-    case "number":
-      // two binary searches and a bitmap of the range
-      return 2 * COST.SEARCH + words(store) * COST.BITMAP_WORD;
+/** The positive form of a text operator, and whether its result is complemented. */
+export function positiveText(type: TextOp): { op: PositiveTextOp; negate: boolean } | null {
+  switch (type) {
+    case "notContains":
+      return { op: "contains", negate: true };
+    case "notEqual":
+      return { op: "equals", negate: true };
+    case "contains":
+    case "equals":
+    case "startsWith":
+    case "endsWith":
+      return { op: type, negate: false };
+    default:
+      return null;
+  }
+}
+
+/** A test as explain describes it. */
+function describe(test: ColumnTest): string {
+  switch (test.op) {
+    case "range":
+      return `${test.negate ? "not " : ""}${test.loOpen ? "(" : "["}${test.lo}, ${test.hi}${test.hiOpen ? ")" : "]"}`;
+    case "null":
+      return test.negate ? "not null" : "null";
     case "text":
-      return textCost(store, predicate.column, predicate.op, predicate.value);
-    case "set": {
-      if (predicate.column === "status") return COST.CONSTANT;
-      if (predicate.column === "id") return predicate.values.length * COST.SEARCH + words(store) * COST.BITMAP_WORD;
-      let cost = 0;
-      for (const value of predicate.values) cost += textCost(store, predicate.column, "equals", value) + words(store) * COST.BITMAP_WORD;
-      return cost;
-    }
-    case "column": {
-      const column = store.columns[predicate.column];
-      const test = predicate.test;
-      if (test.op === "text" && column.trigrams !== null && test.type !== "blank" && test.type !== "notBlank" && needleTrigrams(fold(test.value)) !== null) {
-        return trigramCost(column.trigrams, test.type, fold(test.value), store) + words(store) * COST.BITMAP_WORD;
-      }
-      return KINDS[column.spec.kind].work(column, test, n) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD;
-    }
-    case "search": {
-      let cost = 0;
-      for (const term of predicate.terms) cost += searchTermCost(store, term);
-      return cost;
-    }
-    case "and":
-    case "or": {
-      let cost = 0;
-      for (const child of predicate.children) cost += filterCost(store, child) + words(store) * COST.BITMAP_WORD;
-      return cost;
-    }
+      return `${test.type} ${JSON.stringify(test.value)}`;
+    case "set":
+      return `in ${JSON.stringify(test.values.slice(0, 8))}${test.values.length > 8 ? ` (+${test.values.length - 8})` : ""}${test.nulls ? " or null" : ""}`;
   }
-  return n * COST.SCAN_ROW;
 }
 
-/** Cost of one text predicate (filter.ts: trigram lists for needles of 3+ code points, else a scan). */
-function textCost(store: Store, column: ColumnId, op: TextOp, value: string): number {
-  const n = store.rowCount;
-  if (column === "status") return COST.CONSTANT;
-  const negated = op === "notContains" || op === "notEqual" || op === "notBlank";
-  const complement = negated ? words(store) * COST.BITMAP_WORD : 0;
-  if (op === "blank" || op === "notBlank") return (column === "id" ? COST.CONSTANT : n * COST.SCAN_ROW) + complement;
-  const needle = fold(value);
-  if (needleTrigrams(needle) === null) return (needle.length === 0 ? COST.CONSTANT : n * (column === "id" ? COST.ID_TEXT_ROW : COST.SCAN_ROW)) + complement;
-  return trigramCost(column === "id" ? store.idTrigrams : store.strings[column].trigrams, op, needle, store);
+/** A step that gives no row. */
+function none(detail: string): FilterStep {
+  return { op: "none", detail, estimatedRows: 0, estimatedCost: COST.CONSTANT };
 }
 
-/**
- * Cost of one search term (docs/api.md "Global search"; filter.ts `searchNode`): each text
- * source's text cost (trigram lists, or a scan under 3 code points), each enum column's rows of
- * the values that contain it (a bitmap when any does), and the union.
- */
-export function searchTermCost(store: Store, term: string): number {
-  const needle = fold(term);
-  let cost = textCost(store, "id", "contains", term) + textCost(store, "name", "contains", term) + textCost(store, "email", "contains", term);
-  for (const spec of store.schema.columns) {
-    const column = store.columns[spec.id];
-    if (column === undefined) continue;
-    if (spec.kind === "text") {
-      cost += column.trigrams !== null && needleTrigrams(needle) !== null ? trigramCost(column.trigrams, "contains", needle, store) : store.rowCount * COST.SCAN_ROW;
-    } else if (spec.kind === "enum") {
-      const rows = enumRowsContaining(store, spec.id, needle);
-      if (rows > 0) cost += rows * COST.WALK_ROW + words(store) * COST.BITMAP_WORD;
-    }
-  }
-  return cost + 2 * words(store) * COST.BITMAP_WORD;
+/** A step that gives every row. */
+function all(store: Store): FilterStep {
+  return { op: "all", estimatedRows: store.rowCount, estimatedCost: COST.CONSTANT };
+}
+
+/** The complement of a step. */
+function not(store: Store, child: FilterStep): FilterStep {
+  return { op: "not", children: [child], estimatedRows: store.rowCount - child.estimatedRows, estimatedCost: child.estimatedCost + words(store) * COST.BITMAP_WORD };
+}
+
+/** Where a text test's candidates are verified (plan.ts `TextSource`), for a column with trigram lists. */
+function textSource(column: StoredColumn): TextSource | null {
+  const trigrams = column.trigrams;
+  if (trigrams === null) return null;
+  if (column.folded !== null && column.foldedOffsets !== null) return { column, trigrams, folded: column.folded, foldedOffsets: column.foldedOffsets };
+  if (column.key && column.distinct !== null) return { column, trigrams, decimals: column.distinct };
+  return null;
 }
 
 /**
- * Rows of enum column `id` whose value, folded, contains `needle` (folded): the sum of those
- * values' runs in the value order (rank starts), no row visited.
+ * A positive text test of a folded needle of 3+ code points through a column's trigram lists:
+ * one list when it is the answer (a 3-code-point `contains`), else the lists intersected and the
+ * candidates verified. Null rows fold to "" and never match.
  */
-function enumRowsContaining(store: Store, id: string, needle: string): number {
-  const column = store.columns[id];
-  const values = column.spec.values ?? [];
-  const distinct = column.distinct as Float64Array;
-  const starts = column.rankStarts as Uint32Array;
-  let rows = 0;
-  // rank r ≥ 1 holds code distinct[r - 1], the value values[code - 1]
-  for (let r = 1; r <= distinct.length; r++) if (fold(values[distinct[r - 1] - 1]).includes(needle)) rows += starts[r + 1] - starts[r];
-  return rows;
-}
-
-/**
- * An upper bound of a search term's matching rows (filter.ts `searchNode` evaluates the terms
- * fewest first): per text source (`id`, `name`, `email`, every `text` column) its smallest
- * trigram list, plus the rows of the enum and status values that contain the term; every row
- * when the term is under 3 code points.
- */
-export function searchTermEstimate(store: Store, term: string): number {
-  const needle = fold(term);
+function trigramStep(store: Store, source: TextSource, op: PositiveTextOp, needle: string): FilterStep {
+  const id = source.column.spec.id;
   const trigrams = needleTrigrams(needle);
-  if (trigrams === null) return store.rowCount;
-  const sources: TrigramIndex[] = [store.idTrigrams, store.strings.name.trigrams, store.strings.email.trigrams];
-  for (const spec of store.schema.columns) {
-    const index = store.columns[spec.id]?.trigrams;
-    if (spec.kind === "text" && index != null) sources.push(index);
-  }
-  let estimate = 0;
-  for (const index of sources) {
-    let smallest = Number.POSITIVE_INFINITY;
-    for (const key of trigrams.keys) {
-      const k = findList(index, key);
-      smallest = Math.min(smallest, k < 0 ? 0 : index.counts[k]);
-    }
-    estimate += smallest;
-  }
-  for (const spec of store.schema.columns) if (spec.kind === "enum" && store.columns[spec.id] !== undefined) estimate += enumRowsContaining(store, spec.id, needle);
-  for (let code = 0; code < STATUS_VALUES.length; code++) if (fold(STATUS_VALUES[code]).includes(needle)) estimate += store.statusCounts[code];
-  return estimate;
-}
-
-/** Cost of checking one row for a search term (filter.ts `termChecker`): each searchable column's check. */
-export function searchCheckCost(store: Store, term: string): number {
-  let columns = 4;
-  for (const spec of store.schema.columns) if (store.columns[spec.id] !== undefined && (spec.kind === "text" || spec.kind === "enum")) columns++;
-  return columns * COST.SEARCH_CHECK_COLUMN + (couldBeInId(fold(term)) ? COST.ID_TEXT_ROW : 0);
-}
-
-/** True when a folded needle could be part of some `String(id)` (ids are finite: digits, sign, point, exponent). */
-export function couldBeInId(needle: string): boolean {
-  return /^[-+0-9.e]+$/.test(needle);
-}
-
-/**
- * Cost of a text predicate answered by a trigram index (`needle` folded, 3+ code points): the
- * key lookups, the smallest list decoded and intersected with the others, its rows verified.
- */
-function trigramCost(index: TrigramIndex, op: TextOp, needle: string, store: Store): number {
-  const trigrams = needleTrigrams(needle);
-  if (trigrams === null) return store.rowCount * COST.SCAN_ROW;
-  const negated = op === "notContains" || op === "notEqual";
-  const complement = negated ? words(store) * COST.BITMAP_WORD : 0;
-  let smallest = Number.POSITIVE_INFINITY;
-  let postings = 0;
+  if (trigrams === null) throw new Error("internal: a trigram step needs a needle of 3 or more code points");
+  const index = source.trigrams;
+  const lists: number[] = [];
   for (const key of trigrams.keys) {
     const k = findList(index, key);
     // a trigram no row holds: nothing matches
-    if (k < 0) return trigrams.keys.length * COST.SEARCH + complement;
-    const count = index.counts[k];
-    smallest = Math.min(smallest, count);
-    postings += count;
+    if (k < 0) return { ...none(`no row holds ${JSON.stringify(needle)}`), estimatedCost: trigrams.keys.length * COST.SEARCH };
+    lists.push(k);
   }
+  lists.sort((a, b) => index.counts[a] - index.counts[b]);
   const lookups = trigrams.keys.length * COST.SEARCH;
-  if ((op === "contains" || op === "notContains") && trigrams.codePoints === 3 && trigrams.exact) return lookups + complement;
-  // the smallest list decoded, each other list intersected with it, the candidates verified
-  return lookups + Math.min(postings, smallest * trigrams.keys.length) * COST.POSTING + smallest * COST.VERIFY_ROW + complement;
+  // A needle of 3 code points is exactly its one list ("1111" also has one distinct trigram, but
+  // a row with "111" need not hold it).
+  if (op === "contains" && trigrams.codePoints === 3 && trigrams.exact) {
+    return { op: "postingList", column: id, index: "trigrams", list: index, k: lists[0], detail: JSON.stringify(needle), estimatedRows: index.counts[lists[0]], estimatedCost: lookups };
+  }
+  const smallest = index.counts[lists[0]];
+  // the lists intersected while a list costs less to decode than verifying the candidates left (execute: text.ts)
+  let postings = smallest;
+  let candidates = smallest;
+  for (let l = 1; l < lists.length; l++) {
+    const count = index.counts[lists[l]];
+    if ((isDense(count, store.rowCount) ? candidates : count * COST.POSTING) > candidates * COST.VERIFY_ROW) break;
+    postings += isDense(count, store.rowCount) ? 0 : count;
+    candidates = Math.min(candidates, count);
+  }
+  const estimatedRows = source.column.key && op === "equals" ? Math.min(1, smallest) : smallest;
+  return {
+    op: "trigrams",
+    column: id,
+    index: "trigrams",
+    source,
+    lists,
+    textOp: op,
+    needle,
+    detail: `${op} ${JSON.stringify(needle)}`,
+    estimatedRows,
+    estimatedCost: lookups + postings * COST.POSTING + candidates * COST.VERIFY_ROW,
+  };
+}
+
+/** A test decided per distinct value of an ordered column (or a text column's null test), its rows taken from the column's order. */
+function valuesStep(store: Store, column: StoredColumn, test: ColumnTest): FilterStep {
+  const kind = KINDS[column.spec.kind];
+  return {
+    op: "values",
+    column: column.spec.id,
+    index: column.key ? "key order" : "rowsByValue",
+    stored: column,
+    test,
+    detail: describe(test),
+    estimatedRows: kind.estimate(column, test, store.rowCount),
+    estimatedCost: kind.work(column, test, store.rowCount) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD,
+  };
+}
+
+/** A test checked on every row (a text column's short needle, or its set of short values). */
+function scanStep(store: Store, column: StoredColumn, test: ColumnTest): FilterStep {
+  const kind = KINDS[column.spec.kind];
+  return {
+    op: "scan",
+    column: column.spec.id,
+    index: "folded",
+    stored: column,
+    test,
+    detail: describe(test),
+    estimatedRows: kind.estimate(column, test, store.rowCount),
+    estimatedCost: kind.work(column, test, store.rowCount) * COST.COLUMN_WORK + words(store) * COST.BITMAP_WORD,
+  };
+}
+
+/** The union of steps (a set filter's values, a search term's columns). */
+function or(store: Store, children: FilterStep[]): FilterStep {
+  if (children.length === 1) return children[0];
+  let rows = 0;
+  let cost = 0;
+  for (const child of children) {
+    rows += child.estimatedRows;
+    cost += child.estimatedCost + words(store) * COST.BITMAP_WORD;
+  }
+  return { op: "or", children, estimatedRows: Math.min(store.rowCount, rows), estimatedCost: cost };
+}
+
+/** The intersection of steps; rows estimated as if the children were independent, or exactly for a posting list under a partition mask. */
+function and(store: Store, children: FilterStep[]): FilterStep {
+  if (children.length === 1) return children[0];
+  const n = Math.max(1, store.rowCount);
+  let fraction = 1;
+  let cost = 0;
+  let mask = allCodes(store);
+  let list: Extract<FilterStep, { op: "postingList" }> | null = null;
+  let others = 0;
+  for (const child of children) {
+    fraction *= child.estimatedRows / n;
+    cost += child.estimatedCost + words(store) * COST.BITMAP_WORD;
+    if (child.op === "partition") mask &= child.mask;
+    else if (child.op === "postingList" && list === null) list = child;
+    else others++;
+  }
+  let rows = fraction * store.rowCount;
+  if (list !== null && others === 0) {
+    // one posting list under a partition mask: its groups' counts, exactly
+    const groups = partitionCounts(store).length;
+    rows = 0;
+    for (let c = 0; c < groups; c++) if ((mask >>> c) & 1) rows += list.list.groupCounts[list.k * groups + c];
+  }
+  return { op: "and", children, estimatedRows: rows, estimatedCost: cost };
 }
 
 /**
- * Cost of a walk of the sort key's permutation to the end of the window, testing a match
- * bitmap: the rows walked at this selectivity.
+ * The step that answers `test` on `column` (docs/api.md "Filtering on any column"): by the
+ * column's kind and its stored parts.
+ */
+export function planColumnTest(store: Store, column: StoredColumn, test: ColumnTest): FilterStep {
+  const kind = KINDS[column.spec.kind];
+  const id = column.spec.id;
+  // a test on the partition column: the set of its codes (ranks) that pass, decided per value
+  if (store.partition !== null && store.partition.column === id && kind.passingRanks !== null) {
+    const pass = kind.passingRanks(column, test);
+    let mask = 0;
+    const values: string[] = [];
+    for (let r = 0; r < pass.length; r++) {
+      if (pass[r] === 0) continue;
+      mask |= 1 << r;
+      values.push(r === 0 ? "null" : String((kind.format as NonNullable<typeof kind.format>)(column.spec, (column.distinct as Float64Array)[r - 1])));
+    }
+    if (mask === 0) return none(`no value of ${id} passes ${describe(test)}`);
+    if (mask === allCodes(store)) return all(store);
+    return { op: "partition", column: id, mask, detail: values.join(","), estimatedRows: rowsInMask(store, mask), estimatedCost: COST.CONSTANT };
+  }
+  const source = textSource(column);
+  if (test.op === "text") {
+    if (test.type === "blank" || test.type === "notBlank") {
+      if (column.blank === null) return valuesStep(store, column, test);
+      const blank: FilterStep = { op: "blank", column: id, index: "blank", stored: column, estimatedRows: kind.estimate(column, { op: "text", type: "blank", value: "" }, store.rowCount), estimatedCost: words(store) * COST.BITMAP_WORD };
+      return test.type === "blank" ? blank : not(store, blank);
+    }
+    const positive = positiveText(test.type);
+    const needle = fold(test.value);
+    // stored values are well-formed Unicode: a lone surrogate matches nothing
+    if (positive !== null && !needle.isWellFormed()) return positive.negate ? all(store) : none("the needle is not well-formed Unicode");
+    const ordered = kind.passingRanks !== null;
+    // an ordered column's equality is a binary search over its values, cheaper than any list
+    const viaTrigrams = positive !== null && source !== null && needleTrigrams(needle) !== null && !(ordered && positive.op === "equals");
+    if (viaTrigrams) {
+      const step = trigramStep(store, source as TextSource, (positive as NonNullable<typeof positive>).op, needle);
+      return (positive as NonNullable<typeof positive>).negate ? not(store, step) : step;
+    }
+    if (!ordered && positive !== null && needle === "" && positive.op !== "equals") {
+      // every value holds the empty string: the non-null rows (null passes only the negated test)
+      if (column.key) return positive.negate ? none("no value lacks the empty string") : all(store);
+      return valuesStep(store, column, { op: "null", negate: !positive.negate });
+    }
+    return ordered ? valuesStep(store, column, test) : scanStep(store, column, test);
+  }
+  if (test.op === "set" && source !== null && source.trigrams !== null && kind.passingRanks === null) {
+    // whole values through the lists when every value has 3+ code points
+    const values = test.values.filter((v) => v.isWellFormed());
+    if (values.every((v) => needleTrigrams(v) !== null)) {
+      const children = values.map((v) => trigramStep(store, source, "equals", v));
+      if (test.nulls && column.blank !== null) children.push({ op: "blank", column: id, index: "blank", stored: column, estimatedRows: kind.estimate(column, { op: "text", type: "blank", value: "" }, store.rowCount), estimatedCost: words(store) * COST.BITMAP_WORD });
+      if (children.length === 0) return none("an empty set");
+      return or(store, children);
+    }
+    return scanStep(store, column, test);
+  }
+  if (kind.passingRanks !== null || test.op === "null") return valuesStep(store, column, test);
+  return scanStep(store, column, test);
+}
+
+/**
+ * A search term's alternatives (docs/api.md "Global search"): every searchable column's
+ * `contains` of the term, each planned as a column test (an enum none of whose values holds the
+ * term adds nothing).
+ */
+function termAlternatives(store: Store, term: string): FilterStep[] {
+  const test: ColumnTest = { op: "text", type: "contains", value: term };
+  const out: FilterStep[] = [];
+  for (const column of store.searchable) {
+    const step = planColumnTest(store, column, test);
+    if (step.op === "none") continue;
+    out.push(step);
+  }
+  return out;
+}
+
+/** Searchable columns a `check` term reads per row. */
+function checkCost(store: Store): number {
+  return Math.max(1, store.searchable.length) * COST.SEARCH_CHECK_COLUMN;
+}
+
+/**
+ * The global search (docs/api.md "Global search"): the terms in order of their expected rows
+ * (fewest first), the first evaluated from the indexes, each next one evaluated and intersected,
+ * or, when few rows are expected to be left, checked on those rows alone.
+ */
+function planSearch(store: Store, terms: string[]): FilterStep {
+  const planned = terms.map((term) => {
+    const children = termAlternatives(store, term);
+    const union = or(store, children);
+    return { term, children, rows: children.length === 0 ? 0 : union.estimatedRows, cost: children.length === 0 ? COST.CONSTANT : union.estimatedCost };
+  });
+  planned.sort((a, b) => a.rows - b.rows);
+  const steps: TermStep[] = [];
+  let left = store.rowCount;
+  let cost = 0;
+  for (let t = 0; t < planned.length; t++) {
+    const p = planned[t];
+    const check = t > 0 && left * checkCost(store) < p.cost;
+    const stepCost = check ? left * checkCost(store) : p.cost;
+    const rows = t === 0 ? p.rows : Math.min(left, (left * p.rows) / Math.max(1, store.rowCount));
+    steps.push({ op: "term", term: p.term, strategy: check ? "check" : "evaluate", children: p.children, estimatedRows: rows, estimatedCost: stepCost });
+    left = rows;
+    cost += stepCost;
+  }
+  return { op: "search", children: steps, estimatedRows: left, estimatedCost: cost };
+}
+
+/** The step of a predicate tree (src/query/types.ts). */
+export function planPredicate(store: Store, p: Predicate): FilterStep {
+  switch (p.kind) {
+    case "column":
+      return planColumnTest(store, storedColumn(store, p.column), p.test);
+    case "search":
+      return planSearch(store, p.terms);
+    case "and":
+      return and(store, p.children.map((c) => planPredicate(store, c)));
+    case "or":
+      return or(store, p.children.map((c) => planPredicate(store, c)));
+  }
+}
+
+/** Keys already computed, per predicate tree object (a query's tree is keyed once). */
+const filterKeys = new WeakMap<Predicate, string>();
+
+/** The filter cache's key of a predicate tree: its JSON (equal trees, equal keys), remembered per tree object. */
+export function filterCacheKey(filter: Predicate | null): string {
+  if (filter === null) return "";
+  let key = filterKeys.get(filter);
+  if (key === undefined) {
+    key = JSON.stringify(filter);
+    filterKeys.set(filter, key);
+  }
+  return key;
+}
+
+/** The filter step of a query: its cached result, or the predicate planned. */
+export function planFilter(context: PlanContext, filter: Predicate | null): FilterStep {
+  const store = context.store;
+  if (filter === null) return all(store);
+  const cached = context.cachedFilter(filterCacheKey(filter));
+  if (cached !== undefined) {
+    const rows = cached.kind === "all" ? store.rowCount : cached.kind === "codes" ? rowsInMask(store, cached.mask) : cached.set.count;
+    return { op: "cached", result: cached, estimatedRows: rows, estimatedCost: COST.CONSTANT };
+  }
+  return planPredicate(store, filter);
+}
+
+/**
+ * Cost of a walk of the sort key's order to the end of the window, testing a match bitmap: the
+ * rows walked at this selectivity.
  * @param windowEnd offset + limit of the window, in matching rows
- * @param scopeRows rows of the partitions walked (the match set's status codes), in rows
+ * @param scopeRows rows of the partition codes walked, in rows
  * @param matches rows matching the filter
  */
 export function walkCost(windowEnd: number, scopeRows: number, matches: number): number {
-  return matches === 0 ? 0 : ((windowEnd * scopeRows) / matches) * COST.WALK_ROW;
+  return matches === 0 ? 0 : ((Math.min(windowEnd, matches) * scopeRows) / matches) * COST.WALK_ROW;
 }
 
 /**
@@ -239,49 +426,82 @@ export function gatherCost(matches: number, keys: readonly SortKey[]): number {
   return COST.COMPARE * matches * log;
 }
 
-/** Rows of the partitions (status codes) in `mask`. */
-export function rowsInMask(store: Store, mask: number): number {
-  let rows = 0;
-  for (let c = 0; c < STATUS_VALUES.length; c++) if ((mask >>> c) & 1) rows += store.statusCounts[c];
-  return rows;
-}
-
 /**
- * The window plan of a filtered, sorted query whose match set is known: `walk` the first key's
- * permutation testing the match bitmap (resumable from a checkpoint), or `gather` and sort
- * every match (then cached) — whichever costs less.
- * @param windowEnd offset + limit, in matching rows
- * @param scopeRows rows of the partitions the walk covers
- * @param matches rows matching the filter
- * @param keys the normalized sort keys
+ * How a filtered window on a match set is ordered: the walk of the first key's order or the sort
+ * of every match, whichever costs less for `matches` rows (estimated at plan time, exact when
+ * the executor revisits the choice with {@link WALK_REGRET}).
+ * @param mask the partition codes the matches are restricted to
  */
-export function windowPlan(windowEnd: number, scopeRows: number, matches: number, keys: readonly SortKey[]): { plan: "walk" | "gather"; cost: number } {
-  const walk = walkCost(windowEnd, scopeRows, matches);
+export function windowChoice(store: Store, windowEnd: number, mask: number, matches: number, keys: readonly SortKey[]): { op: "walk" | "sort"; cost: number } {
+  const walk = walkCost(windowEnd, rowsInMask(store, mask), matches);
   const gather = gatherCost(matches, keys);
-  return walk > gather ? { plan: "gather", cost: gather } : { plan: "walk", cost: walk };
+  return walk > gather ? { op: "sort", cost: gather } : { op: "walk", cost: walk };
+}
+
+/** The partition codes a filter step restricts its rows to (every code unless it is a partition step or a cached mask). */
+function stepMask(store: Store, step: FilterStep): number {
+  if (step.op === "partition") return step.mask;
+  if (step.op === "cached") return step.result.kind === "codes" ? step.result.mask : step.result.kind === "set" ? step.result.set.mask : allCodes(store);
+  if (step.op === "and") {
+    let mask = allCodes(store);
+    for (const child of step.children) mask &= stepMask(store, child);
+    return mask;
+  }
+  return allCodes(store);
+}
+
+/** True when a filter step gives every row or the rows of some partition codes (no match set): the window is a slice. */
+function givesCodes(step: FilterStep): boolean {
+  return step.op === "all" || step.op === "partition" || (step.op === "cached" && step.result.kind !== "set");
+}
+
+/** A query's plan (plan.ts): the root window step over the filter step, and the cache keys the executor files results under. */
+export interface QueryPlan {
+  root: WindowStep;
+  /** The filter's cache key ("" for no filter). */
+  filterKey: string;
 }
 
 /**
- * What answering `query` is estimated to cost, given what is cached: the filter's evaluation
- * unless its result is cached, plus the window's plan when the match set is known (cached) and
- * its order is not. Unfiltered and status-filtered windows are slices of prebuilt permutations:
- * O(limit), counted as constant.
- * @param keys the normalized sort keys (order.ts `normalizeSort`)
- * @param filterCached true when the filter's result is cached
- * @param matches the cached result's row count and status mask when it is a match set, else null
- * @param orderCached true when the match set's order for these keys is cached
+ * Plans a normalized query (src/query/types.ts `Query`): the filter (cached, or planned from the
+ * predicate) and how its rows are ordered and cut to the window. The root's `estimatedCost` is
+ * the whole plan's: the filter's (unless cached) and the window's.
  */
-export function queryCost(
-  store: Store,
-  query: Query,
-  keys: readonly SortKey[],
-  filterCached: boolean,
-  matches: { count: number; mask: number } | null,
-  orderCached: boolean,
-): number {
-  if (query.filter === null) return COST.CONSTANT;
-  if (!filterCached) return filterCost(store, query.filter);
-  if (matches === null || orderCached) return COST.CONSTANT;
-  if (keys.length === 1 && keys[0].column === "id" && !keys[0].absolute) return COST.CONSTANT;
-  return windowPlan(query.offset + query.limit, rowsInMask(store, matches.mask), matches.count, keys).cost;
+export function planQuery(context: PlanContext, query: Query): QueryPlan {
+  const store = context.store;
+  const keys = normalizeSort(store, query.sort);
+  const filterKey = filterCacheKey(query.filter);
+  const filter = planFilter(context, query.filter);
+  const matches = filter.estimatedRows;
+  const windowEnd = query.offset + query.limit;
+  const rows = Math.max(0, Math.min(query.limit, matches - query.offset));
+  const mask = stepMask(store, filter);
+  let op: WindowOp;
+  let cost: number;
+  if (givesCodes(filter) || filter.op === "none") {
+    op = "slice";
+    cost = COST.CONSTANT + rows * COST.WINDOW_ROW;
+  } else if (context.cachedOrder(filterKey, keys)) {
+    op = "cachedOrder";
+    cost = COST.CONSTANT + rows * COST.WINDOW_ROW;
+  } else if (isKeyOrder(store, keys)) {
+    op = "keyOrder";
+    cost = COST.CONSTANT + Math.min(windowEnd, matches) * COST.WINDOW_ROW;
+  } else {
+    const choice = windowChoice(store, windowEnd, mask, matches, keys);
+    op = choice.op;
+    cost = choice.cost;
+  }
+  const root: WindowStep = {
+    op,
+    column: keys[0].column,
+    index: orderIndexName(store, keys, mask),
+    offset: query.offset,
+    limit: query.limit,
+    keys,
+    children: [filter],
+    estimatedRows: rows,
+    estimatedCost: filter.estimatedCost + cost,
+  };
+  return { root, filterKey };
 }

@@ -1,8 +1,8 @@
 /**
  * Keeps expensive queries from stalling cheap ones on the one JavaScript thread.
  *
- * A query the planner estimates to be expensive (planner.ts: an uncached substring needle, a
- * scan, a large gather-sort: 0.1–10 ms at 10M rows) is queued here instead of run at once; the queue runs jobs for at
+ * A query whose plan the planner prices above DEFER_ABOVE (planner.ts: an uncached substring
+ * needle, a scan, a large gather-sort: 0.1–10 ms at 10M rows) is queued here instead of run at once; the queue runs jobs for at
  * most {@link SLICE_MS} per event-loop turn, then yields, so that requests read in the meantime
  * — cheap ones are answered synchronously as they arrive — wait for one slice at most, not for
  * every expensive query ahead of them. Throughput is unchanged: the same work runs, in order.
@@ -74,8 +74,3 @@ export class DeferredQueue {
   };
 }
 
-/**
- * Whether a query waits in the queue is the planner's cost estimate (planner.ts `DEFER_ABOVE`),
- * computed by the executor from its caches; re-exported for the HTTP layer.
- */
-export { isExpensive } from "./execute.ts";

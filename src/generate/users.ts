@@ -11,7 +11,7 @@
 import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { Faker, base, de, el, en, es, fr, ja, pl, ru, tr, uk, vi, zh_CN, type LocaleDefinition } from "@faker-js/faker";
-import type { Status, UserRecord } from "../schema.ts";
+import type { Status, UserRecord } from "./record.ts";
 import { WIDE_COLUMNS, type WideRowMaker, type WideUserRecord, wideRecords } from "./wide.ts";
 
 /** Options of {@link generateUsers}. */

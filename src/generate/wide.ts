@@ -11,7 +11,7 @@
  * CJK, commas, quotes and one newline, so that CSV quoting and Unicode folding are exercised.
  */
 import type { ColumnSpec } from "../schema/kinds.ts";
-import type { Status, UserRecord } from "../schema.ts";
+import type { Status, UserRecord } from "./record.ts";
 
 /** The values of `role`, in declared order (the enum's sort order in a schema file). */
 export const ROLE_VALUES = ["owner", "admin", "member", "viewer"] as const;

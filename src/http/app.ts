@@ -10,8 +10,9 @@
 import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import type { Logger } from "pino";
-import { type Engine, type Page, executeQuery, filterCacheKey } from "../engine/execute.ts";
-import { DeferredQueue, isExpensive } from "../engine/scheduler.ts";
+import { type Engine, type Page, execute, filterCacheKey, filterCost, isExpensive, planOf } from "../engine/execute.ts";
+import { DEFER_ABOVE } from "../engine/planner.ts";
+import { DeferredQueue } from "../engine/scheduler.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
@@ -153,9 +154,12 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
     const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
     return problemResponse(error.code, error.detail, error.errors, headers, {}, coding);
   };
+  // A query is planned once: the plan's cost decides whether it waits its turn, and the same
+  // plan runs (engine/planner.ts).
   const answer = (request: Request, engine: Engine, query: Query, coding: Coding | null, respond: (page: Page) => Response): Response | Promise<Response> => {
-    if (!isExpensive(engine, query)) return respond(executeQuery(engine, query));
-    return queue.run(() => respond(executeQuery(engine, query))).catch((error: unknown) => fail(request, error, coding));
+    const plan = planOf(engine, query);
+    if (!isExpensive(plan)) return respond(execute(engine, plan, false));
+    return queue.run(() => respond(execute(engine, plan, false))).catch((error: unknown) => fail(request, error, coding));
   };
   const get = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -216,7 +220,7 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
   };
   /** Runs `work` at once, or in the deferred queue when its filter is expensive to evaluate now. */
   const scheduled = (request: Request, engine: Engine, filter: Query["filter"], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
-    if (!isExpensive(engine, { filter, sort: [], offset: 0, limit: 0 })) return work();
+    if (filterCost(engine, filter) <= DEFER_ABOVE) return work();
     return queue.run(work).catch((error: unknown) => fail(request, error, coding));
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */

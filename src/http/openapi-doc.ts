@@ -22,7 +22,6 @@ import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
 import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../query/facets.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { Schema } from "../schema/kinds.ts";
-import { SEED_SCHEMA } from "../schema/kinds.ts";
 
 /** A `$ref` to a named component. */
 const ref = (kind: "schemas" | "responses" | "headers" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -42,14 +41,6 @@ const NUMBER_TYPES = ["equals", "notEqual", "lessThan", "lessThanOrEqual", "grea
 /** A problem+json media type object. */
 const problemContent = { "application/problem+json": { schema: schema("Problem") } };
 
-/** The JSON Schema of each of the seed's four columns (never null). */
-const SEED_VALUE_SCHEMAS: Record<string, object> = {
-  id: { type: "number", description: "Unique, finite." },
-  name: { type: "string" },
-  email: { type: "string" },
-  status: { type: "string", enum: ["active", "inactive"] },
-};
-
 /** Column ids a filter may name: every kind but json. */
 function filterableIds(s: Schema): string[] {
   return s.columns.filter((c) => KINDS[c.kind].filterTypes.length > 0).map((c) => c.id);
@@ -57,7 +48,7 @@ function filterableIds(s: Schema): string[] {
 
 /**
  * The named schemas (`components.schemas`) for a snapshot's schema: the record (`User`) has every
- * column, the seed's four required, the others nullable by their kind (src/kinds: `jsonSchema`);
+ * column, each nullable by its kind but the key (src/kinds: `jsonSchema`);
  * the column ids and the filter model name the schema's columns.
  */
 function componentSchemas(s: Schema) {
@@ -75,7 +66,7 @@ function componentSchemas(s: Schema) {
     type: "object",
     description: "One user record, every column in schema order (GET /api/users/schema lists them).",
     required: ids,
-    properties: Object.fromEntries(s.columns.map((c) => [c.id, SEED_VALUE_SCHEMAS[c.id] ?? KINDS[c.kind].jsonSchema(c)])),
+    properties: Object.fromEntries(s.columns.map((c) => [c.id, KINDS[c.kind].jsonSchema(c, c.id === s.key)])),
   },
   ColumnKind: { type: "string", enum: Object.keys(KINDS) },
   Column: {
@@ -413,7 +404,7 @@ const DATA_HEADERS = { ...POST_HEADERS, "Cache-Control": header("CacheControl") 
  * @param s the served snapshot's schema (docs/api.md: the document describes its columns)
  * @returns an OpenAPI 3.1 fragment (plain JSON)
  */
-export function openApiDocumentation(s: Schema = SEED_SCHEMA) {
+export function openApiDocumentation(s: Schema) {
   return {
     info: {
       title: "Users listing service",
@@ -447,15 +438,11 @@ function filterParameters(s: Schema) {
     example,
   });
   return [
-    filter("id", '"42": equals; "10,50": inclusive range, either side may be empty ("10,", ",50").', "10,50"),
-    filter("name", "Substring, case- and accent-insensitive.", "jose"),
-    filter("email", "Substring, case- and accent-insensitive.", "example.com"),
-    filter("status", "A value, or a comma list meaning any of them; any case.", "active,inactive"),
-    ...s.columns.slice(4).flatMap((c) => {
-      const form = KINDS[c.kind].getFormDoc;
+    ...s.columns.flatMap((c) => {
+      const form = KINDS[c.kind].getFormDoc(c.id === s.key);
       return form === null ? [] : [filter(c.id, `${c.kind}: ${form}`, c.kind === "enum" ? (c.values?.[0] ?? "x") : FILTER_EXAMPLES[c.kind])];
     }),
-    queryParameter("q", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Global search: white-space separated terms, each contained (case- and accent-insensitively) in id, a text column or an enum column; ANDed with the filters."),
+    queryParameter("q", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Global search: white-space separated terms, each contained (case- and accent-insensitively) in the key, a text column or an enum column; ANDed with the filters."),
     queryParameter("search", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Another spelling of q."),
   ];
 }
@@ -471,7 +458,7 @@ const SORT_PARAMETERS = [
   queryParameter("order", { type: "string", enum: ["asc", "desc"] }, "Another spelling of sortOrder."),
 ];
 
-export function getUsersDoc(maxPageSize: number, s: Schema = SEED_SCHEMA) {
+export function getUsersDoc(maxPageSize: number, s: Schema) {
   const q = queryParameter;
   return {
     operationId: "getUsers",
@@ -513,7 +500,7 @@ function dataRouteAnswers(method: "get" | "post") {
 }
 
 /** GET /api/users/facets's `detail`. */
-export function getFacetsDoc(s: Schema = SEED_SCHEMA) {
+export function getFacetsDoc(s: Schema) {
   const q = queryParameter;
   return {
     operationId: "getFacets",
@@ -562,7 +549,7 @@ const EXPORT_HEADERS = {
 };
 
 /** GET /api/users/export's `detail`. */
-export function getExportDoc(s: Schema = SEED_SCHEMA) {
+export function getExportDoc(s: Schema) {
   return {
     operationId: "getExport",
     summary: "Every matching row, in order, streamed as CSV or NDJSON",

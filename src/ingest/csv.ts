@@ -2,7 +2,7 @@
  * The CSV reader (read.ts): RFC 4180 with a header row naming the seed's four columns (any order,
  * case-insensitive) and any others, each another column (docs/api.md "Columns beyond the four").
  */
-import { statusCode } from "../schema.ts";
+import { statusCode } from "../generate/record.ts";
 import { type RawColumn, addTextValue } from "./raw-column.ts";
 import { type ColumnsBuilder, type FormatParser, IngestError, MAX_ID_MAGNITUDE, STATUS_LIST, countNewlines, idRangeReason, loneSurrogateReason, show } from "./records.ts";
 

@@ -4,7 +4,7 @@
  * the validation of one JSON record, the error that names the file and line, and the decoding of
  * the byte stream into text for the text parsers.
  */
-import { statusCode, STATUS_VALUES } from "../schema.ts";
+import { statusCode, STATUS_VALUES } from "../generate/record.ts";
 import { COLUMN_ID } from "../schema/kinds.ts";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { type RawColumn, addJsonValue, rawColumn } from "./raw-column.ts";

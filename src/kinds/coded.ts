@@ -1,5 +1,5 @@
 /**
- * The kinds whose values are a few named codes (docs/api.md "Columns beyond the four"): `enum`
+ * The kinds whose values are a few named codes (docs/api.md "Any users table"): `enum`
  * (code i + 1 for `values[i]`, ordered in `values` order) and `boolean` (1 false, 2 true, false
  * before true). Text filters on the value, set filters and GET `filter[col]` on whole values,
  * folded, a comma list meaning any of them.
@@ -71,8 +71,10 @@ export const ENUM_KIND: KindModule = orderedKind(
   },
   {
     convert: convertEnum,
-    getFormDoc: "A value, or a comma list meaning any of them; any case.",
+    getFormDoc: () => "A value, or a comma list meaning any of them; any case.",
     filterTypes: ["text", "set"],
+    searchable: true,
+    keyKind: false,
     dayInterval: null,
     getFilter: codedGetFilter,
     setValue: codedSetValue,
@@ -91,8 +93,10 @@ export const BOOLEAN_KIND: KindModule = orderedKind(
   },
   {
     convert: convertBoolean,
-    getFormDoc: '"true" or "false", any case; "true,false" is either.',
+    getFormDoc: () => '"true" or "false", any case; "true,false" is either.',
     filterTypes: ["text", "set"],
+    searchable: false,
+    keyKind: false,
     dayInterval: null,
     getFilter: codedGetFilter,
     setValue: codedSetValue,

@@ -1,5 +1,5 @@
 /**
- * The `date` and `datetime` kinds (docs/api.md "Columns beyond the four"): a calendar day stored
+ * The `date` and `datetime` kinds (docs/api.md "Any users table"): a calendar day stored
  * as its day number, an instant stored as UTC milliseconds; ordered by time; text filters on
  * `YYYY-MM-DD` / `YYYY-MM-DDTHH:mm:ss.sssZ`, AG Grid date filters comparing UTC calendar days,
  * set filters; GET `filter[col]` as a value or `lo,hi`, a date-only value covering its UTC day.
@@ -39,8 +39,10 @@ export const DATE_KIND: KindModule = orderedKind(
   },
   {
     convert: (raw, spec) => convertDoubles(raw, spec, parseDate, explainDate),
-    getFormDoc: '"2024-03-01": that day; "2024-01-01,2024-03-31": an inclusive range of days, either side may be empty.',
+    getFormDoc: () => '"2024-03-01": that day; "2024-01-01,2024-03-31": an inclusive range of days, either side may be empty.',
     filterTypes: ["text", "date", "set"],
+    searchable: false,
+    keyKind: false,
     dayInterval: (day) => [day, day + 1],
     setValue: (_spec, text) => fold(text),
     getFilter: (_spec, value) =>
@@ -67,8 +69,10 @@ export const DATETIME_KIND: KindModule = orderedKind(
   },
   {
     convert: (raw, spec) => convertDoubles(raw, spec, parseDateTime, explainDateTime),
-    getFormDoc: 'An ISO 8601 date-time: that instant; a date: its whole UTC day; "lo,hi": an inclusive range, either side may be empty.',
+    getFormDoc: () => 'An ISO 8601 date-time: that instant; a date: its whole UTC day; "lo,hi": an inclusive range, either side may be empty.',
     filterTypes: ["text", "date", "set"],
+    searchable: false,
+    keyKind: false,
     dayInterval: (day) => [day * DAY_MS, (day + 1) * DAY_MS],
     setValue: (_spec, text) => fold(text),
     getFilter: (_spec, value) =>

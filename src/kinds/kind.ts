@@ -1,5 +1,5 @@
 /**
- * What a column kind is, as a module (docs/api.md "Columns beyond the four"): how a column of
+ * What a column kind is, as a module (docs/api.md "Any users table"): how a column of
  * the kind is built into the store, written into the JSON records, ordered, and how the column
  * tests its operators compile to (src/query/types.ts `ColumnTest`) are evaluated into row sets.
  * One {@link KindModule} per kind, listed in registry.ts; the engine and the HTTP layer know
@@ -24,10 +24,10 @@ export type TextOp =
   | "notBlank";
 
 /**
- * A test on one column beyond the seed's four, in the terms its kind evaluates :
- * what the operator registry (operators.ts) compiles an AG Grid model or a GET
- * `filter[col]` into. Values are the column's stored doubles (numbers; day numbers for `date`;
- * UTC milliseconds for `datetime`; codes for `enum` and `boolean`, see src/kinds).
+ * A test on one column, in the terms its kind evaluates: what the operator registry
+ * (operators.ts) compiles an AG Grid model or a GET `filter[col]` into. Values are the column's
+ * stored doubles (numbers; day numbers for `date`; UTC milliseconds for `datetime`; codes for
+ * `enum` and `boolean`, see src/kinds).
  * - `range`: non-null values in the interval (`lo`/`hi` may be ±Infinity; open ends excluded);
  *   `negate`: the non-null values outside it (null never matches either: AG Grid's rule that
  *   null passes only `blank`).
@@ -35,7 +35,7 @@ export type TextOp =
  * - `text`: an AG Grid text condition on the value's output string, folded (docs/api.md
  *   "Filtering on any column"); null passes only `notEqual`, `notContains` and `blank`.
  * - `set`: the value's folded output string is one of `values` (folded, distinct); `nulls`:
- *   null rows match too.
+ *   null rows match too (and, on text columns, blank values).
  */
 export type ColumnTest =
   | { op: "range"; lo: number; loOpen: boolean; hi: number; hiOpen: boolean; negate: boolean }
@@ -44,20 +44,26 @@ export type ColumnTest =
   | { op: "set"; values: string[]; nulls: boolean };
 
 /**
- * A column beyond the seed's four, as its kind built it (src/kinds): the parts its kind lists
- * (src/kinds/registry.ts `KINDS[kind].parts`) are set, the others null. Rows are store rows
- * (id order). Stored values are doubles: numbers; day numbers for `date`; UTC milliseconds for
+ * A column as its kind built it (src/kinds): the parts its kind and role list
+ * ({@link KindModule.parts}) are set, the others null. Rows are store rows, numbered in the key's
+ * order. Stored values are doubles: numbers; day numbers for `date`; UTC milliseconds for
  * `datetime`; value codes (i + 1 for `values[i]`) for `enum`; 1 false, 2 true for `boolean`.
+ *
+ * The key column (`key` true) is unique and never null, and row r holds its (r + 1)-th smallest
+ * value: its order is the row order itself, so it keeps no rank or permutation (`rankByRow`,
+ * `rowsByValue`, `rankStarts` null; rank of row r is r + 1, rank r's rows start at r - 1).
  */
 export interface StoredColumn {
   spec: ColumnSpec;
-  /** Each row's rank: 0 for null, r ≥ 1 for the r-th smallest distinct value (text: collation rank); length rowCount. Null for `json`. */
+  /** True for the store's key column (docs/api.md "The key"). */
+  key: boolean;
+  /** Each row's rank: 0 for null, r ≥ 1 for the r-th smallest distinct value (text: collation rank); length rowCount. Null for the key and `json`. */
   rankByRow: Uint32Array | null;
-  /** Row numbers by value ascending, null rows first, ties by row ascending; length rowCount. Null for `json`. */
+  /** Row numbers by value ascending, null rows first, ties by row ascending; length rowCount. Null for the key and `json`. */
   rowsByValue: Uint32Array | null;
-  /** Where each rank's rows start in `rowsByValue` (rank 0 = null at 0); length d + 2 (d distinct values), the last is rowCount. Null for `json`. */
+  /** Where each rank's rows start in `rowsByValue` (rank 0 = null at 0); length d + 2 (d distinct values), the last is rowCount. Null for the key and `json`. */
   rankStarts: Uint32Array | null;
-  /** The distinct non-null stored values ascending, rank r is `distinct[r - 1]`; length d. Set for number, date, datetime, enum, boolean. */
+  /** The distinct non-null stored values ascending, rank r is `distinct[r - 1]`; length d (rowCount for a number key). Set for number, date, datetime, enum, boolean. */
   distinct: Float64Array | null;
   /** `text`: each row's folded value (collation.ts `fold`; "" for null), UTF-8, back to back. */
   folded: Uint8Array | null;
@@ -66,18 +72,29 @@ export interface StoredColumn {
   /** `text`: bitmap of the blank rows (null, or a value whose `trim()` is empty; AG Grid's isBlank); ceil(rowCount / 32) words. */
   blank: Uint32Array | null;
   /**
-   * `text`: trigram posting lists over `folded`, rows grouped by the partition column's codes
-   * (store/trigrams.ts): what substring filters and search terms of 3+ code points read. Built
-   * by the store (store/extra-columns.ts), not by the kind.
+   * Trigram posting lists over each row's folded output string, grouped by the store's partition
+   * codes (store/trigrams.ts): what substring filters and search terms of 3+ code points read.
+   * Set for `text` columns and for the key (a number key over its decimal form).
    */
   trigrams: TrigramIndex | null;
+  /**
+   * `rowsByValue` stably partitioned by the store's partition codes (the rows of code 0 in value
+   * order, then code 1's…; partition p starts at the sum of the partition's counts before p);
+   * length rowCount. Set for `text` columns (not the key) of a partitioned store.
+   */
+  rowsByValueByPartition: Uint32Array | null;
+  /**
+   * Rows by absolute value ascending, then by signed value, then by row (AG Grid's `absolute`
+   * sort); length rowCount. Set for `number` columns holding a negative value.
+   */
+  rowsByAbsValue: Uint32Array | null;
 }
 
 /** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
 export type FilterType = "text" | "number" | "date" | "set";
 
 /** The fields of a {@link TrigramIndex}, each a part `trigrams.<field>` of a column that has one. */
-const TRIGRAM_FIELDS = ["keys", "counts", "statusCounts", "refs", "bitmaps", "gaps"] as const;
+const TRIGRAM_FIELDS = ["keys", "counts", "groupCounts", "refs", "bitmaps", "gaps"] as const;
 
 /** A part of a {@link StoredColumn} that holds a typed array (a snapshot section `col.<id>.<part>`). */
 export type StoredPart =
@@ -88,10 +105,26 @@ export type StoredPart =
   | "folded"
   | "foldedOffsets"
   | "blank"
+  | "rowsByValueByPartition"
+  | "rowsByAbsValue"
   | `trigrams.${(typeof TRIGRAM_FIELDS)[number]}`;
 
 /** The parts of a column's trigram index, in snapshot order. */
 export const TRIGRAM_PARTS: readonly StoredPart[] = TRIGRAM_FIELDS.map((f) => `trigrams.${f}` as const);
+
+/** Every part, in snapshot order (a column's sections are written in this order). */
+export const ALL_PARTS: readonly StoredPart[] = [
+  "rankByRow",
+  "rowsByValue",
+  "rankStarts",
+  "distinct",
+  "folded",
+  "foldedOffsets",
+  "blank",
+  "rowsByValueByPartition",
+  "rowsByAbsValue",
+  ...TRIGRAM_PARTS,
+];
 
 /** The element type of each part, as the snapshot format names them. */
 export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
@@ -102,9 +135,11 @@ export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
   folded: "u8",
   foldedOffsets: "u32",
   blank: "u32",
+  rowsByValueByPartition: "u32",
+  rowsByAbsValue: "u32",
   "trigrams.keys": "f64",
   "trigrams.counts": "u32",
-  "trigrams.statusCounts": "u32",
+  "trigrams.groupCounts": "u32",
   "trigrams.refs": "u32",
   "trigrams.bitmaps": "u32",
   "trigrams.gaps": "u8",
@@ -127,6 +162,24 @@ export function setPart(column: StoredColumn, part: StoredPart, data: Uint8Array
   } else (column as unknown as Record<string, unknown>)[part] = data;
 }
 
+/** A column with every part null: what a kind fills in. */
+export function emptyStoredColumn(spec: ColumnSpec, key: boolean): StoredColumn {
+  return {
+    spec,
+    key,
+    rankByRow: null,
+    rowsByValue: null,
+    rankStarts: null,
+    distinct: null,
+    folded: null,
+    foldedOffsets: null,
+    blank: null,
+    trigrams: null,
+    rowsByValueByPartition: null,
+    rowsByAbsValue: null,
+  };
+}
+
 /** A GET `filter[col]=value` read by a kind: the tests (all must hold) and the normalized echo. */
 export interface GetFilter {
   tests: ColumnTest[];
@@ -134,27 +187,52 @@ export interface GetFilter {
   echo: string;
 }
 
+/** The rows' partition codes a build hands each column (store/build.ts): a column's trigram lists and per-partition permutation are grouped by them. */
+export interface PartitionCodes {
+  /** Each store row's code (the partition column's rank: 0 null, r its r-th distinct value); length rowCount. */
+  codes: Uint8Array;
+  /** Rows per code; length S, the number of groups (at most 32). */
+  counts: Uint32Array;
+}
+
+/** What a column's build needs besides its values. */
+export interface BuildContext {
+  /** Store row → input position (rows in key order); null when input order is key order. */
+  order: Uint32Array | null;
+  /** True when the column is the key: its values are unique and never null, and rows are in its order. */
+  key: boolean;
+  /** The store's partition codes, or null when the rows are not partitioned. */
+  partition: PartitionCodes | null;
+}
+
 /** One column kind as a module. */
 export interface KindModule {
   kind: ColumnKind;
   /** False for `json` only (docs/api.md: sorting a json column is a 400). */
   sortable: boolean;
+  /** True for the kinds a search term looks into (docs/api.md "Global search": text and enum columns, and the key). */
+  searchable: boolean;
+  /** True for the kinds that may be the key (docs/api.md "The key": number or text). */
+  keyKind: boolean;
   /** The AG Grid filter types the kind takes (empty for `json`). */
   filterTypes: readonly FilterType[];
-  /** The parts of a {@link StoredColumn} the kind sets (the others stay null). */
-  parts: readonly StoredPart[];
+  /**
+   * The parts of a {@link StoredColumn} the kind always sets for a column in `role` (the others
+   * stay null, but for the optional ones the build adds from the data: `rowsByValueByPartition`,
+   * `rowsByAbsValue`).
+   */
+  parts(role: { key: boolean }): readonly StoredPart[];
   /**
    * Converts a column's raw values (as read: JSON values or CSV text) to the kind's typed form,
-   * rows in input order (docs/api.md "Columns beyond the four": value syntax and refusals).
+   * rows in input order (docs/api.md "Any users table": value syntax and refusals).
    * @throws ConversionError (convert.ts) for the first value that does not fit the kind
    */
   convert(raw: RawColumn, spec: ColumnSpec): ConvertedColumn;
   /**
-   * Builds the stored column.
-   * @param converted the column's values in input order (n rows)
-   * @param order store row → input position (ascending id); null when input order is row order
+   * Builds the stored column from the column's values in input order (n rows).
+   * @throws RangeError when the column is the key and its values are not unique (the source checks first)
    */
-  build(spec: ColumnSpec, converted: ConvertedColumn, order: Uint32Array | null): StoredColumn;
+  build(spec: ColumnSpec, converted: ConvertedColumn, context: BuildContext): StoredColumn;
   /**
    * Every row's value as its JSON text (`null` for null), UTF-8, in input order; n values: what
    * the records hold (docs/api.md: numbers and booleans as JSON, dates as `YYYY-MM-DD`, date-times
@@ -162,21 +240,33 @@ export interface KindModule {
    */
   literals(spec: ColumnSpec, converted: ConvertedColumn): ByteColumn;
   /**
-   * The rows of `column` (rowCount rows) that pass `test`, as a new bitmap.
+   * The rows of `column` (rowCount rows) that pass `test`, as a new bitmap: by its order (slices
+   * of `rowsByValue` for the values that pass) or a scan.
    * @throws Error for a test the kind does not take (the parsers never build one)
    */
   evaluate(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap;
-  /** Rows (or values) `evaluate` visits for `test`: the planner's size of the work (planner.ts). */
+  /** Rows (or values) `evaluate` visits for `test`: the planner's size of the work (engine/planner.ts). */
   work(column: StoredColumn, test: ColumnTest, rowCount: number): number;
+  /**
+   * Rows `evaluate` is expected to return for `test`: exact where the order tells (ranges, nulls,
+   * values), else a guess from `rowCount` (engine/planner.ts reads it).
+   */
+  estimate(column: StoredColumn, test: ColumnTest, rowCount: number): number;
+  /**
+   * For kinds whose values are ranked (every kind but text and json): which ranks pass `test`,
+   * index = rank (0 = null), 1 for a pass; length d + 1. What a test on the partition column
+   * becomes (a set of partition codes). Null for the other kinds.
+   */
+  passingRanks: ((column: StoredColumn, test: ColumnTest) => Uint8Array) | null;
   /**
    * A GET `filter[col]` value (non-empty, at most 256 characters) as tests, a reason it is
    * refused (a 400), or null for no filter (`,` alone on a range kind).
+   * @param key true when the column is the key (a text key takes whole values, not a substring)
    */
-  getFilter(spec: ColumnSpec, value: string): GetFilter | string | null;
+  getFilter(spec: ColumnSpec, value: string, key: boolean): GetFilter | string | null;
   /**
-   * The stored value of a number filter's `filter`/`filterTo` (number kind only), or of a date
-   * filter's day bounds: for a UTC day number, the stored-value interval `[start, end)` it covers
-   * (date: [day, day + 1); datetime: milliseconds). Null for kinds without dates.
+   * The stored value interval `[start, end)` a UTC day number covers (date: [day, day + 1);
+   * datetime: milliseconds): what a date filter compares. Null for kinds without dates.
    */
   dayInterval: ((day: number) => [number, number]) | null;
   /**
@@ -186,13 +276,15 @@ export interface KindModule {
    */
   setValue(spec: ColumnSpec, text: string): string | { reason: string };
   /** What a GET `filter[col]` value means on the kind, for the OpenAPI document (null for json). */
-  getFormDoc: string | null;
+  getFormDoc(key: boolean): string | null;
   /**
    * One stored value (a double: see {@link StoredColumn}) as its JSON text, as the records hold
    * it (number, `"YYYY-MM-DD"`, ISO date-time, enum string, `true`/`false`): facets' `min`,
    * `max` and `values`. Null for `text` and `json` (their values are not doubles).
    */
   valueJson: ((spec: ColumnSpec, stored: number) => string) | null;
-  /** The JSON Schema of one value (OpenAPI), nullable beyond the seed's four. */
-  jsonSchema(spec: ColumnSpec): Record<string, unknown>;
+  /** The output string of a stored value (what text filters compare, docs/api.md); null for `text` and `json`. */
+  format: ((spec: ColumnSpec, stored: number) => string) | null;
+  /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */
+  jsonSchema(spec: ColumnSpec, key: boolean): Record<string, unknown>;
 }

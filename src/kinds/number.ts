@@ -1,13 +1,15 @@
 /**
- * The `number` kind (docs/api.md "Columns beyond the four"): finite doubles, ordered
- * numerically; text filters on `String(n)`, number filters (AG Grid's), set filters; GET
- * `filter[col]` as `v` or `lo,hi`.
+ * The `number` kind (docs/api.md "Any users table"): finite doubles, ordered numerically; text
+ * filters on `String(n)`, number filters (AG Grid's), set filters; GET `filter[col]` as `v` or
+ * `lo,hi`. A number key also keeps trigram lists over its decimal forms: what text filters and
+ * search terms on the key read.
  */
 import type { ConvertedColumn } from "./convert.ts";
 import { explainNumberText, formatNumber, parseNumberText } from "../schema/values.ts";
 import { convertDoubles } from "./convert.ts";
-import type { KindModule } from "./kind.ts";
-import { orderedKind, rangeGetFilter } from "./ordered.ts";
+import { TRIGRAM_PARTS, type KindModule } from "./kind.ts";
+import { buildOrdered, orderedKind, rangeGetFilter } from "./ordered.ts";
+import { buildTrigramIndex, decimalStrings } from "../bits/trigrams.ts";
 
 /**
  * A number as a request may give it (docs/api.md: AG Grid's `filter` may arrive as a numeric
@@ -15,19 +17,32 @@ import { orderedKind, rangeGetFilter } from "./ordered.ts";
  */
 export const DECIMAL = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** A finite number from request text ({@link DECIMAL}, surrounding white space allowed), or null. */
+/** True when a {@link DECIMAL} text names zero (all its digits are 0): then it may parse to 0. */
+function namesZero(text: string): boolean {
+  return /^[+-]?[0.]*(?:[eE][+-]?\d+)?$/.test(text);
+}
+
+/**
+ * A finite number from request text ({@link DECIMAL}, surrounding white space allowed), or null.
+ * A value that is not zero but parses to 0 (an underflow such as `1e-400`) is refused like an
+ * overflow, never taken as 0.
+ */
 export function parseDecimal(text: string): number | null {
   const t = text.trim();
   if (!DECIMAL.test(t)) return null;
   const x = Number(t);
-  return Number.isFinite(x) ? x : null;
+  if (!Number.isFinite(x)) return null;
+  if (x === 0 && !namesZero(t)) return null;
+  return x;
 }
+
+const storedValues = (c: ConvertedColumn) => (c as Extract<ConvertedColumn, { values: Float64Array }>).values;
 
 /** The `number` kind. */
 export const NUMBER_KIND: KindModule = orderedKind(
   "number",
   {
-    storedValues: (c: ConvertedColumn) => (c as Extract<ConvertedColumn, { values: Float64Array }>).values,
+    storedValues,
     format: (_spec, x) => formatNumber(x),
     json: (_spec, x) => formatNumber(x),
     valuesOf(_spec, folded) {
@@ -38,7 +53,20 @@ export const NUMBER_KIND: KindModule = orderedKind(
   {
     convert: (raw, spec) => convertDoubles(raw, spec, parseNumberText, explainNumberText),
     filterTypes: ["text", "number", "set"],
-    getFormDoc: '"42": equals; "10,50": inclusive range, either side may be empty.',
+    searchable: false,
+    keyKind: true,
+    keyParts: ["distinct", ...TRIGRAM_PARTS],
+    build(spec, converted, context) {
+      const column = buildOrdered(spec, storedValues(converted), context);
+      if (context.key) {
+        const keys = column.distinct as Float64Array;
+        const { bytes, offsets } = decimalStrings(keys);
+        const groups = context.partition === null ? null : { codes: context.partition.codes, count: context.partition.counts.length };
+        column.trigrams = buildTrigramIndex(bytes, offsets, keys.length, groups);
+      }
+      return column;
+    },
+    getFormDoc: () => '"42": equals; "10,50": inclusive range, either side may be empty.',
     dayInterval: null,
     setValue(_spec, text) {
       const x = parseDecimal(text);
@@ -50,7 +78,6 @@ export const NUMBER_KIND: KindModule = orderedKind(
         if (x === null) return `"${text}" is not a finite number`;
         return { start: x, end: x, endOpen: false, echo: formatNumber(x) };
       }),
-    jsonSchema: () => ({ type: ["number", "null"] }),
+    jsonSchema: (_spec, key) => (key ? { type: "number" } : { type: ["number", "null"] }),
   },
 );
-

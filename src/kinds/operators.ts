@@ -1,5 +1,5 @@
 /**
- * The operator registry: every AG Grid filter model a column beyond the seed's four takes
+ * The operator registry: every AG Grid filter model a column takes
  * (docs/api.md "Filtering on any column"), one entry per filter type, each validating a model
  * and compiling it into the column test (src/query/types.ts `ColumnTest`) its kind evaluates.
  * Which filter types a column takes is its kind's (kind.ts `filterTypes`); what a type means is
@@ -32,8 +32,13 @@ export interface FilterOperator {
   compile(kind: KindModule, spec: ColumnSpec, model: Record<string, unknown>, at: string, bad: Bad): ColumnTest | null;
 }
 
-/** A value as JSON for an error message, cut short: an error never echoes a large input. */
-function shown(value: unknown, max = 80): string {
+/**
+ * A value as JSON for an error message, cut to `max` characters: an error never echoes a large
+ * input. A number beyond a double's range (JSON's `1e400` reads as Infinity) is said so, not
+ * shown as the `null` JSON would write.
+ */
+export function shown(value: unknown, max = 80): string {
+  if (typeof value === "number" && !Number.isFinite(value)) return Number.isNaN(value) ? "NaN" : "a number beyond the range of a double";
   const text = JSON.stringify(value) ?? String(value);
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
@@ -208,7 +213,7 @@ const SET: FilterOperator = {
 export const OPERATORS: Record<FilterType, FilterOperator> = { text: TEXT, number: NUMBER, date: DATE, set: SET };
 
 /**
- * Compiles one simple AG Grid filter model on a column beyond the seed's four: checks that the
+ * Compiles one simple AG Grid filter model on a column: checks that the
  * column's kind takes the filter type and that `type` is one of the operator's, then compiles.
  * @returns the column test, or null after reporting every problem with `bad`
  */

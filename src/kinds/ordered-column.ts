@@ -6,7 +6,7 @@
  *
  * Built without a comparator: the distinct values come from a native sort of a copy, each row's
  * rank from a binary search over them, and the permutation from a counting sort by rank (rows
- * ascending within a rank, so ties are in id order as docs/api.md "Ordering" needs).
+ * ascending within a rank, so ties are in key order as docs/api.md "Ordering" needs).
  */
 
 /** A double column's order. */
@@ -88,4 +88,37 @@ export function valueRange(column: OrderedColumn, lo: number, loOpen: boolean, h
   if (last <= first) return { start: 0, end: 0 };
   // rank = index + 1
   return { start: column.rankStarts[first + 1], end: column.rankStarts[last + 1] };
+}
+
+/**
+ * Rows by absolute value ascending, then by signed value (-x before x), then by row: the order of
+ * AG Grid's `absolute` sort (docs/api.md "POST /api/users"). NaN (null) rows first, by row.
+ * @param values each row's value, NaN for null; length n
+ * @returns a permutation of 0…n-1
+ */
+export function rowsByAbsoluteValue(values: Float64Array): Uint32Array {
+  const n = values.length;
+  const rows = new Uint32Array(n);
+  for (let i = 0; i < n; i++) rows[i] = i;
+  const key = (row: number) => (Number.isNaN(values[row]) ? -1 : Math.abs(values[row]));
+  return Uint32Array.from(Array.from(rows).sort((a, b) => key(a) - key(b) || (values[a] || 0) - (values[b] || 0) || a - b));
+}
+
+/**
+ * A permutation stably partitioned by group: the rows of group 0 in the permutation's order, then
+ * group 1's, and so on (the text columns' `rowsByValueByPartition`).
+ * @param rows a permutation of row numbers; length n
+ * @param codes each row's group; length n
+ * @param counts rows per group; length S
+ * @returns a new permutation of length n; group g starts at the sum of `counts[0..g)`
+ */
+export function partitionRows(rows: Uint32Array, codes: Uint8Array, counts: Uint32Array): Uint32Array {
+  const out = new Uint32Array(rows.length);
+  const cursor = new Uint32Array(counts.length);
+  for (let code = 1; code < cursor.length; code++) cursor[code] = cursor[code - 1] + counts[code - 1];
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    out[cursor[codes[row]]++] = row;
+  }
+  return out;
 }

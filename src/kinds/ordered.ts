@@ -4,17 +4,23 @@
  * the rows by value (nulls first) and the distinct values, so that a range is two binary searches
  * and a slice of the permutation, and a text or set test is decided once per distinct value and
  * applied to that value's slice of rows. No operator scans the rows.
+ *
+ * A number key keeps only its values (`distinct`, one per row, ascending): rows are numbered in
+ * its order, so rank r's rows are the single row r - 1 and a range is a range of rows.
  */
-import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
+import { type Bitmap, emptyBitmap, setRange } from "../bits/bitmap.ts";
 import { fold } from "../collation/collation.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
-import { firstAtLeast, orderDoubles } from "./ordered-column.ts";
-import type { ColumnTest, GetFilter, KindModule, StoredColumn, StoredPart, TextOp } from "./kind.ts";
+import { firstAtLeast, orderDoubles, rowsByAbsoluteValue } from "./ordered-column.ts";
+import { type BuildContext, type ColumnTest, type GetFilter, type KindModule, type StoredColumn, type StoredPart, type TextOp, emptyStoredColumn } from "./kind.ts";
 
 /** The parts an ordered column sets. */
 export const ORDERED_PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "distinct"];
+
+/** The parts an ordered key sets: its values alone. */
+export const ORDERED_KEY_PARTS: readonly StoredPart[] = ["distinct"];
 
 /** What distinguishes one ordered kind from another: how its stored values read and write. */
 export interface OrderedValues {
@@ -31,20 +37,41 @@ export interface OrderedValues {
   valuesOf(spec: ColumnSpec, folded: string): number[];
 }
 
-/** A stored column with every part null: what a kind fills in. */
-export function emptyStoredColumn(spec: ColumnSpec): StoredColumn {
-  return { spec, rankByRow: null, rowsByValue: null, rankStarts: null, distinct: null, folded: null, foldedOffsets: null, blank: null, trigrams: null };
+/** Each store row's value: `values` (input order) gathered by `order` (store row → input position). */
+export function gatherDoubles(values: Float64Array, order: Uint32Array | null): Float64Array {
+  if (order === null) return values;
+  const out = new Float64Array(order.length);
+  for (let row = 0; row < order.length; row++) out[row] = values[order[row]];
+  return out;
 }
 
-/** Builds an ordered column: values gathered to store rows, then ordered (store/ordered-column.ts). */
-export function buildOrdered(spec: ColumnSpec, values: Float64Array, order: Uint32Array | null): StoredColumn {
-  let rowValues = values;
-  if (order !== null) {
-    rowValues = new Float64Array(order.length);
-    for (let row = 0; row < order.length; row++) rowValues[row] = values[order[row]];
+/**
+ * Builds an ordered column: values gathered to store rows, then ordered (ordered-column.ts), and
+ * the rows by absolute value when a value is negative. A key keeps its values alone (ascending,
+ * by construction of the row order).
+ * @throws RangeError for a key whose values are not strictly ascending in row order (a duplicate)
+ */
+export function buildOrdered(spec: ColumnSpec, values: Float64Array, context: BuildContext): StoredColumn {
+  const rowValues = gatherDoubles(values, context.order);
+  let negative = false;
+  for (let row = 0; row < rowValues.length; row++) {
+    if (rowValues[row] < 0) {
+      negative = true;
+      break;
+    }
   }
-  const ordered = orderDoubles(rowValues);
-  return { ...emptyStoredColumn(spec), ...ordered };
+  const column = emptyStoredColumn(spec, context.key);
+  if (context.key) {
+    for (let row = 1; row < rowValues.length; row++) {
+      if (!(rowValues[row - 1] < rowValues[row])) throw new RangeError(`key column "${spec.id}": duplicate key ${rowValues[row]}`);
+    }
+    // -0 and 0 are one key, written 0; the input's own array is not changed
+    const keys = rowValues === values ? rowValues.slice() : rowValues;
+    for (let row = 0; row < keys.length; row++) keys[row] += 0;
+    column.distinct = keys;
+  } else Object.assign(column, orderDoubles(rowValues));
+  if (negative && spec.kind === "number") column.rowsByAbsValue = rowsByAbsoluteValue(rowValues);
+  return column;
 }
 
 /** Every row's JSON text of an ordered column, in input order (`null` for null); the text of each distinct value is made once. */
@@ -65,14 +92,6 @@ export function orderedLiterals(spec: ColumnSpec, values: Float64Array, json: (s
     appendString(out, text);
   }
   return finishByteColumn(out);
-}
-
-/** Sets in `bits` the rows `perm[from .. to)`. */
-function setSlice(bits: Bitmap, perm: Uint32Array, from: number, to: number): void {
-  for (let i = from; i < to; i++) {
-    const row = perm[i];
-    bits[row >>> 5] |= 1 << (row & 31);
-  }
 }
 
 /** Does folded `cell` pass a text operator against folded `needle` (the value is not null)? */
@@ -102,6 +121,30 @@ export function nullPassesText(type: TextOp): boolean {
   return type === "notEqual" || type === "notContains" || type === "blank";
 }
 
+/** Distinct values of an ordered column (d). */
+function distinctCount(column: StoredColumn): number {
+  return (column.distinct as Float64Array).length;
+}
+
+/** Where rank r's rows start in the column's order (rank 0 = null at 0; r ≤ d + 1). A key: rank r is row r - 1, and it has no nulls. */
+export function rankStart(column: StoredColumn, r: number): number {
+  const starts = column.rankStarts;
+  return starts === null ? (r === 0 ? 0 : r - 1) : starts[r];
+}
+
+/** Sets in `bits` the rows at positions [from, to) of the column's order (a range of rows for a key). */
+function setPositions(bits: Bitmap, column: StoredColumn, from: number, to: number): void {
+  const perm = column.rowsByValue;
+  if (perm === null) {
+    setRange(bits, from, to);
+    return;
+  }
+  for (let i = from; i < to; i++) {
+    const row = perm[i];
+    bits[row >>> 5] |= 1 << (row & 31);
+  }
+}
+
 /** The ranks (1-based, ascending, distinct) of the stored values among `column.distinct`. */
 function ranksOf(column: StoredColumn, values: number[]): number[] {
   const distinct = column.distinct as Float64Array;
@@ -114,89 +157,132 @@ function ranksOf(column: StoredColumn, values: number[]): number[] {
   return [...ranks].sort((a, b) => a - b);
 }
 
-/**
- * Evaluates a column test on an ordered column.
- * Cost: a range or null test O(matching rows + log d); a set test O(values · log d + matching
- * rows); a text test O(d) value formats (one per distinct value) + O(matching rows).
- */
-export function evaluateOrdered(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
-  const perm = column.rowsByValue as Uint32Array;
-  const starts = column.rankStarts as Uint32Array;
+/** The ranks [first + 1, last] a range test's interval covers (first ≤ last; empty when equal). */
+function rangeRanks(column: StoredColumn, test: Extract<ColumnTest, { op: "range" }>): { first: number; last: number } {
   const distinct = column.distinct as Float64Array;
-  const d = distinct.length;
-  const bits = emptyBitmap(rowCount);
+  const first = firstAtLeast(distinct, test.lo, test.loOpen);
+  return { first, last: Math.max(first, firstAtLeast(distinct, test.hi, !test.hiOpen)) };
+}
+
+/**
+ * Which ranks pass `test` (index = rank, 0 = null; length d + 1): each distinct value decided
+ * once. What a test on the partition column becomes (engine/planner.ts), and the text tests'
+ * evaluation.
+ */
+export function orderedPassingRanks(values: OrderedValues, column: StoredColumn, test: ColumnTest): Uint8Array {
+  const d = distinctCount(column);
+  const pass = new Uint8Array(d + 1);
   switch (test.op) {
     case "null":
-      if (test.negate) setSlice(bits, perm, starts[1], rowCount);
-      else setSlice(bits, perm, 0, starts[1]);
-      return bits;
+      if (test.negate) pass.fill(1, 1);
+      else pass[0] = 1;
+      return pass;
     case "range": {
-      const first = firstAtLeast(distinct, test.lo, test.loOpen);
-      const last = Math.max(first, firstAtLeast(distinct, test.hi, !test.hiOpen));
-      // ranks first+1 … last are in the range
-      const from = starts[first + 1];
-      const to = starts[last + 1];
+      const { first, last } = rangeRanks(column, test);
       if (test.negate) {
-        setSlice(bits, perm, starts[1], from);
-        setSlice(bits, perm, to, rowCount);
-      } else setSlice(bits, perm, from, to);
-      return bits;
+        pass.fill(1, 1, first + 1);
+        pass.fill(1, last + 1);
+      } else pass.fill(1, first + 1, last + 1);
+      return pass;
     }
     case "set": {
-      if (test.nulls) setSlice(bits, perm, 0, starts[1]);
+      if (test.nulls) pass[0] = 1;
       const stored: number[] = [];
       for (const v of test.values) stored.push(...values.valuesOf(column.spec, v));
-      for (const r of ranksOf(column, stored)) setSlice(bits, perm, starts[r], starts[r + 1]);
-      return bits;
+      for (const r of ranksOf(column, stored)) pass[r] = 1;
+      return pass;
     }
     case "text": {
       const needle = fold(test.value);
-      if (nullPassesText(test.type)) setSlice(bits, perm, 0, starts[1]);
+      if (nullPassesText(test.type)) pass[0] = 1;
       if (test.type === "equals" || test.type === "notEqual") {
         // one value (or all but one): found by parsing, not by formatting every value
-        const ranks = ranksOf(column, values.valuesOf(column.spec, needle));
-        if (test.type === "equals") {
-          for (const r of ranks) setSlice(bits, perm, starts[r], starts[r + 1]);
-        } else {
-          let from = starts[1];
-          for (const r of ranks) {
-            setSlice(bits, perm, from, starts[r]);
-            from = starts[r + 1];
-          }
-          setSlice(bits, perm, from, rowCount);
-        }
-        return bits;
+        const equal = test.type === "equals" ? 1 : 0;
+        if (equal === 0) pass.fill(1, 1);
+        for (const r of ranksOf(column, values.valuesOf(column.spec, needle))) pass[r] = equal;
+        return pass;
       }
-      for (let r = 1; r <= d; r++) {
-        if (textPasses(test.type, fold(values.format(column.spec, distinct[r - 1])), needle)) setSlice(bits, perm, starts[r], starts[r + 1]);
-      }
-      return bits;
+      const distinct = column.distinct as Float64Array;
+      for (let r = 1; r <= d; r++) if (textPasses(test.type, fold(values.format(column.spec, distinct[r - 1])), needle)) pass[r] = 1;
+      return pass;
     }
   }
 }
 
 /**
- * The work {@link evaluateOrdered} does for `test`, in rows or values visited (planner.ts): a
- * range or null test's rows are counted exactly from the rank starts (two binary searches); a
- * set test's from its values' ranks; a text test visits every distinct value and, at worst, every row.
+ * Evaluates a column test on an ordered column: the rows of the ranks that pass, slices of the
+ * column's order. Cost: a range or null test O(matching rows + log d); a set test O(values ·
+ * log d + matching rows); a text test O(d) value formats (one per distinct value) + O(matching
+ * rows).
  */
-export function orderedWork(column: StoredColumn, test: ColumnTest, rowCount: number): number {
-  const distinct = column.distinct as Float64Array;
-  const starts = column.rankStarts as Uint32Array;
-  switch (test.op) {
-    case "null":
-      return test.negate ? rowCount - starts[1] : starts[1];
-    case "range": {
-      const first = firstAtLeast(distinct, test.lo, test.loOpen);
-      const last = Math.max(first, firstAtLeast(distinct, test.hi, !test.hiOpen));
-      const inside = starts[last + 1] - starts[first + 1];
-      return test.negate ? rowCount - starts[1] - inside : inside;
-    }
-    case "set":
-      return rowCount / 4;
-    case "text":
-      return test.type === "equals" || test.type === "notEqual" ? rowCount / 4 : distinct.length * 8 + rowCount;
+export function evaluateOrdered(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
+  const bits = emptyBitmap(rowCount);
+  if (test.op === "range") {
+    // contiguous ranks: one or two slices, without a per-rank array (a key has a rank per row)
+    const { first, last } = rangeRanks(column, test);
+    const from = rankStart(column, first + 1);
+    const to = rankStart(column, last + 1);
+    if (test.negate) {
+      setPositions(bits, column, rankStart(column, 1), from);
+      setPositions(bits, column, to, rowCount);
+    } else setPositions(bits, column, from, to);
+    return bits;
   }
+  if (test.op === "null") {
+    if (test.negate) setPositions(bits, column, rankStart(column, 1), rowCount);
+    else setPositions(bits, column, 0, rankStart(column, 1));
+    return bits;
+  }
+  const pass = orderedPassingRanks(values, column, test);
+  // runs of passing ranks are one slice each
+  let r = 0;
+  while (r < pass.length) {
+    if (pass[r] === 0) {
+      r++;
+      continue;
+    }
+    let end = r + 1;
+    while (end < pass.length && pass[end] === 1) end++;
+    setPositions(bits, column, rankStart(column, r), rankStart(column, end));
+    r = end;
+  }
+  return bits;
+}
+
+/** Largest distinct-value count whose text tests the planner prices exactly (formatting every value). */
+const EXACT_TEXT_ESTIMATE_VALUES = 4096;
+
+/**
+ * Rows {@link evaluateOrdered} returns for `test`: exact from the rank starts for null, range and
+ * set tests and for text tests on at most {@link EXACT_TEXT_ESTIMATE_VALUES} distinct values;
+ * a quarter of the rows for other text tests.
+ */
+export function orderedEstimate(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): number {
+  const d = distinctCount(column);
+  if (test.op === "null") return test.negate ? rowCount - rankStart(column, 1) : rankStart(column, 1);
+  if (test.op === "range") {
+    const { first, last } = rangeRanks(column, test);
+    const inside = rankStart(column, last + 1) - rankStart(column, first + 1);
+    return test.negate ? rowCount - rankStart(column, 1) - inside : inside;
+  }
+  if (test.op === "text" && !(test.type === "equals" || test.type === "notEqual") && d > EXACT_TEXT_ESTIMATE_VALUES) return rowCount / 4;
+  if (test.op === "set" && test.values.length > EXACT_TEXT_ESTIMATE_VALUES) return rowCount / 4;
+  const pass = orderedPassingRanks(values, column, test);
+  let rows = 0;
+  for (let r = 0; r < pass.length; r++) if (pass[r] === 1) rows += rankStart(column, r + 1) - rankStart(column, r);
+  return rows;
+}
+
+/**
+ * The work {@link evaluateOrdered} does for `test`, in rows or values visited (engine/planner.ts):
+ * the matching rows set, plus one format per distinct value for a text test other than equality.
+ */
+export function orderedWork(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): number {
+  // a key's rows are a range of rows: set a word at a time
+  if (column.rowsByValue === null && (test.op === "range" || test.op === "null")) return rowCount / 32;
+  const rows = Math.min(rowCount, orderedEstimate(values, column, test, rowCount));
+  if (test.op === "text" && test.type !== "equals" && test.type !== "notEqual") return rows + distinctCount(column) * 8;
+  return rows;
 }
 
 /**
@@ -256,17 +342,26 @@ export function rangeGetFilter(value: string, bound: (text: string) => GetBound 
 export function orderedKind(
   kind: KindModule["kind"],
   values: OrderedValues,
-  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue">,
+  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind"> & {
+    /** Builds the column (default {@link buildOrdered}); the number kind adds a key's trigram lists. */
+    build?: KindModule["build"];
+    /** The parts of a key of the kind (default: none, for a kind that cannot be the key). */
+    keyParts?: readonly StoredPart[];
+  },
 ): KindModule {
+  const { build, keyParts, ...described } = rest;
   return {
     kind,
     sortable: true,
-    parts: ORDERED_PARTS,
-    build: (spec, converted, order) => buildOrdered(spec, values.storedValues(converted), order),
+    parts: (role) => (role.key ? (keyParts ?? []) : ORDERED_PARTS),
+    build: build ?? ((spec, converted, context) => buildOrdered(spec, values.storedValues(converted), context)),
     literals: (spec, converted) => orderedLiterals(spec, values.storedValues(converted), values.json),
     evaluate: (column, test, rowCount) => evaluateOrdered(values, column, test, rowCount),
-    work: orderedWork,
+    work: (column, test, rowCount) => orderedWork(values, column, test, rowCount),
+    estimate: (column, test, rowCount) => orderedEstimate(values, column, test, rowCount),
+    passingRanks: (column, test) => orderedPassingRanks(values, column, test),
     valueJson: values.json,
-    ...rest,
+    format: values.format,
+    ...described,
   };
 }

@@ -1,8 +1,10 @@
 /**
- * The `text` kind (docs/api.md "Columns beyond the four"): strings as given, null apart from
- * "". Ordered by the collation rule (collation/sort.ts), nulls first; text filters on the folded
- * value (a byte scan of the folded column), set filters on whole folded values; GET
- * `filter[col]` a substring. Blank rows (null, or white space only) are a prebuilt bitmap.
+ * The `text` kind (docs/api.md "Any users table"): strings as given, null apart from "".
+ * Ordered by the collation rule (collation/sort.ts), nulls first; text filters on the folded
+ * value (a byte scan of the folded column, or its trigram lists: engine/planner.ts), set filters
+ * on whole folded values; GET `filter[col]` a substring. Blank rows (null, or white space only)
+ * are a prebuilt bitmap. A text key (a UUID, say) is never null and is ordered by code point: the
+ * row order itself; its GET filter takes whole values.
  */
 import { type Bitmap, emptyBitmap, notInPlace } from "../bits/bitmap.ts";
 import { bytesMatch, type PositiveTextOp } from "../bits/folded-match.ts";
@@ -12,47 +14,61 @@ import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
-import { type ColumnTest, type KindModule, type StoredColumn, TRIGRAM_PARTS, type TextOp } from "./kind.ts";
-import { emptyStoredColumn, nullPassesText } from "./ordered.ts";
+import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, emptyStoredColumn } from "./kind.ts";
+import { nullPassesText } from "./ordered.ts";
+import { partitionRows } from "./ordered-column.ts";
+import { buildTrigramIndex } from "../bits/trigrams.ts";
 
 type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;
 
 const encoder = new TextEncoder();
 const NULL_LITERAL = encoder.encode("null");
 
-/** Builds a text column: values gathered to store rows, collation order with nulls first, folded bytes, blank rows. */
-function buildText(spec: ColumnSpec, converted: ConvertedColumn, order: Uint32Array | null): StoredColumn {
+/**
+ * Builds a text column: values gathered to store rows, folded bytes, blank rows and trigram lists
+ * grouped by the partition; for a column that is not the key, the collation order with nulls
+ * first and its per-partition copy (a text key's order is the row order: code points).
+ */
+function buildText(spec: ColumnSpec, converted: ConvertedColumn, context: BuildContext): StoredColumn {
   const c = converted as TextColumn;
   const n = c.isNull.length;
+  const order = context.order;
   const strings = order === null ? c.strings : gatherByteColumn(c.strings, order);
   let isNull = c.isNull;
   if (order !== null) {
     isNull = new Uint8Array(n);
     for (let row = 0; row < n; row++) isNull[row] = c.isNull[order[row]];
   }
-  const sorted = sortUtf8ByCollation(strings);
-  // Nulls first (rank 0, in row order), then the values in collation order, ranks renumbered densely from 1.
-  const rankByRow = new Uint32Array(n);
-  const rowsByValue = new Uint32Array(n);
-  let at = 0;
-  for (let row = 0; row < n; row++) if (isNull[row] === 1) rowsByValue[at++] = row;
-  const nulls = at;
-  const starts: number[] = [0, nulls];
-  let rank = 0;
-  let previous = -1;
-  for (let i = 0; i < n; i++) {
-    const row = sorted.order[i];
-    if (isNull[row] === 1) continue;
-    if (sorted.ranks[row] !== previous) {
-      previous = sorted.ranks[row];
-      rank++;
-      if (rank > 1) starts.push(at);
+  const column = emptyStoredColumn(spec, context.key);
+  if (!context.key) {
+    const sorted = sortUtf8ByCollation(strings);
+    // Nulls first (rank 0, in row order), then the values in collation order, ranks renumbered densely from 1.
+    const rankByRow = new Uint32Array(n);
+    const rowsByValue = new Uint32Array(n);
+    let at = 0;
+    for (let row = 0; row < n; row++) if (isNull[row] === 1) rowsByValue[at++] = row;
+    const nulls = at;
+    const starts: number[] = [0, nulls];
+    let rank = 0;
+    let previous = -1;
+    for (let i = 0; i < n; i++) {
+      const row = sorted.order[i];
+      if (isNull[row] === 1) continue;
+      if (sorted.ranks[row] !== previous) {
+        previous = sorted.ranks[row];
+        rank++;
+        if (rank > 1) starts.push(at);
+      }
+      rankByRow[row] = rank;
+      rowsByValue[at++] = row;
     }
-    rankByRow[row] = rank;
-    rowsByValue[at++] = row;
+    if (rank > 0) starts.push(n);
+    else starts[1] = n;
+    column.rankByRow = rankByRow;
+    column.rowsByValue = rowsByValue;
+    column.rankStarts = Uint32Array.from(starts);
+    if (context.partition !== null) column.rowsByValueByPartition = partitionRows(rowsByValue, context.partition.codes, context.partition.counts);
   }
-  if (rank > 0) starts.push(n);
-  else starts[1] = n;
   const folded = foldColumn(strings);
   const blank = emptyBitmap(n);
   const fb = folded.bytes;
@@ -71,15 +87,12 @@ function buildText(spec: ColumnSpec, converted: ConvertedColumn, order: Uint32Ar
     }
     blank[row >>> 5] |= 1 << (row & 31);
   }
-  return {
-    ...emptyStoredColumn(spec),
-    rankByRow,
-    rowsByValue,
-    rankStarts: Uint32Array.from(starts),
-    folded: folded.bytes,
-    foldedOffsets: folded.offsets,
-    blank,
-  };
+  column.folded = folded.bytes;
+  column.foldedOffsets = folded.offsets;
+  column.blank = blank;
+  const groups = context.partition === null ? null : { codes: context.partition.codes, count: context.partition.counts.length };
+  column.trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n, groups);
+  return column;
 }
 
 /** Every row's JSON string literal (`null` for null), in input order. */
@@ -129,16 +142,20 @@ function positive(type: TextOp): { op: PositiveTextOp; negate: boolean } {
  * and `blank` (AG Grid's rule), and a set test's `nulls`.
  */
 function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
-  const ranks = column.rankByRow as Uint32Array;
+  // a key has no null: every row's rank is then taken as 1
+  const ranks = column.rankByRow ?? new Uint32Array(0);
+  const keyed = column.rankByRow === null;
   const bytes = column.folded as Uint8Array;
   const offsets = column.foldedOffsets as Uint32Array;
   const blank = column.blank as Uint32Array;
   const bits = emptyBitmap(rowCount);
   switch (test.op) {
     case "null": {
-      const perm = column.rowsByValue as Uint32Array;
-      const nulls = (column.rankStarts as Uint32Array)[1];
-      for (let i = 0; i < nulls; i++) bits[perm[i] >>> 5] |= 1 << (perm[i] & 31);
+      if (!keyed) {
+        const perm = column.rowsByValue as Uint32Array;
+        const nulls = (column.rankStarts as Uint32Array)[1];
+        for (let i = 0; i < nulls; i++) bits[perm[i] >>> 5] |= 1 << (perm[i] & 31);
+      }
       return test.negate ? notInPlace(bits, rowCount) : bits;
     }
     case "text": {
@@ -148,7 +165,7 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
       const needle = encoder.encode(fold(test.value));
       const nullPasses = nullPassesText(test.type);
       for (let row = 0; row < rowCount; row++) {
-        const pass = ranks[row] === 0 ? nullPasses : bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle) !== negate;
+        const pass = !keyed && ranks[row] === 0 ? nullPasses : bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle) !== negate;
         if (pass) bits[row >>> 5] |= 1 << (row & 31);
       }
       return bits;
@@ -163,7 +180,7 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
         else list.push(needle);
       }
       for (let row = 0; row < rowCount; row++) {
-        if (ranks[row] === 0) continue;
+        if (!keyed && ranks[row] === 0) continue;
         const list = byLength.get(offsets[row + 1] - offsets[row]);
         if (list === undefined) continue;
         for (const needle of list) {
@@ -182,21 +199,53 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
   }
 }
 
+/** Rows a text test is expected to match when nothing better is known: a fraction of the rows (engine/planner.ts refines substring tests from the trigram lists). */
+function estimateText(column: StoredColumn, test: ColumnTest, rowCount: number): number {
+  if (test.op === "null") {
+    const nulls = column.rankStarts === null ? 0 : column.rankStarts[1];
+    return test.negate ? rowCount - nulls : nulls;
+  }
+  if (test.op === "set") return Math.min(rowCount, test.values.length + (test.nulls ? rowCount / 100 : 0));
+  if (test.op === "text") {
+    if (test.type === "blank") return rowCount / 100;
+    if (test.type === "equals") return 1;
+    if (test.type === "notEqual" || test.type === "notBlank" || test.type === "notContains") return rowCount;
+  }
+  return rowCount / 10;
+}
+
 /** The `text` kind. */
 export const TEXT_KIND: KindModule = {
   kind: "text",
   sortable: true,
+  searchable: true,
+  keyKind: true,
   convert: convertText,
-  getFormDoc: "Substring, case- and accent-insensitive.",
+  getFormDoc: (key) => (key ? "A whole value, or a comma list meaning any of them; case- and accent-insensitive." : "Substring, case- and accent-insensitive."),
   filterTypes: ["text", "set"],
-  parts: ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS],
+  parts: (role) => (role.key ? KEY_PARTS : PARTS),
   build: buildText,
   literals: textLiterals,
   evaluate: evaluateText,
   work: (_column, test, rowCount) => (test.op === "text" && (test.type === "blank" || test.type === "notBlank") ? rowCount / 32 : rowCount * 4),
-  getFilter: (_spec, value) => ({ tests: [{ op: "text", type: "contains", value }], echo: value }),
+  estimate: estimateText,
+  passingRanks: null,
+  getFilter(_spec, value, key) {
+    if (!key) return { tests: [{ op: "text", type: "contains", value }], echo: value };
+    // a text key: whole values, a comma list meaning any of them (docs/api.md "The key")
+    const values = [...new Set(value.split(",").map((v) => v.trim()).filter((v) => v !== ""))];
+    if (values.length === 0) return `no value given (got "${value}")`;
+    return { tests: [{ op: "set", values: values.map(fold), nulls: false }], echo: values.join(",") };
+  },
   dayInterval: null,
   setValue: (_spec, text) => fold(text),
   valueJson: null,
-  jsonSchema: () => ({ type: ["string", "null"] }),
+  format: null,
+  jsonSchema: (_spec, key) => (key ? { type: "string" } : { type: ["string", "null"] }),
 };
+
+/** The parts a text column sets. */
+const PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS];
+
+/** The parts a text key sets (its order is the row order). */
+const KEY_PARTS: readonly StoredPart[] = ["folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS];

@@ -1,15 +1,13 @@
 /**
  * Column lookups the request parsers share: a column id named in a request against the served
- * snapshot's schema (docs/api.md "Columns beyond the four").
+ * snapshot's schema (docs/api.md "Any users table"), and what an error says of an unknown one.
  */
-import type { ColumnSpec, Schema } from "../schema/kinds.ts";
+import { type ColumnSpec, type Schema, columnSpec } from "../schema/kinds.ts";
 import type { Predicate } from "./types.ts";
 
 /** The schema's column named `id`, or undefined (also for a non-string). */
 export function columnOf(schema: Schema, id: unknown): ColumnSpec | undefined {
-  if (typeof id !== "string") return undefined;
-  for (const c of schema.columns) if (c.id === id) return c;
-  return undefined;
+  return columnSpec(schema, id);
 }
 
 /** The schema's column ids, for an "unknown column" message. */
@@ -17,19 +15,29 @@ export function columnList(schema: Schema): string {
   return schema.columns.map((c) => c.id).join(", ");
 }
 
+/** Longest column name an error repeats, in UTF-16 code units: an error never echoes a large input. */
+const MAX_SHOWN_NAME = 80;
 
 /**
- * The columns a predicate tests (`status` for a status predicate); a search tests none of its
- * own (docs/api.md "Global search": it is no column's filter).
+ * The message for a name that is no column of the schema: the name (cut to 80 characters) and
+ * the valid columns (docs/api.md "Errors").
+ */
+export function unknownColumn(schema: Schema, name: unknown): string {
+  let text = JSON.stringify(name) ?? String(name);
+  if (text.length > MAX_SHOWN_NAME) text = `${text.slice(0, MAX_SHOWN_NAME)}…`;
+  return `unknown column ${text}; valid columns: ${columnList(schema)}`;
+}
+
+
+/**
+ * The columns a predicate tests; a search tests none of its own (docs/api.md "Global search": it
+ * is no column's filter).
  */
 function predicateColumns(p: Predicate, out: Set<string>): Set<string> {
   switch (p.kind) {
     case "and":
     case "or":
       for (const child of p.children) predicateColumns(child, out);
-      break;
-    case "status":
-      out.add("status");
       break;
     case "search":
       out.add("");

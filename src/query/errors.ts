@@ -49,16 +49,25 @@ export class ProblemError extends Error {
  */
 export const MAX_LISTED_ERRORS = 20;
 
+/** Longest parameter name or JSON pointer an error repeats, in UTF-16 code units. */
+const MAX_WHERE = 120;
+
+/** A field error whose parameter name or pointer (a client's column name, say) is cut to {@link MAX_WHERE} characters. */
+function shortened(e: FieldError): FieldError {
+  const cut = (where: string) => (where.length > MAX_WHERE ? `${where.slice(0, MAX_WHERE)}…` : where);
+  return "parameter" in e ? { parameter: cut(e.parameter), detail: e.detail } : { pointer: cut(e.pointer), detail: e.detail };
+}
+
 /**
  * A ProblemError for a list of bad fields: the detail names the first {@link MAX_LISTED_ERRORS}
  * of them and says how many more there were; the error keeps the full count.
  * @param errors every bad field found, in request order (at least one)
  */
 export function fieldsProblem(code: ProblemCode, errors: FieldError[]): ProblemError {
-  const listed = errors.slice(0, MAX_LISTED_ERRORS);
+  const listed = errors.slice(0, MAX_LISTED_ERRORS).map(shortened);
   const more = errors.length - listed.length;
   const detail = listed.map((e) => `${"parameter" in e ? e.parameter : e.pointer}: ${e.detail}`).join("; ");
-  return new ProblemError(code, more > 0 ? `${detail}; and ${more} more` : detail, errors);
+  return new ProblemError(code, more > 0 ? `${detail}; and ${more} more` : detail, errors.map(shortened));
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import type { Schema } from "../schema/kinds.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
-import { columnList, columnOf } from "./columns.ts";
+import { columnOf, unknownColumn } from "./columns.ts";
 import { type FieldError, collect, fieldsProblem } from "./errors.ts";
 import { parseGetQuery, queryPairs } from "./get.ts";
 import { parsePostBody } from "./post.ts";
@@ -40,7 +40,7 @@ function facetColumns(schema: Schema, names: unknown[], where: (i: number) => st
   const out: string[] = [];
   names.forEach((name, i) => {
     const spec = columnOf(schema, name);
-    if (spec === undefined) return report(where(i), `unknown column ${JSON.stringify(name)}; valid columns: ${columnList(schema)}`);
+    if (spec === undefined) return report(where(i), unknownColumn(schema, name));
     if (spec.kind === "json") return report(where(i), `column "${spec.id}" is json: it has no facet`);
     if (!out.includes(spec.id)) out.push(spec.id);
   });

@@ -1,19 +1,18 @@
 /**
- * Parses GET /api/users query strings (TanStack Table's and the seed's spellings) into the
- * normalized query. Rules: docs/api.md "GET /api/users"; the seed, part 4.1.
+ * Parses GET /api/users query strings (TanStack Table's spelling and its aliases) into the
+ * normalized query. Rules: docs/api.md "GET /api/users"; every `filter[<col>]` is read by its
+ * column's kind (src/kinds: kind.ts `getFilter`).
  */
-import { STATUS_VALUES, statusCode } from "../schema.ts";
-import { SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
+import type { Schema } from "../schema/kinds.ts";
 import { KINDS } from "../kinds/registry.ts";
-import { parseDecimal } from "../kinds/number.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { type FieldError, fieldsProblem } from "./errors.ts";
-import { columnList, columnOf } from "./columns.ts";
-import type { Predicate, Query, SeedColumnId, SortDirection } from "./types.ts";
+import { columnOf, unknownColumn } from "./columns.ts";
+import type { Predicate, Query, SortDirection } from "./types.ts";
 import { searchEcho, searchPredicate } from "./search.ts";
 
 
-/** Default page size (the seed, part 8: clients start at 10). */
+/** Default page size (docs/api.md "GET /api/users": TanStack Table starts at 10). */
 export const DEFAULT_PAGE_SIZE = 10;
 
 /** A parsed GET request: the query plus what the response echoes. */
@@ -44,10 +43,10 @@ const INTEGER = /^\d+$/;
  * Parses a query string (`?` optional; brackets raw or percent-encoded, spaces as `+` or `%20`).
  * @param maxPageSize the largest accepted page size, in rows
  * @param schema the served snapshot's schema: the columns `sortBy` and `filter[<col>]` may name
- *   (docs/api.md "Columns beyond the four"); the seed's four by default
+ *   (docs/api.md "Any users table")
  * @throws ProblemError BAD_PARAMETER listing every bad parameter (docs/api.md "Errors")
  */
-export function parseGetQuery(search: string, maxPageSize: number, schema: Schema = SEED_SCHEMA, parts: GetParts = ALL_PARTS): GetRequest {
+export function parseGetQuery(search: string, maxPageSize: number, schema: Schema, parts: GetParts = ALL_PARTS): GetRequest {
   const errors: FieldError[] = [];
   const bad = (parameter: string, detail: string) => errors.push({ parameter, detail });
 
@@ -94,7 +93,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
   const sort = parts.sort ? either("sortBy", "sort") : undefined;
   if (sort !== undefined) {
     const spec = columnOf(schema, sort.value);
-    if (spec === undefined) bad(sort.name, `unknown column "${sort.value}"; valid columns: ${columnList(schema)}`);
+    if (spec === undefined) bad(sort.name, unknownColumn(schema, sort.value));
     else if (!KINDS[spec.kind].sortable) bad(sort.name, `column "${spec.id}" is ${spec.kind}: it is returned, never sorted`);
     else sortBy = spec.id;
   }
@@ -118,7 +117,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
     const column = m[1];
     const spec = columnOf(schema, column);
     if (spec === undefined) {
-      bad(name, `unknown column "${column}"; valid columns: ${columnList(schema)}`);
+      bad(name, unknownColumn(schema, column));
       continue;
     }
     if (raw === "") continue;
@@ -126,7 +125,7 @@ export function parseGetQuery(search: string, maxPageSize: number, schema: Schem
       bad(name, `longer than ${MAX_FILTER_LENGTH} characters`);
       continue;
     }
-    const parsed = isSeedColumn(column) ? filterPredicate(column, raw) : columnFilter(spec.id, KINDS[spec.kind].getFilter(spec, raw));
+    const parsed = columnFilter(spec.id, KINDS[spec.kind].getFilter(spec, raw, spec.id === schema.key));
     if (typeof parsed === "string") bad(name, parsed);
     else if (parsed !== null) {
       children.push(parsed.predicate);
@@ -211,59 +210,9 @@ function decodeComponent(text: string): string {
   }
 }
 
-/** True for the seed's four, whose GET filters keep their own forms. */
-function isSeedColumn(column: string): column is SeedColumnId {
-  return column === "id" || column === "name" || column === "email" || column === "status";
-}
-
 /** A kind's reading of a GET filter (src/kinds: kind.ts `getFilter`) as a predicate and its echo. */
 function columnFilter(column: string, parsed: ReturnType<(typeof KINDS)["number"]["getFilter"]>): { predicate: Predicate; echo: string } | string | null {
   if (parsed === null || typeof parsed === "string") return parsed;
   const children: Predicate[] = parsed.tests.map((test) => ({ kind: "column", column, test }));
   return { predicate: children.length === 1 ? children[0] : { kind: "and", children }, echo: parsed.echo };
-}
-
-/**
- * One `filter[<col>]=<value>` (value non-empty) as a predicate and its normalized echo, or a
- * message saying what is wrong, or null when it asks for no filter (`filter[id]=,`).
- * name/email: substring; status: whole values, comma list = any; id: "42" equals, "10,50"
- * inclusive range with either side optional, "," no filter (docs/api.md).
- */
-function filterPredicate(column: SeedColumnId, value: string): { predicate: Predicate; echo: string } | string | null {
-  if (column === "name" || column === "email") {
-    return { predicate: { kind: "text", column, op: "contains", value }, echo: value };
-  }
-  if (column === "status") {
-    let mask = 0;
-    for (const item of value.split(",")) {
-      const v = item.trim();
-      if (v === "") continue;
-      const code = statusCode(v);
-      if (code < 0) return `"${v}" is not a status; valid values: ${STATUS_VALUES.join(", ")}`;
-      mask |= 1 << code;
-    }
-    if (mask === 0) return `no status value given; valid values: ${STATUS_VALUES.join(", ")}`;
-    const codes = STATUS_VALUES.map((_, c) => c).filter((c) => (mask >>> c) & 1);
-    return { predicate: { kind: "status", codes }, echo: codes.map((c) => STATUS_VALUES[c]).join(",") };
-  }
-  // id
-  const parts = value.split(",");
-  if (parts.length > 2) return `must be a number or a range "min,max" (got "${value}")`;
-  const nums = parts.map((p) => p.trim());
-  for (const p of nums) {
-    if (p !== "" && parseDecimal(p) === null) return `"${p}" is not a finite number`;
-  }
-  if (parts.length === 1) {
-    if (nums[0] === "") return `must be a number (got "${value}")`;
-    const x = Number(nums[0]);
-    return { predicate: { kind: "number", column: "id", op: "equals", value: x }, echo: String(x) };
-  }
-  const [lo, hi] = nums;
-  // "," alone: both bounds cleared, what a cleared range filter sends; no filter (docs/api.md).
-  if (lo === "" && hi === "") return null;
-  const children: Predicate[] = [];
-  if (lo !== "") children.push({ kind: "number", column: "id", op: "greaterThanOrEqual", value: Number(lo) });
-  if (hi !== "") children.push({ kind: "number", column: "id", op: "lessThanOrEqual", value: Number(hi) });
-  const echo = `${lo === "" ? "" : Number(lo)},${hi === "" ? "" : Number(hi)}`;
-  return { predicate: children.length === 1 ? children[0] : { kind: "and", children }, echo };
 }

@@ -3,31 +3,17 @@
  * query. Rules: docs/api.md "POST /api/users" and "The two real clients"; AG Grid's filter
  * model (text, number, set, combined) and sort model.
  */
-import { STATUS_VALUES, statusCode } from "../schema.ts";
-import { type ColumnSpec, SEED_SCHEMA, type Schema } from "../schema/kinds.ts";
-import { MAX_FILTER_LENGTH, compileColumnModel, numberOf } from "../kinds/operators.ts";
+import type { ColumnSpec, Schema } from "../schema/kinds.ts";
+import { compileColumnModel, shown } from "../kinds/operators.ts";
 import { KINDS } from "../kinds/registry.ts";
-import type { SeedColumnId } from "./types.ts";
-import { columnList, columnOf } from "./columns.ts";
+import { columnOf, unknownColumn } from "./columns.ts";
 import { searchPredicate } from "./search.ts";
 import { type FieldError, ProblemError, fieldsProblem } from "./errors.ts";
-import type { NumberOp, Predicate, Query, SortKey, TextOp } from "./types.ts";
+import type { Predicate, Query, SortKey } from "./types.ts";
 
 /** Default row window when `endRow` is absent: AG Grid's block size (docs/api.md, cacheBlockSize). */
 export const DEFAULT_BLOCK_SIZE = 100;
 
-const TEXT_OPS: readonly TextOp[] = ["contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "blank", "notBlank"];
-const NUMBER_OPS: readonly NumberOp[] = [
-  "equals",
-  "notEqual",
-  "lessThan",
-  "lessThanOrEqual",
-  "greaterThan",
-  "greaterThanOrEqual",
-  "inRange",
-  "blank",
-  "notBlank",
-];
 /** Most conditions one column's combined filter model may hold (docs/api.md "HTTP envelope", limits). */
 export const MAX_CONDITIONS_PER_COLUMN = 16;
 
@@ -52,12 +38,6 @@ export interface PostRequest {
   query: Query;
 }
 
-/** A value as JSON for an error message, cut to `max` characters: an error never echoes a large input. */
-function shown(value: unknown, max = 80): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
 /** Escapes a JSON pointer token (RFC 6901). */
 function token(s: string): string {
   return s.replace(/~/g, "~0").replace(/\//g, "~1");
@@ -71,11 +51,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Parses a decoded JSON body.
  * @param maxPageSize the largest accepted window (`endRow - startRow`), in rows
  * @param schema the served snapshot's schema: the columns a sort or filter may name
- *   (docs/api.md "Columns beyond the four"); the seed's four by default
+ *   (docs/api.md "Any users table")
  * @throws ProblemError BAD_BODY listing every bad field by JSON pointer, or
  *   GROUPING_NOT_SERVED when the body asks for row grouping or pivoting
  */
-export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema = SEED_SCHEMA, parts: PostParts = ALL_PARTS): PostRequest {
+export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema, parts: PostParts = ALL_PARTS): PostRequest {
   if (!isObject(body)) throw new ProblemError("BAD_BODY", "the body must be a JSON object", [{ pointer: "", detail: "must be a JSON object" }]);
   const grouping = GROUPING_FIELDS.filter((f) => Array.isArray(body[f]) && (body[f] as unknown[]).length > 0);
   if (body.pivotMode === true) grouping.push("pivotMode" as never);
@@ -111,7 +91,7 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
         const at = `/sortModel/${i}`;
         if (!isObject(item)) return bad(at, "must be an object {colId, sort, type?}");
         const spec = columnOf(schema, item.colId);
-        if (spec === undefined) return bad(`${at}/colId`, `unknown column ${shown(item.colId)}; valid columns: ${columnList(schema)}`);
+        if (spec === undefined) return bad(`${at}/colId`, unknownColumn(schema, item.colId));
         if (!KINDS[spec.kind].sortable) return bad(`${at}/colId`, `column "${spec.id}" is ${spec.kind}: it is returned, never sorted`);
         if (item.sort !== "asc" && item.sort !== "desc") return bad(`${at}/sort`, `must be "asc" or "desc" (got ${shown(item.sort)})`);
         if (item.type !== undefined && item.type !== null && item.type !== "default" && item.type !== "absolute") {
@@ -132,7 +112,7 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
         const at = `/filterModel/${token(colId)}`;
         const spec = columnOf(schema, colId);
         if (spec === undefined) {
-          bad(at, `unknown column ${shown(colId)}; valid columns: ${columnList(schema)}`);
+          bad(at, unknownColumn(schema, colId));
           continue;
         }
         if (model === null || model === undefined) continue;
@@ -159,22 +139,12 @@ export function parsePostBody(body: unknown, maxPageSize: number, schema: Schema
 
 type Bad = (pointer: string, detail: string) => void;
 
-/** True for the seed's four, whose models compile to the seed's own predicates. */
-function isSeed(spec: ColumnSpec): boolean {
-  return spec.id === "id" || spec.id === "name" || spec.id === "email" || spec.id === "status";
-}
-
 /** Leaves of a predicate tree: the simple conditions it tests. */
 function countLeaves(p: Predicate): number {
   if (p.kind !== "and" && p.kind !== "or") return 1;
   let count = 0;
   for (const child of p.children) count += countLeaves(child);
   return count;
-}
-
-/** The reason a filter value string is refused, or null: at most {@link MAX_FILTER_LENGTH} characters, like GET's. */
-function tooLong(value: string): string | null {
-  return value.length > MAX_FILTER_LENGTH ? `is ${value.length} characters long; at most ${MAX_FILTER_LENGTH} are accepted` : null;
 }
 
 /** One column's filter model (simple or combined) as a predicate; null after reporting errors. */
@@ -221,111 +191,14 @@ function modelPredicate(spec: ColumnSpec, model: unknown, at: string, bad: Bad):
 }
 
 /**
- * A simple (non-combined) model as a predicate; null after reporting errors. The seed's four
- * keep their own predicates (and indexes); the other columns go through the operator registry
- * (src/kinds/operators.ts).
+ * A simple (non-combined) model as a predicate through the operator registry
+ * (src/kinds/operators.ts), whatever the column; null after reporting errors.
  */
 function simplePredicate(spec: ColumnSpec, model: unknown, at: string, bad: Bad): Predicate | null {
   if (!isObject(model)) {
     bad(at, "must be a filter model object");
     return null;
   }
-  if (!isSeed(spec)) {
-    const test = compileColumnModel(KINDS[spec.kind], spec, model, at, bad);
-    return test === null ? null : { kind: "column", column: spec.id, test };
-  }
-  const column = spec.id as SeedColumnId;
-  const describe = shown(model, 200);
-  switch (model.filterType) {
-    case "text": {
-      const type = model.type ?? "contains";
-      if (!TEXT_OPS.includes(type as TextOp)) {
-        bad(`${at}/type`, `text filter type must be one of ${TEXT_OPS.join(", ")} (got ${shown(type)}) in ${describe}`);
-        return null;
-      }
-      const op = type as TextOp;
-      if (op === "blank" || op === "notBlank") return { kind: "text", column, op, value: "" };
-      const f = model.filter;
-      if (typeof f !== "string" && typeof f !== "number") {
-        bad(`${at}/filter`, `text filter "${op}" needs a string "filter" (got ${shown(f)}) in ${describe}`);
-        return null;
-      }
-      const long = tooLong(String(f));
-      if (long !== null) {
-        bad(`${at}/filter`, long);
-        return null;
-      }
-      return { kind: "text", column, op, value: String(f) };
-    }
-    case "number": {
-      if (column !== "id") {
-        bad(at, `a number filter does not fit column "${column}" (only "id" is a number): ${describe}`);
-        return null;
-      }
-      const type = model.type ?? "equals";
-      if (!NUMBER_OPS.includes(type as NumberOp)) {
-        bad(`${at}/type`, `number filter type must be one of ${NUMBER_OPS.join(", ")} (got ${shown(type)}) in ${describe}`);
-        return null;
-      }
-      const op = type as NumberOp;
-      if (op === "blank" || op === "notBlank") return { kind: "number", column: "id", op, value: 0 };
-      const value = numberOf(model.filter);
-      if (value === null) {
-        bad(`${at}/filter`, `number filter "${op}" needs a number "filter" (got ${shown(model.filter)}) in ${describe}`);
-        return null;
-      }
-      if (op !== "inRange") return { kind: "number", column: "id", op, value };
-      const valueTo = numberOf(model.filterTo);
-      if (valueTo === null) {
-        bad(`${at}/filterTo`, `number filter "inRange" needs a number "filterTo" (got ${shown(model.filterTo)}) in ${describe}`);
-        return null;
-      }
-      return { kind: "number", column: "id", op, value, valueTo };
-    }
-    case "set": {
-      const values = model.values;
-      if (!Array.isArray(values)) {
-        bad(`${at}/values`, `set filter needs an array "values" in ${describe}`);
-        return null;
-      }
-      const out: string[] = [];
-      let blanks = false;
-      let ok = true;
-      values.forEach((v, i) => {
-        if (v === null) {
-          blanks = true;
-          return;
-        }
-        if (typeof v !== "string" && typeof v !== "number") {
-          ok = false;
-          return bad(`${at}/values/${i}`, `must be a string, a number or null (got ${shown(v)})`);
-        }
-        const s = String(v);
-        const long = tooLong(s);
-        if (long !== null) {
-          ok = false;
-          return bad(`${at}/values/${i}`, long);
-        }
-        if (column === "status" && statusCode(s) < 0) {
-          ok = false;
-          return bad(`${at}/values/${i}`, `"${s}" is not a status; valid values: ${STATUS_VALUES.join(", ")}`);
-        }
-        if (column === "id" && numberOf(v) === null) {
-          ok = false;
-          return bad(`${at}/values/${i}`, `"${s}" is not a number`);
-        }
-        out.push(column === "id" ? String(numberOf(v)) : s);
-      });
-      if (!ok) return null;
-      const set: Predicate = { kind: "set", column, values: out };
-      // (Blanks): null values match blank cells; only name and email can be blank.
-      if (blanks && (column === "name" || column === "email")) {
-        return { kind: "or", children: [set, { kind: "text", column, op: "blank", value: "" }] };
-      }
-      return set;
-    }
-    default:
-      bad(`${at}/filterType`, `unsupported filterType ${shown(model.filterType)} for column "${column}"; supported: text, number (id only), set`);
-      return null;
-  }
+  const test = compileColumnModel(KINDS[spec.kind], spec, model, at, bad);
+  return test === null ? null : { kind: "column", column: spec.id, test };
 }

@@ -1,74 +1,46 @@
 /**
- * The one normalized query that both GET and POST /api/users parse into, and the executor
- * answers (STYLE.md: "one normalized query that both GET and POST parse into").
+ * The one normalized query that both GET and POST /api/users parse into, and the planner and
+ * the executor answer (src/engine).
  */
 
 import type { ColumnTest, TextOp } from "../kinds/kind.ts";
 
 export type { ColumnTest, TextOp };
 
-/** One of the seed's four column ids, whose predicates use the seed's own indexes. */
-export type SeedColumnId = "id" | "name" | "email" | "status";
-
 /** A sort direction. */
 export type SortDirection = "asc" | "desc";
 
 /**
  * One sort key. An array of them orders rows by the first key, ties by the next, and so on;
- * rows still tied after the last key are ordered by `id`, ascending when the last key is
- * ascending and descending when it is descending (so a one-key descending sort is the exact
- * reverse of the ascending one; docs/api.md "Ordering"). An empty array orders by `id` ascending.
+ * rows still tied after the last key are ordered by the key column, ascending when the last key
+ * is ascending and descending when it is descending (so a one-key descending sort is the exact
+ * reverse of the ascending one; docs/api.md "Ordering"). An empty array orders by the key ascending.
  */
 export interface SortKey {
   /** A sortable column id of the served schema (any kind but `json`; docs/api.md "Ordering on any column"). */
   column: string;
   direction: SortDirection;
   /**
-   * AG Grid's `type: "absolute"` sort: on `id`, order by |id| and, among ids of equal |id|
-   * (x and -x), by signed id; a descending key reverses that whole order. Ignored on the other
-   * columns (their order has no sign).
+   * AG Grid's `type: "absolute"` sort: on a number column, order by |value| and, among values of
+   * equal |value| (x and -x), by signed value; a descending key reverses that whole order.
+   * Ignored on the other kinds (their order has no sign).
    */
   absolute: boolean;
 }
 
 /**
- * AG Grid number filter types (docs/api.md, "number"), plus the inclusive comparisons GET's
- * `filter[id]=10,50` needs. `inRange` is exclusive at both ends (AG Grid's default).
- */
-export type NumberOp =
-  | "equals"
-  | "notEqual"
-  | "lessThan"
-  | "lessThanOrEqual"
-  | "greaterThan"
-  | "greaterThanOrEqual"
-  | "inRange"
-  | "blank"
-  | "notBlank";
-
-/**
- * A row predicate: a tree whose leaves each test one column.
- * - `text`: `fold(cell) OP fold(value)` where cell is the column's string (for `id`, `String(id)`;
- *   for `status`, its enum value). `blank` matches a value that is empty or white space only (`cell.trim() === ""`,
- *   AG Grid's `isBlank`); `notBlank` any other; `value` is ignored by both (empty string).
- * - `number`: on `id` only; `valueTo` is set for `inRange` (value < id < valueTo).
- *   `blank` matches nothing (ids are never null), `notBlank` everything.
- * - `set`: the cell equals one of `values` (strings compare folded; `id` compares numerically,
- *   `status` case-insensitively). An empty list matches nothing.
- * - `status`: the row's status code is in `codes` (indexes into STATUS_VALUES).
- * - `column`: a {@link ColumnTest} on a column beyond the seed's four.
+ * A row predicate: a tree whose leaves each test one column (docs/api.md "Filtering on any
+ * column"), or search.
+ * - `column`: a {@link ColumnTest} on one column of the served schema, as the operator registry
+ *   (src/kinds/operators.ts) compiled it from an AG Grid model or a GET `filter[col]`.
  * - `search`: the global search (docs/api.md "Global search"): every one of `terms` (non-empty,
  *   split on white space, as given: folded when evaluated) is contained, folded, in some
- *   searchable column's folded string (`id`, `name`, `email`, `status`, every `text` and `enum`
- *   column). Never anyone's own filter: facets keep it for every column.
+ *   searchable column's folded output string (every `text` and `enum` column, and the key).
+ *   Never anyone's own filter: facets keep it for every column.
  * - `and` / `or`: all / any of `children` (at least one child).
  */
 export type Predicate =
-  | { kind: "text"; column: SeedColumnId; op: TextOp; value: string }
-  | { kind: "number"; column: "id"; op: NumberOp; value: number; valueTo?: number }
-  | { kind: "set"; column: SeedColumnId; values: string[] }
   | { kind: "column"; column: string; test: ColumnTest }
-  | { kind: "status"; codes: number[] }
   | { kind: "search"; terms: string[] }
   | { kind: "and"; children: Predicate[] }
   | { kind: "or"; children: Predicate[] };

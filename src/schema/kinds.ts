@@ -1,6 +1,6 @@
 /**
- * A snapshot's schema as data (docs/api.md "Columns beyond the four"): an ordered list of
- * columns, each with a column kind, and which column partitions the rows. Everything per column
+ * A snapshot's schema as data (docs/api.md "Any users table"): an ordered list of columns, each
+ * with a column kind, which one is the key, and which partitions the rows. Everything per column
  * — the store's sections, the JSON record layout, request validation, the OpenAPI schemas, the
  * demo's columns — is derived from this table.
  */
@@ -23,47 +23,41 @@ export interface ColumnSpec {
   values?: string[];
 }
 
-/** A schema: the columns in order (the seed's four first) and the column that partitions the rows. */
+/**
+ * A schema: the columns in order (the input's field order), the key column, and the column that
+ * partitions the rows (docs/api.md "Any users table").
+ */
 export interface Schema {
   columns: ColumnSpec[];
-  /** The enum column whose values partition the rows (per-value permutations, posting-list groups): `status`. */
-  partition: string;
+  /**
+   * The key column's id: a `number` or `text` column whose values are unique and never null;
+   * store rows are numbered in its order, and it breaks every order's ties (docs/api.md "The key").
+   */
+  key: string;
+  /**
+   * The enum column whose values partition the rows (per-value permutations of the text columns,
+   * posting lists grouped by value), chosen by the store build from the columns' kinds and
+   * statistics (store/build.ts `choosePartition`); null when no column qualifies.
+   */
+  partition: string | null;
 }
 
 /** What a column id must look like (docs/api.md). */
 export const COLUMN_ID = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
+/** The spec of column `id` in `schema`, or undefined (also for a non-string). */
+export function columnSpec(schema: Schema, id: unknown): ColumnSpec | undefined {
+  if (typeof id !== "string") return undefined;
+  for (const c of schema.columns) if (c.id === id) return c;
+  return undefined;
+}
+
 /**
- * The seed's four columns, always present, in this order, with their rules (docs/api.md
- * "Columns"): `id` number (required, unique, finite, |id| ≤ 2^53), `name` and `email` text
- * (never null: an empty CSV field is ""), `status` enum `active|inactive` (required; matched
- * case-insensitively, stored lower case).
+ * Most values an enum column may have to partition the rows (store/build.ts `choosePartition`):
+ * each value is a group of every text column's permutation and of every posting list, and a set
+ * of groups is a 32-bit mask (null is a group of its own).
  */
-export const SEED_COLUMNS: readonly ColumnSpec[] = [
-  { id: "id", kind: "number" },
-  { id: "name", kind: "text" },
-  { id: "email", kind: "text" },
-  { id: "status", kind: "enum", values: ["active", "inactive"] },
-];
-
-/** The seed's column ids. */
-export const SEED_COLUMN_IDS: readonly string[] = SEED_COLUMNS.map((c) => c.id);
-
-/** The partition column of every schema (docs/api.md: the seed's enum). */
-export const PARTITION_COLUMN = "status";
-
-/** The seed's schema: the four columns alone (the default dataset's). */
-export const SEED_SCHEMA: Schema = { columns: [...SEED_COLUMNS], partition: PARTITION_COLUMN };
-
-/** Kinds a sort may use (docs/api.md "Ordering on any column": sorting a `json` column is a 400). */
-export function isSortable(kind: ColumnKind): boolean {
-  return kind !== "json";
-}
-
-/** Kinds a filter may use (docs/api.md "Filtering on any column": `json` is kept and returned, never filtered). */
-export function isFilterable(kind: ColumnKind): boolean {
-  return kind !== "json";
-}
+export const MAX_PARTITION_VALUES = 16;
 
 /** Most distinct values an inferred enum may have (docs/api.md). */
 export const MAX_INFERRED_ENUM_VALUES = 32;
@@ -85,12 +79,10 @@ export class SchemaError extends Error {
 /**
  * Validates a schema file's content (`snapshot build --schema F`):
  * `{"columns":[{"id":"created_at","kind":"datetime"},{"id":"role","kind":"enum","values":[…]}]}`.
- * The seed's four may be listed (with their own kinds only) or left out; the others are kept in
- * the file's order.
- * @returns the columns the file declares beyond the seed's four, in file order
+ * @returns the columns the file declares, in file order
  * @throws SchemaError naming the first problem: not an object, a column without a valid id, an
  *   unknown kind, an enum without values (or with repeated, empty or more than 255 values),
- *   `values` on another kind, a column listed twice, a seed column with another kind
+ *   `values` on another kind, a column listed twice
  */
 export function parseSchemaFile(value: unknown): ColumnSpec[] {
   if (typeof value !== "object" || value === null || Array.isArray(value) || !Array.isArray((value as { columns?: unknown }).columns)) {
@@ -121,13 +113,6 @@ export function parseSchemaFile(value: unknown): ColumnSpec[] {
       spec.values = [...(values as string[])];
     } else if (values !== undefined) {
       throw new SchemaError(`${at}: only enum columns have "values" ("${id}" is ${kind})`);
-    }
-    const seed = SEED_COLUMNS.find((c) => c.id === id);
-    if (seed !== undefined) {
-      if (seed.kind !== spec.kind || (spec.values !== undefined && JSON.stringify(spec.values) !== JSON.stringify(seed.values))) {
-        throw new SchemaError(`${at}: column "${id}" is one of the seed's four and is always ${seed.kind}${seed.values ? ` (${seed.values.join(", ")})` : ""}`);
-      }
-      continue;
     }
     extra.push(spec);
   }

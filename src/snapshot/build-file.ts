@@ -10,13 +10,14 @@ import { dirname } from "node:path";
 import { generateUsers } from "../generate/users.ts";
 import { IngestError, type InputFormat, type RawColumns, inputName, readUsers } from "../ingest/read.ts";
 import { type PostgresSource, readPostgres } from "../ingest/postgres.ts";
-import { statusCode } from "../schema.ts";
+import { STATUS_VALUES, USER_COLUMN_SPECS, USER_KEY } from "../generate/record.ts";
+import { tableOfObjects } from "../ingest/objects.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
-import { appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
+import type { ColumnInput, TableInput } from "../store/input.ts";
 import type { Store } from "../store/types.ts";
 import { writeSnapshot, writeSnapshotAsync } from "./write.ts";
 import { decideColumns, readSchemaFile } from "./columns.ts";
-import { type ColumnSpec, SEED_COLUMNS } from "../schema/kinds.ts";
+import type { ColumnSpec } from "../schema/kinds.ts";
 
 /** Progress of a build: a phase, and bytes done of bytes total while reading the input (total undefined for standard input). */
 export interface BuildProgress {
@@ -136,9 +137,10 @@ async function buildFromColumns(
       if (columns.ids.length === 0) throw new IngestError(name, 1, NO_RECORDS_REASON);
       const listed = new Set(fromFile.map((c) => c.id));
       const extra = decideColumns(name, columns, [...fromFile, ...declared.filter((c) => !listed.has(c.id))]);
-      options.onSchema?.([...SEED_COLUMNS, ...extra.map((e) => e.spec)]);
+      const table = tableOfReadColumns(columns, extra);
+      options.onSchema?.(table.columns.map((c) => c.spec));
       t1 = performance.now();
-      return { ...columns, extra };
+      return table;
     }),
     (step) => onProgress?.({ phase: step }),
   );
@@ -148,6 +150,21 @@ async function buildFromColumns(
   const { snapshotId, bytes } = await writeSnapshotAsync(output, store);
   const t3 = performance.now();
   return { rows: store.rowCount, bytes, snapshotId, readMs: t1 - t0, indexMs: t2 - t1, writeMs: t3 - t2 };
+}
+
+/**
+ * The table of what the readers produce: the key `id` (number), `name` and `email` (text),
+ * `status` (an enum of its two values), then the other columns as decided.
+ */
+function tableOfReadColumns(columns: RawColumns, extra: ColumnInput[]): TableInput {
+  const n = columns.ids.length;
+  const seed: ColumnInput[] = [
+    { spec: USER_COLUMN_SPECS[0], values: { kind: "number", values: columns.ids, nulls: 0 } },
+    { spec: USER_COLUMN_SPECS[1], values: { kind: "text", strings: columns.names, isNull: new Uint8Array(n), nulls: 0 } },
+    { spec: USER_COLUMN_SPECS[2], values: { kind: "text", strings: columns.emails, isNull: new Uint8Array(n), nulls: 0 } },
+    { spec: USER_COLUMN_SPECS[3], values: { kind: "enum", codes: columns.statusCodes.map((c) => c + 1), values: [...STATUS_VALUES], nulls: 0 } },
+  ];
+  return { rows: n, columns: [...seed, ...extra], key: USER_KEY };
 }
 
 /**
@@ -161,21 +178,16 @@ export function buildSnapshotFromGenerator(
 ): BuildReport {
   const t0 = performance.now();
   const n = options.count;
-  const ids = new Float64Array(n);
-  const statusCodes = new Uint8Array(n);
-  const names = growingByteColumn(n, n * 16);
-  const emails = growingByteColumn(n, n * 24);
   let i = 0;
-  for (const user of generateUsers(options)) {
-    ids[i] = user.id;
-    appendString(names, user.name);
-    appendString(emails, user.email);
-    statusCodes[i] = statusCode(user.status);
-    i++;
-    if ((i & 0xffff) === 0) onProgress?.({ phase: "generate", done: i, total: n });
-  }
+  const users = (function* () {
+    for (const user of generateUsers(options)) {
+      yield user as unknown as Record<string, unknown>;
+      i++;
+      if ((i & 0xffff) === 0) onProgress?.({ phase: "generate", done: i, total: n });
+    }
+  })();
+  const table = tableOfObjects(users, { key: USER_KEY, columns: USER_COLUMN_SPECS });
   const t1 = performance.now();
-  const columns = { ids, names: finishByteColumn(names), emails: finishByteColumn(emails), statusCodes };
-  const store = buildStore(columns, (step) => onProgress?.({ phase: step }));
+  const store = buildStore(table, (step) => onProgress?.({ phase: step }));
   return writeBuilt(store, output, t1 - t0, t1, onProgress);
 }

@@ -11,7 +11,7 @@ import { convertColumn } from "../kinds/registry.ts";
 import { IngestError, type RawColumns } from "../ingest/read.ts";
 import { inferKind } from "../schema/infer.ts";
 import { type ColumnSpec, SchemaError, parseSchemaFile } from "../schema/kinds.ts";
-import type { ExtraInput } from "../store/build.ts";
+import type { ColumnInput } from "../store/input.ts";
 
 /**
  * Reads and validates a schema file (`snapshot build --schema F`).
@@ -50,7 +50,7 @@ export function readSchemaFile(path: string): ColumnSpec[] {
  * @returns the added columns in schema order, each converted (n rows, input order)
  * @throws IngestError `file:line: reason` for the first value that does not fit its column's kind
  */
-export function decideColumns(file: string, columns: RawColumns, declared: readonly ColumnSpec[]): ExtraInput[] {
+export function decideColumns(file: string, columns: RawColumns, declared: readonly ColumnSpec[]): ColumnInput[] {
   const n = columns.ids.length;
   const byId = new Map(declared.map((spec) => [spec.id, spec]));
   const raws: RawColumn[] = [...columns.extra];
@@ -61,12 +61,12 @@ export function decideColumns(file: string, columns: RawColumns, declared: reado
     for (let row = 0; row < n; row++) addJsonValue(empty, null);
     raws.push(empty);
   }
-  const out: ExtraInput[] = [];
+  const out: ColumnInput[] = [];
   for (let i = 0; i < raws.length; i++) {
     const raw = raws[i];
     const spec: ColumnSpec = byId.get(raw.id) ?? { id: raw.id, ...inferKind(raw.profile, n) };
     try {
-      out.push({ spec, column: convertColumn(raw, spec) });
+      out.push({ spec, values: convertColumn(raw, spec) });
     } catch (error) {
       if (error instanceof ConversionError) throw new IngestError(file, columns.lines[error.row], error.reason);
       throw error;

@@ -1,17 +1,16 @@
 /**
- * The snapshot file format, version 4 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * The snapshot file format, version 6 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
  * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
  * loader views in place out of a memory map.
  */
 import { Packr } from "msgpackr";
-import { STRING_COLUMNS } from "../schema.ts";
 import type { Schema } from "../schema/kinds.ts";
 
 /** File magic: "USERSNAP" in ASCII. */
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 5;
+export const FORMAT_VERSION = 6;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -47,7 +46,7 @@ export interface SnapshotHeader {
   rowCount: number;
   /** Rows per records chunk, as a power of two (store/types.ts `Records`); sections `records.<c>`. */
   recordChunkShift: number;
-  /** The snapshot's schema (docs/api.md "Columns beyond the four"): the seed's four, then the others. */
+  /** The snapshot's schema (docs/api.md "Any users table"): the columns in order, the key, the partition column. */
   schema: Schema;
   /** The collation the permutations were built with, and the ICU version that built them. */
   collation: { locale: string; sensitivity: string; numeric: boolean; icu: string };
@@ -64,8 +63,9 @@ export interface SnapshotHeader {
 export const headerPackr = new Packr({ useRecords: false, moreTypes: true });
 
 /**
- * Name of the section holding `part` of column `id` beyond the seed's four: `col.<id>.<part>`.
- * Which parts a column has is its kind's (src/kinds: `KINDS[kind].parts`, element types in kind.ts `PART_TYPES`).
+ * Name of the section holding `part` of column `id`: `col.<id>.<part>`. Which parts a column has
+ * is its kind's and role's (src/kinds: `KINDS[kind].parts`, element types in kind.ts `PART_TYPES`),
+ * plus the optional ones its data called for.
  */
 export function columnSectionName(id: string, part: string): string {
   return `col.${id}.${part}`;
@@ -76,25 +76,9 @@ export function recordChunkName(c: number): string {
   return `records.${c}`;
 }
 
-/** The fields of a trigram index, in file order: section `<prefix>.trigrams.<field>`. */
-export const TRIGRAM_SECTION_FIELDS = ["keys", "counts", "statusCounts", "refs", "bitmaps", "gaps"] as const;
-
-/** Names of the sections a string column contributes, in file order. */
-export function stringSectionNames(column: (typeof STRING_COLUMNS)[number]): string[] {
-  return [
-    `${column}.folded`,
-    `${column}.foldedOffsets`,
-    `${column}.rowsByValue`,
-    `${column}.rankByRow`,
-    `${column}.rowsByValueByStatus`,
-    `${column}.trigrams.keys`,
-    `${column}.trigrams.counts`,
-    `${column}.trigrams.statusCounts`,
-    `${column}.trigrams.refs`,
-    `${column}.trigrams.bitmaps`,
-    `${column}.trigrams.gaps`,
-  ];
-}
+/** Sections of the partition (store/types.ts `Partition`): each row's code, and the rows per code. */
+export const PARTITION_CODES_SECTION = "partition.codes";
+export const PARTITION_COUNTS_SECTION = "partition.counts";
 
 /** xxHash3 of bytes as 16 lower-case hex digits. */
 export function hashBytes(bytes: Uint8Array): string {

@@ -4,13 +4,11 @@
  * no other work that grows with the row count.
  */
 import { statSync } from "node:fs";
-import { STATUS_VALUES, STRING_COLUMNS } from "../schema.ts";
-import { COLUMN_ID, COLUMN_KINDS, PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
-import { PART_TYPES, setPart } from "../kinds/kind.ts";
-import { emptyStoredColumn } from "../kinds/ordered.ts";
+import { COLUMN_ID, COLUMN_KINDS, MAX_PARTITION_VALUES, type Schema } from "../schema/kinds.ts";
+import { ALL_PARTS, PART_TYPES, type StoredPart, emptyStoredColumn, partOf, setPart } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
-import type { Records, Store, StringColumn, TrigramIndex } from "../store/types.ts";
+import { type Partition, type Records, type Store, type TrigramIndex, searchableColumns } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,
@@ -23,7 +21,8 @@ import {
   hashBytes,
   recordChunkName,
   headerPackr,
-  stringSectionNames,
+  PARTITION_CODES_SECTION,
+  PARTITION_COUNTS_SECTION,
 } from "./format.ts";
 
 /** Why a snapshot was refused; its message names the file and the reason. */
@@ -273,97 +272,96 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     const last = Math.min(rowCount, (c + 1) * 2 ** chunkShift) + c;
     if (records.offsets[first] !== 0 || records.offsets[last] !== chunks[c].length) fail(`corrupt: recordOffsets does not span ${recordChunkName(c)}`);
   }
+  let partition: Partition | null = null;
+  if (header.schema.partition !== null) {
+    const codes = section(PARTITION_CODES_SECTION, "u8", rowCount);
+    const counts = section(PARTITION_COUNTS_SECTION, "u32");
+    if (counts.length < 2 || counts.length > MAX_PARTITION_VALUES + 1) fail(`corrupt: ${PARTITION_COUNTS_SECTION} has ${counts.length} codes`);
+    let counted = 0;
+    for (let i = 0; i < counts.length; i++) counted += counts[i];
+    if (counted !== rowCount) fail(`corrupt: ${PARTITION_COUNTS_SECTION} does not add up to the row count`);
+    partition = { column: header.schema.partition, codes, counts };
+  }
+  const groups = partition?.counts.length ?? 1;
   /** Fails unless a trigram index's arrays agree in length (sections `<name>.*`). */
   const checkTrigrams = (index: TrigramIndex, name: string) => {
     const lists = index.keys.length;
     if (index.counts.length !== lists) fail(`corrupt: ${name}.counts length does not match ${name}.keys`);
-    const groups = lists * STATUS_VALUES.length;
-    if (index.statusCounts.length !== groups || index.refs.length !== groups) fail(`corrupt: ${name}.statusCounts or ${name}.refs length is not ${name}.keys times the status values`);
+    const cells = lists * groups;
+    if (index.groupCounts.length !== cells || index.refs.length !== cells) fail(`corrupt: ${name}.groupCounts or ${name}.refs length is not ${name}.keys times the partition's codes`);
     if (index.bitmaps.length % Math.max(1, (rowCount + 31) >>> 5) !== 0) fail(`corrupt: ${name}.bitmaps is not a whole number of bitmaps`);
   };
-  const trigramSections = (prefix: string): TrigramIndex => ({
-    keys: section(`${prefix}.keys`, "f64"),
-    counts: section(`${prefix}.counts`, "u32"),
-    statusCounts: section(`${prefix}.statusCounts`, "u32"),
-    refs: section(`${prefix}.refs`, "u32"),
-    bitmaps: section(`${prefix}.bitmaps`, "u32"),
-    gaps: section(`${prefix}.gaps`, "u8"),
-  });
-  const idTrigrams = trigramSections("id.trigrams");
-  checkTrigrams(idTrigrams, "id.trigrams");
-  const strings = {} as Record<(typeof STRING_COLUMNS)[number], StringColumn>;
-  for (const column of STRING_COLUMNS) {
-    const [folded, foldedOffsets, rowsByValue, rankByRow, rowsByValueByStatus, keys, counts, statusCounts, refs, bitmaps, gaps] = stringSectionNames(column);
-    const c: StringColumn = {
-      folded: section(folded, "u8"),
-      foldedOffsets: section(foldedOffsets, "u32", rowCount + 1),
-      rowsByValue: section(rowsByValue, "u32", rowCount),
-      rankByRow: section(rankByRow, "u32", rowCount),
-      rowsByValueByStatus: section(rowsByValueByStatus, "u32", rowCount),
-      trigrams: {
-        keys: section(keys, "f64"),
-        counts: section(counts, "u32"),
-        statusCounts: section(statusCounts, "u32"),
-        refs: section(refs, "u32"),
-        bitmaps: section(bitmaps, "u32"),
-        gaps: section(gaps, "u8"),
-      },
-    };
-    if (c.foldedOffsets[rowCount] !== c.folded.length) fail(`corrupt: ${foldedOffsets} does not end at the length of ${folded}`);
-    checkTrigrams(c.trigrams, `${column}.trigrams`);
-    strings[column] = c;
-  }
-  const columns: Record<string, StoredColumn> = {};
-  for (const spec of header.schema.columns.slice(SEED_COLUMNS.length)) {
-    const column = emptyStoredColumn(spec);
-    for (const part of KINDS[spec.kind].parts) {
-      const length = part === "rankByRow" || part === "rowsByValue" ? rowCount : part === "foldedOffsets" ? rowCount + 1 : part === "blank" ? (rowCount + 31) >>> 5 : undefined;
-      setPart(column, part, section(columnSectionName(spec.id, part), PART_TYPES[part], length));
+  /** Elements a part must have, when its length is fixed by the row count. */
+  const partLength = (part: StoredPart, key: boolean): number | undefined => {
+    switch (part) {
+      case "rankByRow":
+      case "rowsByValue":
+      case "rowsByValueByPartition":
+      case "rowsByAbsValue":
+        return rowCount;
+      case "foldedOffsets":
+        return rowCount + 1;
+      case "blank":
+        return (rowCount + 31) >>> 5;
+      case "distinct":
+        return key ? rowCount : undefined;
+      default:
+        return undefined;
     }
+  };
+  const columns = new Map<string, StoredColumn>();
+  for (const spec of header.schema.columns) {
+    const key = spec.id === header.schema.key;
+    const column = emptyStoredColumn(spec, key);
+    const required = new Set(KINDS[spec.kind].parts({ key }));
+    for (const part of ALL_PARTS) {
+      const name = columnSectionName(spec.id, part);
+      if (!required.has(part) && !byName.has(name)) continue;
+      setPart(column, part, section(name, PART_TYPES[part], partLength(part, key)));
+    }
+    for (const part of required) if (partOf(column, part) === null) fail(`corrupt: column ${spec.id} lacks its ${part}`);
     const starts = column.rankStarts;
     if (starts !== null && (starts.length < 2 || starts[starts.length - 1] !== rowCount)) fail(`corrupt: column ${spec.id}'s rank starts do not end at the row count`);
     if (column.distinct !== null && starts !== null && starts.length !== column.distinct.length + 2) fail(`corrupt: column ${spec.id} has ${column.distinct.length} distinct values but ${starts.length} rank starts`);
     if (column.foldedOffsets !== null && column.folded !== null && column.foldedOffsets[rowCount] !== column.folded.length) fail(`corrupt: column ${spec.id}'s folded offsets do not span its bytes`);
     if (column.trigrams !== null) checkTrigrams(column.trigrams, columnSectionName(spec.id, "trigrams"));
-    columns[spec.id] = column;
+    if (column.rowsByValueByPartition !== null && partition === null) fail(`corrupt: column ${spec.id} has a per-partition order but the snapshot has no partition`);
+    columns.set(spec.id, column);
+  }
+  if (partition !== null) {
+    const column = columns.get(partition.column) as StoredColumn;
+    if (column.rankStarts === null || column.rankStarts.length - 1 !== partition.counts.length) fail(`corrupt: the partition's codes do not match column ${partition.column}'s values`);
   }
   const store: Store = {
     rowCount,
-    ids: section("ids", "f64", rowCount),
-    statusCodes: section("statusCodes", "u8", rowCount),
-    statusCounts: section("statusCounts", "u32", STATUS_VALUES.length),
-    rowsByStatus: section("rowsByStatus", "u32", rowCount),
-    rowsByAbsId: byName.has("rowsByAbsId") ? section("rowsByAbsId", "u32", rowCount) : null,
-    idTrigrams,
-    records,
-    strings,
     schema: header.schema,
     columns,
+    partition,
+    searchable: searchableColumns(columns, header.schema),
+    records,
     snapshotId: header.checksum,
   };
-  let counted = 0;
-  for (let i = 0; i < store.statusCounts.length; i++) counted += store.statusCounts[i];
-  if (counted !== rowCount) fail("corrupt: status counts do not add up to the row count");
   return { store, header, bytes: file.length, loadMs: performance.now() - started };
 }
 
 /**
- * What is wrong with a header's schema, or null: the seed's four first, exactly as
- * schema/kinds.ts `SEED_COLUMNS`; then columns of known kinds with valid, distinct ids; enum
- * values present on enums only; the partition `status`.
+ * What is wrong with a header's schema, or null: columns of known kinds with valid, distinct ids;
+ * enum values present on enums only; a key that is one of the columns and of a key kind; a
+ * partition that is null or an enum column.
  */
 function checkSchema(schema: unknown): string | null {
   if (typeof schema !== "object" || schema === null || !Array.isArray((schema as Schema).columns)) return "the header has no schema";
-  const { columns, partition } = schema as Schema;
-  if (partition !== PARTITION_COLUMN) return `the partition column is ${JSON.stringify(partition)}, not "${PARTITION_COLUMN}"`;
-  if (JSON.stringify(columns.slice(0, SEED_COLUMNS.length)) !== JSON.stringify(SEED_COLUMNS)) return "the schema does not start with the seed's four columns";
-  const seen = new Set<string>();
+  const { columns, key, partition } = schema as Schema;
+  const seen = new Map<string, string>();
   for (const c of columns) {
     if (typeof c !== "object" || c === null || typeof c.id !== "string" || !COLUMN_ID.test(c.id)) return `a column id ${JSON.stringify(c?.id)} is not valid`;
     if (seen.has(c.id)) return `column ${c.id} is listed twice`;
-    seen.add(c.id);
     if (!(COLUMN_KINDS as readonly string[]).includes(c.kind)) return `column ${c.id} has an unknown kind ${JSON.stringify(c.kind)}`;
+    seen.set(c.id, c.kind);
     if ((c.kind === "enum") !== Array.isArray(c.values)) return `column ${c.id}'s values do not fit its kind`;
   }
+  const keyKind = typeof key === "string" ? seen.get(key) : undefined;
+  if (keyKind === undefined || !KINDS[keyKind as keyof typeof KINDS].keyKind) return `the key ${JSON.stringify(key)} is not a number or text column of the schema`;
+  if (partition !== null && (typeof partition !== "string" || seen.get(partition) !== "enum")) return `the partition column ${JSON.stringify(partition)} is not an enum column of the schema`;
   return null;
 }

@@ -8,7 +8,6 @@
 import { closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync, write, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { STRING_COLUMNS } from "../schema.ts";
 import type { Store } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
@@ -23,24 +22,22 @@ import {
   headerPackr,
   columnSectionName,
   recordChunkName,
-  stringSectionNames,
-  TRIGRAM_SECTION_FIELDS,
+  PARTITION_CODES_SECTION,
+  PARTITION_COUNTS_SECTION,
 } from "./format.ts";
-import { PART_TYPES, partOf } from "../kinds/kind.ts";
+import { ALL_PARTS, PART_TYPES, partOf } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 
 /** A typed array that can be a section. */
 type SectionArray = Uint8Array | Uint32Array | Float64Array;
 
-/** The sections of a store, in file order, with their element types. */
+/**
+ * The sections of a store, in file order, with their element types: the records (chunk 0 then
+ * the scratch area, so the loader maps them together), the partition, then every column's parts
+ * (in kind.ts `ALL_PARTS` order) as `col.<id>.<part>`.
+ */
 export function storeSections(store: Store): { name: string; type: ElementType; data: SectionArray }[] {
-  const sections: { name: string; type: ElementType; data: SectionArray }[] = [
-    { name: "ids", type: "f64", data: store.ids },
-    { name: "statusCodes", type: "u8", data: store.statusCodes },
-    { name: "statusCounts", type: "u32", data: store.statusCounts },
-    { name: "rowsByStatus", type: "u32", data: store.rowsByStatus },
-  ];
-  if (store.rowsByAbsId) sections.push({ name: "rowsByAbsId", type: "u32", data: store.rowsByAbsId });
+  const sections: { name: string; type: ElementType; data: SectionArray }[] = [];
   const { chunks } = store.records;
   sections.push(
     { name: "recordOffsets", type: "u32", data: store.records.offsets },
@@ -50,45 +47,24 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
     { name: "bodyScratch", type: "u8", data: new Uint8Array(store.records.scratch.length) },
   );
   for (let c = 1; c < chunks.length; c++) sections.push({ name: recordChunkName(c), type: "u8", data: chunks[c] });
-  for (const field of TRIGRAM_SECTION_FIELDS) {
-    const data = store.idTrigrams[field];
-    sections.push({ name: `id.trigrams.${field}`, type: sectionType(data), data });
+  if (store.partition !== null) {
+    sections.push({ name: PARTITION_CODES_SECTION, type: "u8", data: store.partition.codes });
+    sections.push({ name: PARTITION_COUNTS_SECTION, type: "u32", data: store.partition.counts });
   }
   for (const spec of store.schema.columns) {
-    const column = store.columns[spec.id];
-    if (column === undefined) continue;
-    for (const part of KINDS[spec.kind].parts) {
+    const column = store.columns.get(spec.id);
+    if (column === undefined) throw new Error(`internal: the store lacks column "${spec.id}"`);
+    const required = new Set(KINDS[spec.kind].parts({ key: column.key }));
+    for (const part of ALL_PARTS) {
       const data = partOf(column, part);
-      if (data === null) throw new Error(`internal: column "${spec.id}" lacks its ${part}`);
+      if (data === null) {
+        if (required.has(part)) throw new Error(`internal: column "${spec.id}" lacks its ${part}`);
+        continue;
+      }
       sections.push({ name: columnSectionName(spec.id, part), type: PART_TYPES[part], data });
     }
   }
-  for (const column of STRING_COLUMNS) {
-    const c = store.strings[column];
-    const arrays: SectionArray[] = [
-      c.folded,
-      c.foldedOffsets,
-      c.rowsByValue,
-      c.rankByRow,
-      c.rowsByValueByStatus,
-      c.trigrams.keys,
-      c.trigrams.counts,
-      c.trigrams.statusCounts,
-      c.trigrams.refs,
-      c.trigrams.bitmaps,
-      c.trigrams.gaps,
-    ];
-    const names = stringSectionNames(column);
-    for (let i = 0; i < names.length; i++) {
-      sections.push({ name: names[i], type: sectionType(arrays[i]), data: arrays[i] });
-    }
-  }
   return sections;
-}
-
-/** The section element type of a typed array. */
-function sectionType(data: SectionArray): "u8" | "u32" | "f64" {
-  return data instanceof Uint8Array ? "u8" : data instanceof Float64Array ? "f64" : "u32";
 }
 
 /** Bytes of a typed array, as a view (no copy). */

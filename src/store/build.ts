@@ -1,126 +1,156 @@
 /**
- * Builds the store's typed arrays and every index from validated records: the work the
- * snapshot builder does once so that start-up and queries do none of it.
+ * Builds the store's typed arrays and every index from a table (store/input.ts `TableInput`):
+ * the work the snapshot builder does once so that start-up and queries do none of it.
+ *
+ * 1. The rows are numbered in key order (store/key-order.ts): a number key numerically, a text
+ *    key by code point.
+ * 2. The partition is chosen (`choosePartition`) and its column built first: every other
+ *    column's posting lists and per-partition permutation are grouped by its codes.
+ * 3. Every column is built by its kind (src/kinds) with the key order and the partition codes —
+ *    on the two cores in workers (`buildStoreParallel`), or on this thread (`buildStore`).
+ * 4. Every row's JSON record is written from the columns' literals (store/records.ts).
  */
-import { STATUS_VALUES, type UserRecord, statusCode } from "../schema.ts";
-import type { ColumnSpec } from "../schema/kinds.ts";
-import type { ConvertedColumn } from "../kinds/convert.ts";
-import { type ByteColumn, gatherByteColumn, packStrings } from "../bits/byte-column.ts";
-import type { ColumnJob, ExtraColumnsJob } from "./column-worker.ts";
-import { type ExtraColumnsBuilt, buffersOf, buildExtraColumns } from "./extra-columns.ts";
-import { PARTITION_COLUMN, SEED_COLUMNS, type Schema } from "../schema/kinds.ts";
+import { gatherByteColumn, type ByteColumn } from "../bits/byte-column.ts";
+import type { BuildContext, PartitionCodes, StoredColumn } from "../kinds/kind.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { type ColumnSpec, MAX_PARTITION_VALUES, type Schema } from "../schema/kinds.ts";
+import type { ColumnInput, TableInput } from "./input.ts";
+import { orderByKey } from "./key-order.ts";
 import { buildRecords } from "./records.ts";
-import { type BuiltStringColumn, buildStringColumn } from "./string-column.ts";
-import { buildIdTrigrams } from "./trigrams.ts";
-import type { Store, TrigramIndex } from "./types.ts";
-
-/**
- * Validated columns in input order (what the ingest readers produce); all of length n. A build
- * takes them over: the store may share these arrays (when the ids are already ascending), and
- * {@link buildStoreParallel} transfers the email bytes to its worker (detaching them here).
- */
-export interface InputColumns {
-  /** Unique finite ids. */
-  ids: Float64Array;
-  /** Names as well-formed UTF-8, packed; n values. */
-  names: ByteColumn;
-  /** Emails as well-formed UTF-8, packed; n values. */
-  emails: ByteColumn;
-  /** Status codes (indexes into STATUS_VALUES). */
-  statusCodes: Uint8Array;
-  /**
-   * The columns beyond the seed's four, in schema order, each converted to its kind's typed
-   * form in input order (ingest/raw-column.ts `convertColumn`; n rows each). Absent or empty:
-   * the seed's four alone. An enum's spec lists its values (declared, or inferred in collation order).
-   */
-  extra?: ExtraInput[];
-}
-
-/** One column beyond the seed's four, as a build takes it: its spec and its values in input order. */
-export interface ExtraInput {
-  spec: ColumnSpec;
-  column: ConvertedColumn;
-}
+import { type Partition, type Store, searchableColumns } from "./types.ts";
+import type { ColumnJob, ColumnBuilt } from "./column-worker.ts";
 
 /** Named steps of a build, reported to a progress callback. */
-export type BuildStep = "order" | "name" | "email" | "columns" | "records" | "done";
-
-/** The store without its string columns, and those columns' values in row order. */
-interface Prepared {
-  base: Omit<Store, "strings" | "records" | "idTrigrams">;
-  names: ByteColumn;
-  emails: ByteColumn;
-  /** Store row → input position, or null when input order is row order. */
-  byId: Uint32Array | null;
-  /** The input's columns beyond the seed's four (input order). */
-  extra: ExtraInput[];
-}
+export type BuildStep = "order" | "columns" | "records" | "done";
 
 /**
- * Reorders rows by id and builds the id and status arrays. Input already in id order (the
- * generator's, and most files) is used as is, without a copy.
+ * The enum column that partitions the rows (docs/api.md "Any users table"): the first enum column
+ * in schema order (not the key) holding between 2 and {@link MAX_PARTITION_VALUES} distinct
+ * values. A column of one value partitions nothing; one of many values would split every posting
+ * list into many small groups and every text column's order into many slices.
+ * @param distinctOf distinct non-null values an enum column holds
+ * @returns the column id, or null when none qualifies
  */
-function prepare(input: InputColumns): Prepared {
-  const n = input.ids.length;
-  const byId = orderById(input.ids);
-  let { ids, statusCodes, names, emails } = input;
-  if (byId !== null) {
-    ids = new Float64Array(n);
-    statusCodes = new Uint8Array(n);
-    for (let row = 0; row < n; row++) {
-      const src = byId[row];
-      ids[row] = input.ids[src];
-      statusCodes[row] = input.statusCodes[src];
-      if (row > 0 && ids[row] === ids[row - 1]) throw new RangeError(`duplicate id ${ids[row]}`);
-    }
-    names = gatherByteColumn(input.names, byId);
-    emails = gatherByteColumn(input.emails, byId);
+export function choosePartition(columns: readonly ColumnInput[], key: string, distinctOf: (input: ColumnInput) => number): string | null {
+  for (const input of columns) {
+    if (input.spec.kind !== "enum" || input.spec.id === key) continue;
+    const d = distinctOf(input);
+    if (d >= 2 && d <= MAX_PARTITION_VALUES) return input.spec.id;
   }
-  const statusCounts = new Uint32Array(STATUS_VALUES.length);
-  for (let row = 0; row < n; row++) statusCounts[statusCodes[row]]++;
-  const rowsByStatus = rowsGroupedByStatus(statusCodes, statusCounts);
-  const rowsByAbsId = n > 0 && ids[0] < 0 ? orderByAbsId(ids) : null;
-  const extra = input.extra ?? [];
-  const schema: Schema = { columns: [...SEED_COLUMNS, ...extra.map((e) => e.spec)], partition: PARTITION_COLUMN };
-  return {
-    base: { rowCount: n, ids, statusCodes, statusCounts, rowsByStatus, rowsByAbsId, schema, columns: {}, snapshotId: "" },
-    names,
-    emails,
-    byId,
-    extra,
-  };
+  return null;
+}
+
+/** Distinct non-null codes of an enum column's converted values. */
+function enumDistinct(input: ColumnInput): number {
+  const values = input.values;
+  if (values.kind !== "enum") return 0;
+  const seen = new Uint8Array(256);
+  let d = 0;
+  for (let i = 0; i < values.codes.length; i++) {
+    const code = values.codes[i];
+    if (code !== 0 && seen[code] === 0) {
+      seen[code] = 1;
+      d++;
+    }
+  }
+  return d;
+}
+
+/** The partition codes of a built enum column: its ranks as bytes, and the rows per rank. */
+function partitionOf(column: StoredColumn): PartitionCodes {
+  const ranks = column.rankByRow as Uint32Array;
+  const starts = column.rankStarts as Uint32Array;
+  const codes = new Uint8Array(ranks.length);
+  for (let row = 0; row < ranks.length; row++) codes[row] = ranks[row];
+  const counts = new Uint32Array(starts.length - 1);
+  for (let r = 0; r < counts.length; r++) counts[r] = starts[r + 1] - starts[r];
+  return { codes, counts };
+}
+
+/** One column built: the stored column and its literals in row order (for the records). */
+interface Built {
+  column: StoredColumn;
+  literals: ByteColumn;
+}
+
+/** Builds one column (what a worker runs too: store/column-worker.ts). */
+export function buildColumn(spec: ColumnSpec, values: ColumnInput["values"], context: BuildContext): Built {
+  const kind = KINDS[spec.kind];
+  const column = kind.build(spec, values, context);
+  const literals = kind.literals(spec, values);
+  return { column, literals: context.order === null ? literals : gatherByteColumn(literals, context.order) };
+}
+
+/** What a build has decided before the columns are built: the row order, the partition, the schema. */
+interface Prepared {
+  rows: number;
+  order: Uint32Array | null;
+  schema: Schema;
+  partition: { built: Built; codes: PartitionCodes } | null;
 }
 
 /**
- * Builds a {@link Store} from input columns on this thread: rows reordered by ascending id,
- * string columns folded, collation permutations, ranks, per-status permutations and trigram
- * indexes, and every row's JSON record. `snapshotId` is left empty (the snapshot
- * writer sets it). The store may share the input's arrays.
- * @throws RangeError on duplicate ids (the readers reject them first), or a column or the records over 4 GiB.
+ * Orders the rows by key, chooses the partition and builds its column.
+ * @throws RangeError for a key column missing from the table, of a kind that cannot be the key, or with a duplicate value
  */
-export function buildStore(input: InputColumns, onStep?: (step: BuildStep) => void): Store {
+function prepare(input: TableInput): Prepared {
+  const keyInput = input.columns.find((c) => c.spec.id === input.key);
+  if (keyInput === undefined) throw new RangeError(`the key column "${input.key}" is not one of the table's columns`);
+  if (!KINDS[keyInput.spec.kind].keyKind) throw new RangeError(`the key column "${input.key}" is ${keyInput.spec.kind}; a key is a number or a text`);
+  const order = orderByKey(keyInput.values);
+  const partitionId = choosePartition(input.columns, input.key, enumDistinct);
+  let partition: Prepared["partition"] = null;
+  if (partitionId !== null) {
+    const spec = (input.columns.find((c) => c.spec.id === partitionId) as ColumnInput).spec;
+    const values = (input.columns.find((c) => c.spec.id === partitionId) as ColumnInput).values;
+    const built = buildColumn(spec, values, { order, key: false, partition: null });
+    partition = { built, codes: partitionOf(built.column) };
+  }
+  const schema: Schema = { columns: input.columns.map((c) => c.spec), key: input.key, partition: partitionId };
+  return { rows: input.rows, order, schema, partition };
+}
+
+/** The store from its built columns (schema order), the records written from their literals. */
+function finish(prepared: Prepared, built: Map<string, Built>, onStep?: (step: BuildStep) => void): Store {
+  onStep?.("records");
+  const columns = new Map<string, StoredColumn>();
+  for (const spec of prepared.schema.columns) columns.set(spec.id, (built.get(spec.id) as Built).column);
+  const records = buildRecords(
+    prepared.schema.columns.map((spec) => ({ id: spec.id, literals: (built.get(spec.id) as Built).literals })),
+    prepared.rows,
+  );
+  const partition: Partition | null =
+    prepared.partition === null ? null : { column: prepared.schema.partition as string, codes: prepared.partition.codes.codes, counts: prepared.partition.codes.counts };
+  onStep?.("done");
+  return { rowCount: prepared.rows, schema: prepared.schema, columns, partition, searchable: searchableColumns(columns, prepared.schema), records, snapshotId: "" };
+}
+
+/**
+ * Builds a {@link Store} from a table on this thread: rows numbered in key order, every column
+ * built by its kind (orders, ranks, folded bytes, posting lists, per-partition permutations),
+ * every row's JSON record. `snapshotId` is left empty (the snapshot writer sets it). The store may
+ * share the input's arrays.
+ * @throws RangeError for a key that is missing, of another kind than number or text, or not
+ *   unique (the sources check first), or a column or the records over 4 GiB
+ */
+export function buildStore(input: TableInput, onStep?: (step: BuildStep) => void): Store {
   onStep?.("order");
   const prepared = prepare(input);
-  const { base, names, emails } = prepared;
-  onStep?.("name");
-  const name = buildStringColumn(names, base.statusCodes, base.statusCounts);
-  onStep?.("email");
-  const email = buildStringColumn(emails, base.statusCodes, base.statusCounts);
-  const extra = buildExtraColumns(prepared.extra, prepared.byId, base.statusCodes, () => onStep?.("columns"));
-  const idTrigrams = buildIdTrigrams(base.ids, base.statusCodes);
-  return finish(prepared, name, email, idTrigrams, extra, onStep);
+  onStep?.("columns");
+  const built = new Map<string, Built>();
+  if (prepared.partition !== null) built.set(prepared.schema.partition as string, prepared.partition.built);
+  for (const { spec, values } of input.columns) {
+    if (built.has(spec.id)) continue;
+    built.set(spec.id, buildColumn(spec, values, { order: prepared.order, key: spec.id === input.key, partition: prepared.partition?.codes ?? null }));
+  }
+  return finish(prepared, built, onStep);
 }
 
-/** Joins the parts of a build: the columns beyond the four, the records from the columns' literals, then the store. */
-function finish(prepared: Prepared, name: BuiltStringColumn, email: BuiltStringColumn, idTrigrams: TrigramIndex, extra: ExtraColumnsBuilt, onStep?: (step: BuildStep) => void): Store {
-  const base = prepared.base;
-  base.columns = extra.columns;
-  const fields = extra.fields;
-  onStep?.("records");
-  const records = buildRecords(base.ids, base.statusCodes, name.literals, email.literals, undefined, fields);
-  onStep?.("done");
-  return { ...base, idTrigrams, records, strings: { name: name.column, email: email.column } };
-}
+/** Rows below which a build stays on this thread (starting workers costs more than it saves). */
+const PARALLEL_FROM_ROWS = 1 << 16;
+
+/** Workers a parallel build runs: the machines' two cores. */
+const WORKERS = 2;
 
 /**
  * Where the column worker is: beside this module when running from source; inside a compiled
@@ -132,17 +162,37 @@ function columnWorkerSpecifier(): string {
   return new URL("./column-worker.ts", import.meta.url).href;
 }
 
+/** A column's expected build work, to spread the columns over the workers: text columns sort and index their bytes. */
+function buildWork(input: ColumnInput): number {
+  const v = input.values;
+  if (v.kind === "text") return v.strings.bytes.length * 8 + v.isNull.length * 16;
+  if (v.kind === "json") return v.texts.bytes.length;
+  return v.kind === "enum" || v.kind === "boolean" ? v.codes.length : v.values.length * 4;
+}
+
+/** Every typed array's buffer in `value` (objects and arrays walked), for a transfer list. */
+export function buffersOf(value: unknown, out: Set<ArrayBuffer> = new Set()): ArrayBuffer[] {
+  if (ArrayBuffer.isView(value)) out.add(value.buffer as ArrayBuffer);
+  else if (Array.isArray(value)) for (const v of value) buffersOf(v, out);
+  else if (typeof value === "object" && value !== null) for (const v of Object.values(value)) buffersOf(v, out);
+  return [...out];
+}
+
 /**
- * The same store as {@link buildStore}, with the email column built in a worker while this
- * thread builds the name column (the two heaviest steps, on two cores), and the columns beyond
- * the four, when there are any, in a second worker meanwhile (the system shares the two cores
- * among the three). The email bytes and offsets (the input's own when the ids are already
- * ascending) and the added columns' arrays are transferred to the workers, so they are detached
- * from `input` here and must not share a buffer with the other columns.
- * @throws RangeError as {@link buildStore}; Error when the worker fails.
+ * The same store as {@link buildStore}, with the columns built in {@link WORKERS} workers (the
+ * heaviest first, each to the worker with the least work so far), so that the text columns'
+ * sorts and posting lists run on both cores. The columns' arrays are transferred to the workers,
+ * so they are detached from `input` here. Small tables are built on this thread.
+ * @throws RangeError as {@link buildStore}; Error when a worker fails.
  */
-export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildStep) => void): Promise<Store> {
-  // Not an async function: nothing here keeps `input` alive while the worker finishes.
+export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep) => void): Promise<Store> {
+  if (input.rows < PARALLEL_FROM_ROWS) {
+    try {
+      return Promise.resolve(buildStore(input, onStep));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
   onStep?.("order");
   let prepared: Prepared;
   try {
@@ -150,123 +200,46 @@ export function buildStoreParallel(input: InputColumns, onStep?: (step: BuildSte
   } catch (error) {
     return Promise.reject(error);
   }
-  const { base, names, emails } = prepared;
-  const worker = new Worker(columnWorkerSpecifier());
-  const emailColumn = new Promise<BuiltStringColumn>((resolve, reject) => {
-    worker.onmessage = (event: MessageEvent<{ built?: BuiltStringColumn; error?: string }>) => {
-      if (event.data.built) resolve(event.data.built);
-      else reject(new Error(`email column worker failed: ${event.data.error}`));
-    };
-    worker.onerror = (event) => reject(new Error(`email column worker failed: ${event.message}`));
-  });
-  const job: ColumnJob = { bytes: emails.bytes, offsets: emails.offsets, statusCodes: base.statusCodes.slice(), statusCounts: base.statusCounts.slice() };
-  worker.postMessage(job, [job.bytes.buffer as ArrayBuffer, job.offsets.buffer as ArrayBuffer, job.statusCodes.buffer as ArrayBuffer]);
-  const extraWorker = prepared.extra.length > 0 ? new Worker(columnWorkerSpecifier()) : null;
-  const extraColumns = new Promise<ExtraColumnsBuilt>((resolve, reject) => {
-    if (extraWorker === null) return resolve({ columns: {}, fields: [] });
-    extraWorker.onmessage = (event: MessageEvent<{ extra?: ExtraColumnsBuilt; error?: string }>) => {
-      if (event.data.extra) resolve(event.data.extra);
-      else reject(new Error(`added columns worker failed: ${event.data.error}`));
-    };
-    extraWorker.onerror = (event) => reject(new Error(`added columns worker failed: ${event.message}`));
-    onStep?.("columns");
-    const extraJob: ExtraColumnsJob = { extra: prepared.extra, byId: prepared.byId?.slice() ?? null, statusCodes: base.statusCodes.slice() };
-    extraWorker.postMessage(extraJob, buffersOf(extraJob));
-  });
+  onStep?.("columns");
+  const built = new Map<string, Built>();
+  if (prepared.partition !== null) built.set(prepared.schema.partition as string, prepared.partition.built);
+  const pending = input.columns.filter((c) => !built.has(c.spec.id)).sort((a, b) => buildWork(b) - buildWork(a));
+  const shares: ColumnInput[][] = Array.from({ length: WORKERS }, () => []);
+  const load = new Float64Array(WORKERS);
+  for (const column of pending) {
+    let w = 0;
+    for (let i = 1; i < WORKERS; i++) if (load[i] < load[w]) w = i;
+    shares[w].push(column);
+    load[w] += buildWork(column);
+  }
+  const workers: Worker[] = [];
   const stop = () => {
-    worker.terminate();
-    extraWorker?.terminate();
+    for (const worker of workers) worker.terminate();
   };
-  onStep?.("name");
-  let name: BuiltStringColumn;
-  let idTrigrams: TrigramIndex;
-  try {
-    name = buildStringColumn(names, base.statusCodes, base.statusCounts);
-    idTrigrams = buildIdTrigrams(base.ids, base.statusCodes);
-  } catch (error) {
-    stop();
-    return Promise.reject(error);
-  }
-  onStep?.("email");
-  return Promise.all([emailColumn, extraColumns])
-    .then(([email, extra]) => finish(prepared, name, email, idTrigrams, extra, onStep))
+  const jobs = shares
+    .filter((share) => share.length > 0)
+    .map(
+      (share) =>
+        new Promise<ColumnBuilt[]>((resolve, reject) => {
+          const worker = new Worker(columnWorkerSpecifier());
+          workers.push(worker);
+          worker.onmessage = (event: MessageEvent<{ built?: ColumnBuilt[]; error?: string }>) => {
+            if (event.data.built) resolve(event.data.built);
+            else reject(new Error(`column worker failed: ${event.data.error}`));
+          };
+          worker.onerror = (event) => reject(new Error(`column worker failed: ${event.message}`));
+          const job: ColumnJob = {
+            columns: share.map((c) => ({ spec: c.spec, values: c.values, key: c.spec.id === input.key })),
+            order: prepared.order?.slice() ?? null,
+            partition: prepared.partition === null ? null : { codes: prepared.partition.codes.codes.slice(), counts: prepared.partition.codes.counts.slice() },
+          };
+          worker.postMessage(job, buffersOf(job));
+        }),
+    );
+  return Promise.all(jobs)
+    .then((results) => {
+      for (const result of results) for (const b of result) built.set(b.column.spec.id, { column: b.column, literals: b.literals });
+      return finish(prepared, built, onStep);
+    })
     .finally(stop);
-}
-
-/**
- * Convenience for tests and the default data: builds a store from records.
- * @throws RangeError on a status outside STATUS_VALUES, a name or email that is not
- *   well-formed Unicode (a lone surrogate), or as {@link buildStore}
- */
-export function buildStoreFromRecords(records: readonly UserRecord[]): Store {
-  const n = records.length;
-  const ids = new Float64Array(n);
-  const statusCodes = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const r = records[i];
-    ids[i] = r.id;
-    const code = statusCode(r.status);
-    if (code < 0) throw new RangeError(`status must be one of ${STATUS_VALUES.join(", ")} (got "${r.status}")`);
-    if (!r.name.isWellFormed() || !r.email.isWellFormed()) throw new RangeError(`record ${r.id}: name and email must be well-formed Unicode`);
-    statusCodes[i] = code;
-  }
-  const names = packStrings(n, (i) => records[i].name);
-  const emails = packStrings(n, (i) => records[i].email);
-  return buildStore({ ids, names, emails, statusCodes });
-}
-
-/** Row numbers 0…n-1 grouped by status code, ascending within a group. */
-function rowsGroupedByStatus(statusCodes: Uint8Array, statusCounts: Uint32Array): Uint32Array {
-  const rows = new Uint32Array(statusCodes.length);
-  const cursor = new Uint32Array(statusCounts.length);
-  for (let code = 1; code < cursor.length; code++) cursor[code] = cursor[code - 1] + statusCounts[code - 1];
-  for (let row = 0; row < statusCodes.length; row++) rows[cursor[statusCodes[row]]++] = row;
-  return rows;
-}
-
-/** The identity permutation 0…n-1. */
-function identity(n: number): Uint32Array {
-  const rows = new Uint32Array(n);
-  for (let i = 0; i < n; i++) rows[i] = i;
-  return rows;
-}
-
-/**
- * Permutation of input positions by ascending id (ids unique, so no ties), or null when the ids
- * already ascend (the generator's, and most files: the identity). Otherwise a native numeric
- * sort of a copy, then each input position is placed by binary search: O(n log n) without a
- * comparator callback.
- */
-function orderById(ids: Float64Array): Uint32Array | null {
-  const n = ids.length;
-  let sorted = true;
-  for (let i = 1; i < n; i++) {
-    if (!(ids[i - 1] < ids[i])) {
-      sorted = false;
-      break;
-    }
-  }
-  if (sorted) return null;
-  const keys = ids.slice().sort();
-  for (let i = 1; i < n; i++) if (keys[i] === keys[i - 1]) throw new RangeError(`duplicate id ${keys[i]}`);
-  const order = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const x = ids[i];
-    let lo = 0;
-    let hi = n - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (keys[mid] < x) lo = mid + 1;
-      else hi = mid;
-    }
-    order[lo] = i;
-  }
-  return order;
-}
-
-/** Rows by ascending |id|, ties (x and -x) by signed id ascending. */
-function orderByAbsId(ids: Float64Array): Uint32Array {
-  const rows = Array.from(identity(ids.length));
-  rows.sort((a, b) => Math.abs(ids[a]) - Math.abs(ids[b]) || a - b);
-  return Uint32Array.from(rows);
 }

@@ -1,47 +1,43 @@
 /**
- * Worker entry of the parallel build (build.ts `buildStoreParallel`): builds one string column,
- * or the columns beyond the seed's four, off the main thread. Receives typed arrays (transferred,
- * no per-value cloning), builds straight from them, then transfers the built typed arrays back.
- * Listed as an entry point of `bun build --compile`.
+ * Worker entry of the parallel build (build.ts `buildStoreParallel`): builds a share of the
+ * columns off the main thread. Receives typed arrays (transferred, no per-value cloning), builds
+ * each column by its kind, then transfers the built arrays back. Listed as an entry point of
+ * `bun build --compile`.
  */
-import { type ExtraColumnsBuilt, buffersOf, buildExtraColumns } from "./extra-columns.ts";
-import type { ExtraInput } from "./build.ts";
-import { buildStringColumn, columnBuffers } from "./string-column.ts";
+import type { ByteColumn } from "../bits/byte-column.ts";
+import type { PartitionCodes, StoredColumn } from "../kinds/kind.ts";
+import type { ColumnSpec } from "../schema/kinds.ts";
+import type { ConvertedColumn } from "../kinds/convert.ts";
+import { buffersOf, buildColumn } from "./build.ts";
 
-/** A string column job: the values of `name` or `email`. */
+/** A share of the columns to build, with what every column's build needs. */
 export interface ColumnJob {
-  /** UTF-8 of the values back to back; value i is `bytes[offsets[i] .. offsets[i+1])`. */
-  bytes: Uint8Array;
-  /** Byte offsets; length n + 1. */
-  offsets: Uint32Array;
-  /** Status code per row; length n. */
-  statusCodes: Uint8Array;
-  /** Rows per status code. */
-  statusCounts: Uint32Array;
+  /** The columns, each with its values in input order (n rows) and whether it is the key. */
+  columns: { spec: ColumnSpec; values: ConvertedColumn; key: boolean }[];
+  /** Store row → input position (key order), or null when input order is key order; length n. */
+  order: Uint32Array | null;
+  /** The partition codes (length n) and rows per code, or null. */
+  partition: PartitionCodes | null;
 }
 
-/** A job of the columns beyond the seed's four (extra-columns.ts `buildExtraColumns`). */
-export interface ExtraColumnsJob {
-  extra: ExtraInput[];
-  /** Store row → input position, or null when input order is row order. */
-  byId: Uint32Array | null;
-  /** Each store row's status code; length rowCount. */
-  statusCodes: Uint8Array;
+/** One column built: its stored parts and its JSON literals in row order (n values). */
+export interface ColumnBuilt {
+  column: StoredColumn;
+  literals: ByteColumn;
 }
 
 declare const self: Worker;
 
-self.onmessage = (event: MessageEvent<ColumnJob | ExtraColumnsJob>) => {
+self.onmessage = (event: MessageEvent<ColumnJob>) => {
   try {
-    const job = event.data;
-    if ("extra" in job) {
-      const built: ExtraColumnsBuilt = buildExtraColumns(job.extra, job.byId, job.statusCodes);
-      self.postMessage({ extra: built }, buffersOf(built));
-      return;
+    const { columns, order, partition } = event.data;
+    const built: ColumnBuilt[] = [];
+    for (const c of columns) {
+      built.push(buildColumn(c.spec, c.values, { order, key: c.key, partition }));
+      // the input's arrays are done with: let the collector take them before the next column
+      c.values = null as unknown as ConvertedColumn;
     }
-    const { bytes, offsets, statusCodes, statusCounts } = job;
-    const built = buildStringColumn({ bytes, offsets }, statusCodes, statusCounts);
-    self.postMessage({ built }, columnBuffers(built));
+    self.postMessage({ built }, buffersOf(built));
   } catch (error) {
     self.postMessage({ error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
   }

@@ -9,7 +9,6 @@
  * record's first byte in a loop with no dependency between rows, lets the CPU fetch the rows'
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
-import { STATUS_VALUES, type UserRecord } from "../schema.ts";
 import { recordSpan } from "./records.ts";
 import type { Records, Store } from "./types.ts";
 
@@ -144,7 +143,7 @@ function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, pre
  * of exactly the body, valid until the next write for this store or into `buffer`: in the
  * store's scratch area when it fits there, else in `buffer` (grown by doubling as needed). For
  * a caller that copies the bytes before the next write (a `Response` built from a byte array
- * copies it). Each record is `{"id":…,"name":…,"email":…,"status":…}`, the seed's user record.
+ * copies it). Each record is the row's JSON object of every column, in schema order.
  * @param prefix bytes before the array (e.g. `{"data":`), or empty
  * @param suffix bytes after it (e.g. `,"total":42}`), or empty
  * @throws Error when the store's records are corrupt
@@ -186,12 +185,13 @@ export function rowsToJson(store: Store, rows: Uint32Array): Uint8Array<ArrayBuf
 }
 
 /**
- * The record of one row, decoded (for tests and tools; the server uses {@link writeRowsJsonInto}).
- * @throws SyntaxError when the record is corrupt (not JSON)
+ * The record of one row, decoded (for facets' listed text values, tests and tools; the server
+ * writes pages with {@link writeRowsJsonInto}): an object of every column's value, by id.
+ * @throws SyntaxError when the record is corrupt (not a JSON object)
  */
-export function recordAt(store: Store, row: number): UserRecord {
+export function recordAt(store: Store, row: number): Record<string, unknown> {
   const { bytes, start, end } = recordSpan(store.records, row);
-  const record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as UserRecord;
-  if (!STATUS_VALUES.includes(record.status)) throw new SyntaxError(`corrupt store: record ${row} has status ${record.status}`);
-  return record;
+  const record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as unknown;
+  if (typeof record !== "object" || record === null || Array.isArray(record)) throw new SyntaxError(`corrupt store: record ${row} is not an object`);
+  return record as Record<string, unknown>;
 }

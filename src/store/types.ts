@@ -1,47 +1,27 @@
 /**
  * The columnar in-memory store: typed arrays built once by the snapshot builder and viewed
  * straight out of the mapped snapshot file at start-up. Rows are numbered 0…rowCount-1 in
- * ascending `id` order, so row order is id order and the row number is the id's rank.
+ * ascending key order (docs/api.md "The key"), so row order is key order and a row number is its
+ * key's rank: every order breaks its ties by row number.
  */
-import type { StringColumnId } from "../schema.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { TrigramIndex } from "../bits/trigram-index.ts";
 
 export type { TrigramIndex };
 
-/** A string column's folded values and indexes (`name` or `email`); its raw values are in {@link Records}. */
-export interface StringColumn {
-  /** Each row's folded value (collation.ts `fold`), UTF-8, back to back. */
-  folded: Uint8Array;
-  /** Row r's folded value is `folded[foldedOffsets[r] .. foldedOffsets[r+1])`; length rowCount + 1, in bytes. */
-  foldedOffsets: Uint32Array;
-  /** Permutation of row numbers in collation order, ties by row (id) ascending; length rowCount. */
-  rowsByValue: Uint32Array;
-  /** Dense collation rank of each row's value (collator-equal values share a rank); length rowCount. */
-  rankByRow: Uint32Array;
-  /**
-   * `rowsByValue` stably partitioned by status code: the rows of status 0 in collation order,
-   * then those of status 1; partition p starts at the sum of `statusCounts[0..p)`. Length rowCount.
-   */
-  rowsByValueByStatus: Uint32Array;
-  /** Trigram posting lists over `folded`. */
-  trigrams: TrigramIndex;
-}
-
 /**
  * Every row's JSON record, row-major: what a page body is assembled from, one bulk copy a row.
- * The raw (unfolded) name and email values live only here, as the records' string literals.
- * The records are cut into chunks of 2^chunkShift rows, each under 4 GiB (the largest typed
- * array the runtime allows), so that no 32-bit offset limits the row count: a store of the
- * four columns has one chunk up to about 40M rows, then more (store/records.ts).
+ * The raw (unfolded) text values live only here, as the records' string literals. The records
+ * are cut into chunks of 2^chunkShift rows, each under 4 GiB (the largest typed array the
+ * runtime allows), so that no 32-bit offset limits the row count (store/records.ts).
  */
 export interface Records {
   /** Rows per chunk, as a power of two: chunk c holds rows [c << chunkShift, (c + 1) << chunkShift). */
   chunkShift: number;
   /**
-   * Each chunk's records `{"id":…,"name":…,"email":…,"status":…,…}` back to back, exactly as
-   * `JSON.stringify` writes a record of every column in schema order (no white space), UTF-8;
+   * Each chunk's records `{"<col>":…,…}` back to back, exactly as `JSON.stringify` writes a
+   * record of every column in schema order (no white space), UTF-8;
    * ceil(rowCount / 2^chunkShift) chunks (at least one), each under 4 GiB.
    */
   chunks: Uint8Array[];
@@ -59,39 +39,75 @@ export interface Records {
   scratch: Uint8Array;
 }
 
+/**
+ * The partition of the rows by an enum column's values (docs/api.md "Any users table"; chosen by
+ * store/build.ts `choosePartition`): every text column keeps its order per partition code, and
+ * every posting list its rows per code, so that a filter on that column combined with a sort or
+ * a substring is a slice or a list group rather than a pass over the rows.
+ */
+export interface Partition {
+  /** The enum column. */
+  column: string;
+  /** Each row's code: the column's rank (0 null, r its r-th distinct value); length rowCount. */
+  codes: Uint8Array;
+  /** Rows per code; length S (the column's distinct values + 1, at most 32). */
+  counts: Uint32Array;
+}
+
 /** The whole store. */
 export interface Store {
   /** Rows in the store. */
   rowCount: number;
-  /** Each row's id, strictly ascending; length rowCount. */
-  ids: Float64Array;
-  /** Each row's status code (index into STATUS_VALUES); length rowCount. */
-  statusCodes: Uint8Array;
-  /** Rows per status code; length STATUS_VALUES.length. */
-  statusCounts: Uint32Array;
-  /**
-   * Row numbers grouped by status code, ascending within a group (the `status` sort order,
-   * and the per-status permutation of `id`); length rowCount.
-   */
-  rowsByStatus: Uint32Array;
-  /**
-   * Rows in ascending order of |id|, ties by id ascending; length rowCount. Null when no id is
-   * negative (then it is the identity and row order serves).
-   */
-  rowsByAbsId: Uint32Array | null;
-  /**
-   * Trigram posting lists over every row's `String(id)` (ASCII digits, sign, point): what a
-   * text filter or a search term on `id` reads (docs/api.md "Global search").
-   */
-  idTrigrams: TrigramIndex;
-  /** Every row's JSON record (the only copy of the raw name and email values). */
-  records: Records;
-  /** The string columns' indexes. */
-  strings: Record<StringColumnId, StringColumn>;
-  /** The columns in order (the seed's four first) and the partition column (docs/api.md "Columns beyond the four"). */
+  /** The columns in order, the key, and the partition column (docs/api.md "Any users table"). */
   schema: Schema;
-  /** The columns beyond the seed's four, by id (the schema's order is in `schema`). */
-  columns: Record<string, StoredColumn>;
+  /** Every column, the key included, by id (a map: a column may be named `__proto__`). */
+  columns: Map<string, StoredColumn>;
+  /** The partition, or null when no column partitions the rows. */
+  partition: Partition | null;
+  /**
+   * The columns a search term looks into (docs/api.md "Global search": every text and enum
+   * column, and the key), in schema order: derived from the schema once, when the store is made.
+   */
+  searchable: readonly StoredColumn[];
+  /** Every row's JSON record (the only copy of the raw text values). */
+  records: Records;
   /** Identifies the snapshot the store came from (its checksum, hex). */
   snapshotId: string;
+}
+
+/**
+ * Column `id` of the store.
+ * @throws Error for a column the store lacks (the request parsers refuse unknown columns first)
+ */
+export function storedColumn(store: Store, id: string): StoredColumn {
+  const column = store.columns.get(id);
+  if (column === undefined) throw new Error(`internal: the store has no column "${id}"`);
+  return column;
+}
+
+/** The key column of the store. */
+export function keyColumn(store: Store): StoredColumn {
+  return storedColumn(store, store.schema.key);
+}
+
+/** The columns a search looks into, in schema order: text and enum columns and the key (docs/api.md "Global search"). */
+export function searchableColumns(columns: Map<string, StoredColumn>, schema: Schema): StoredColumn[] {
+  const out: StoredColumn[] = [];
+  for (const spec of schema.columns) {
+    const column = columns.get(spec.id);
+    if (column === undefined) continue;
+    if (column.key || spec.kind === "text" || spec.kind === "enum") out.push(column);
+  }
+  return out;
+}
+
+/** Rows per partition code (length S; one code holding every row when the store has no partition). */
+export function partitionCounts(store: Store): Uint32Array {
+  return store.partition?.counts ?? Uint32Array.of(store.rowCount);
+}
+
+/** The mask of every partition code: bit c set for each of the S codes. */
+export function allCodes(store: Store): number {
+  const groups = store.partition?.counts.length ?? 1;
+  return groups >= 32 ? -1 : (1 << groups) - 1;
 }

@@ -1,13 +1,40 @@
 /**
- * The naive oracle for columns beyond the seed's four (docs/api.md "Columns beyond the four",
- * "Ordering on any column", "Filtering on any column"), at the level of the requests themselves:
- * an AG Grid body or a GET query string over plain records, answered with `filter`, a
- * comparator `sort` and `slice`. It shares nothing with the engine or the parsers but `fold` and
- * `collator` (the one matching and ordering rule) and the schema's types.
+ * The naive oracle of any table (docs/api.md "Any users table", "Ordering on any column",
+ * "Filtering on any column", "Global search", "Facets"), at the level of the requests
+ * themselves: an AG Grid body or a GET query string over plain records, answered with `filter`,
+ * a comparator `sort` and `slice`. It shares nothing with the engine or the parsers but `fold`
+ * and `collator` (the one matching and ordering rule) and the schema's types.
  */
 import { collator, fold } from "../../src/collation/collation.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import type { WideRecord } from "./wide-store.ts";
+
+/** A record: every column's value by id (a missing field is null). */
+export type TableRecord = Record<string, unknown>;
+
+/** A table's columns (every one, in schema order) and which is the key. */
+export interface Table {
+  specs: readonly ColumnSpec[];
+  key: string;
+}
+
+/** The spec of a column of the table. */
+function specOf(table: Table, id: string): ColumnSpec {
+  const spec = table.specs.find((s) => s.id === id);
+  if (spec === undefined) throw new Error(`oracle: no column ${id}`);
+  return spec;
+}
+
+/** Compares two keys: numbers numerically, strings by code point (docs/api.md "The key"). */
+export function compareKeys(a: unknown, b: unknown): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const x = String(a);
+  const y = String(b);
+  // code point order: compare as arrays of code points
+  const xs = Array.from(x, (c) => c.codePointAt(0) as number);
+  const ys = Array.from(y, (c) => c.codePointAt(0) as number);
+  for (let i = 0; i < Math.min(xs.length, ys.length); i++) if (xs[i] !== ys[i]) return xs[i] - ys[i];
+  return xs.length - ys.length;
+}
 
 const DAY = 86_400_000;
 
@@ -142,65 +169,72 @@ function compareValues(spec: ColumnSpec, a: unknown, b: unknown): number {
   }
 }
 
-/** The seed columns' specs, for sorting by them too. */
-const SEED: Record<string, ColumnSpec> = {
-  id: { id: "id", kind: "number" },
-  name: { id: "name", kind: "text" },
-  email: { id: "email", kind: "text" },
-  status: { id: "status", kind: "enum", values: ["active", "inactive"] },
-};
+/** An AG Grid sort key: `type: "absolute"` orders a number column by |value| then value. */
+export type OracleSortKey = { colId: string; sort: "asc" | "desc"; type?: "default" | "absolute" };
 
 /**
- * The records matching `filterModel` (columns ANDed; the four seed columns take a `set` on
- * status or a text model on name), sorted by `sortModel` (nulls first ascending, a descending
- * key the exact reverse, ties by id in the direction of the last key).
+ * The records matching `keep`, sorted by `sortModel` (nulls first ascending, a descending key
+ * the exact reverse, a text key by code point, ties by the key in the direction of the last key).
  */
-function answer(records: readonly WideRecord[], specs: readonly ColumnSpec[], keep: (r: WideRecord) => boolean, sortModel: { colId: string; sort: "asc" | "desc" }[]): WideRecord[] {
-  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
+function answer(records: readonly TableRecord[], table: Table, keep: (r: TableRecord) => boolean, sortModel: readonly OracleSortKey[]): TableRecord[] {
   const matching = records.filter(keep);
+  // keys after the key column cannot change the order: the key is unique
   return matching.sort((a, b) => {
     for (const key of sortModel) {
-      const spec = specOf(key.colId);
+      const spec = specOf(table, key.colId);
       const x = a[key.colId];
       const y = b[key.colId];
-      const d = isNull(x) ? (isNull(y) ? 0 : -1) : isNull(y) ? 1 : compareValues(spec, x, y);
+      let d: number;
+      if (isNull(x) || isNull(y)) d = isNull(x) ? (isNull(y) ? 0 : -1) : 1;
+      else if (key.type === "absolute" && spec.kind === "number") d = Math.abs(x as number) - Math.abs(y as number) || (x as number) - (y as number);
+      else if (key.colId === table.key) d = compareKeys(x, y);
+      else d = compareValues(spec, x, y);
       if (d !== 0) return key.sort === "asc" ? d : -d;
+      if (key.colId === table.key) break;
     }
     const last = sortModel[sortModel.length - 1];
-    return last !== undefined && last.sort === "desc" ? b.id - a.id : a.id - b.id;
+    const byKey = compareKeys(a[table.key], b[table.key]);
+    return last !== undefined && last.sort === "desc" ? -byKey : byKey;
   });
 }
 
-/** The oracle's answer to an AG Grid body: the window's ids and the total. */
-export function oraclePost(
-  records: readonly WideRecord[],
-  specs: readonly ColumnSpec[],
-  body: { startRow: number; endRow: number; sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string },
-): { ids: number[]; total: number } {
-  const sorted = oracleRows(records, specs, body);
-  return { ids: sorted.slice(body.startRow, body.endRow).map((r) => r.id), total: sorted.length };
+/** An AG Grid body as the oracle reads it. */
+export interface OracleBody {
+  sortModel: readonly OracleSortKey[];
+  filterModel: Record<string, Record<string, unknown>>;
+  quickFilter?: string;
+}
+
+/** The oracle's answer to an AG Grid body: the window's keys and the total. */
+export function oraclePost(records: readonly TableRecord[], table: Table, body: OracleBody & { startRow: number; endRow: number }): { keys: unknown[]; total: number } {
+  const sorted = oracleRows(records, table, body);
+  return { keys: sorted.slice(body.startRow, body.endRow).map((r) => r[table.key]), total: sorted.length };
+}
+
+/** True when a record passes an AG Grid filter model (columns ANDed) and quick filter. */
+function passes(table: Table, r: TableRecord, body: OracleBody, except: string | null = null): boolean {
+  return Object.entries(body.filterModel).every(([id, model]) => id === except || columnMatches(specOf(table, id), r[id], model)) && searchMatches(table, r, body.quickFilter ?? "");
 }
 
 /** Every record matching an AG Grid filter model and quick filter, in the sort model's order (what an export holds). */
-export function oracleRows(
-  records: readonly WideRecord[],
-  specs: readonly ColumnSpec[],
-  body: { sortModel: { colId: string; sort: "asc" | "desc" }[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string },
-): WideRecord[] {
-  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
-  const keep = (r: WideRecord) => Object.entries(body.filterModel).every(([id, model]) => columnMatches(specOf(id), r[id], model)) && searchMatches(specs, r, body.quickFilter ?? "");
-  return answer(records, specs, keep, body.sortModel);
+export function oracleRows(records: readonly TableRecord[], table: Table, body: OracleBody): TableRecord[] {
+  return answer(records, table, (r) => passes(table, r, body), body.sortModel);
 }
 
 /**
  * The global search on one record (docs/api.md "Global search"): the text split on white space;
- * every term, folded, is contained in the folded string of `id`, `name`, `email`, `status` or a
- * non-null `text` or `enum` value. No term: every record.
+ * every term, folded, is contained in the folded output string of the key or a non-null `text`
+ * or `enum` value. No term: every record.
  */
-export function searchMatches(specs: readonly ColumnSpec[], record: WideRecord, text: string): boolean {
+export function searchMatches(table: Table, record: TableRecord, text: string): boolean {
   const terms = text.split(/\s+/u).filter((t) => t !== "");
-  const cells = [String(record.id), record.name, record.email, record.status];
-  for (const spec of specs) if ((spec.kind === "text" || spec.kind === "enum") && !isNull(record[spec.id])) cells.push(record[spec.id] as string);
+  if (terms.length === 0) return true;
+  const cells: string[] = [];
+  for (const spec of table.specs) {
+    const value = record[spec.id];
+    if (isNull(value)) continue;
+    if (spec.id === table.key || spec.kind === "text" || spec.kind === "enum") cells.push(outputString(spec, value));
+  }
   const folded = cells.map(fold);
   return terms.every((term) => folded.some((cell) => cell.includes(fold(term))));
 }
@@ -219,18 +253,16 @@ export type OracleFacet =
  * datetime: the smallest and largest non-null value.
  */
 export function oracleFacets(
-  records: readonly WideRecord[],
-  specs: readonly ColumnSpec[],
+  records: readonly TableRecord[],
+  table: Table,
   body: { columns: string[]; filterModel: Record<string, Record<string, unknown>>; quickFilter?: string; limit?: number; search?: string },
 ): { facets: Record<string, OracleFacet>; total: number } {
-  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
-  const matching = (except: string | null) =>
-    records.filter((r) => Object.entries(body.filterModel).every(([id, model]) => id === except || columnMatches(specOf(id), r[id], model)) && searchMatches(specs, r, body.quickFilter ?? ""));
+  const matching = (except: string | null) => records.filter((r) => passes(table, r, { sortModel: [], filterModel: body.filterModel, quickFilter: body.quickFilter }, except));
   const facets: Record<string, OracleFacet> = {};
   const limit = body.limit ?? 20;
   const needle = body.search === undefined ? "" : fold(body.search);
   for (const column of body.columns) {
-    const spec = specOf(column);
+    const spec = specOf(table, column);
     const rows = matching(column);
     const nulls = rows.filter((r) => isNull(r[column])).length;
     const present = rows.filter((r) => !isNull(r[column]));
@@ -243,12 +275,18 @@ export function oracleFacets(
     // groups: the shown value of each group (text: collator-equal values are one group, shown as
     // the value of the group's lowest-id record among all records)
     const shownOf = new Map<unknown, unknown>();
+    if (spec.kind === "text" && column === table.key) {
+      // every key is its own value (count 1): in key order
+      const keys = rows.map((r) => r[column] as string).filter((v) => fold(v).includes(needle)).sort(compareKeys);
+      facets[column] = { kind: "text", values: keys.slice(0, limit).map((value) => ({ value, count: 1 })), distinct: keys.length, nulls: 0 };
+      continue;
+    }
     if (spec.kind === "text") {
       const distinctValues = [...new Set(records.filter((r) => !isNull(r[column])).map((r) => r[column] as string))].sort(collator.compare);
       const group = new Map<string, number>();
       distinctValues.forEach((v, i) => group.set(v, i > 0 && collator.compare(distinctValues[i - 1], v) === 0 ? (group.get(distinctValues[i - 1]) as number) : i));
       const first = new Map<number, string>();
-      for (const r of [...records].sort((a, b) => a.id - b.id)) {
+      for (const r of [...records].sort((a, b) => compareKeys(a[table.key], b[table.key]))) {
         if (isNull(r[column])) continue;
         const g = group.get(r[column] as string) as number;
         if (!first.has(g)) first.set(g, r[column] as string);
@@ -269,11 +307,13 @@ export function oracleFacets(
 }
 
 /**
- * A GET `filter[col]` value on one record (docs/api.md "Filtering on any column"): number, date,
- * datetime `v` or `lo,hi` inclusive (a date-only value or bound covering its whole UTC day);
- * enum and boolean comma lists of whole values, folded; text a substring.
+ * A GET `filter[col]` value on one record (docs/api.md "Filtering on any column", "The key"):
+ * number, date, datetime `v` or `lo,hi` inclusive (a date-only value or bound covering its whole
+ * UTC day); enum and boolean comma lists of whole values, folded; text a substring, but a text
+ * key a comma list of whole values, folded.
  */
-function getMatches(spec: ColumnSpec, value: unknown, filter: string): boolean {
+function getMatches(spec: ColumnSpec, value: unknown, filter: string, key: boolean): boolean {
+  if (spec.kind === "text" && key) return filter.split(",").some((v) => v.trim() !== "" && fold(v.trim()) === fold(value as string));
   if (spec.kind === "text") return !isNull(value) && fold(value as string).includes(fold(filter));
   if (spec.kind === "enum" || spec.kind === "boolean") {
     return !isNull(value) && filter.split(",").some((v) => v.trim() !== "" && fold(v.trim()) === fold(String(value)));
@@ -300,21 +340,20 @@ function getMatches(spec: ColumnSpec, value: unknown, filter: string): boolean {
   return lo <= x && x <= hi;
 }
 
-/** The oracle's answer to a GET: `filters` by column, one sort key, a page. */
+/** The oracle's answer to a GET: `filters` by column, the search `q`, one sort key, a page. */
 export function oracleGet(
-  records: readonly WideRecord[],
-  specs: readonly ColumnSpec[],
-  request: { filters: Record<string, string>; sortBy?: string; sortOrder: "asc" | "desc"; page: number; pageSize: number },
-): { ids: number[]; total: number } {
-  const specOf = (id: string) => SEED[id] ?? (specs.find((s) => s.id === id) as ColumnSpec);
-  const keep = (r: WideRecord) =>
+  records: readonly TableRecord[],
+  table: Table,
+  request: { filters: Record<string, string>; q?: string; sortBy?: string; sortOrder: "asc" | "desc"; page: number; pageSize: number },
+): { keys: unknown[]; total: number } {
+  const keep = (r: TableRecord) =>
     Object.entries(request.filters).every(([id, f]) => {
       const parts = f.split(",");
       // "," alone is no filter on the range kinds
-      if (parts.length === 2 && parts[0].trim() === "" && parts[1].trim() === "" && ["number", "date", "datetime"].includes(specOf(id).kind)) return true;
-      return getMatches(specOf(id), r[id], f);
-    });
-  const sorted = answer(records, specs, keep, request.sortBy === undefined ? [] : [{ colId: request.sortBy, sort: request.sortOrder }]);
+      if (parts.length === 2 && parts[0].trim() === "" && parts[1].trim() === "" && ["number", "date", "datetime"].includes(specOf(table, id).kind)) return true;
+      return getMatches(specOf(table, id), r[id], f, id === table.key);
+    }) && searchMatches(table, r, request.q ?? "");
+  const sorted = answer(records, table, keep, request.sortBy === undefined ? [] : [{ colId: request.sortBy, sort: request.sortOrder }]);
   const from = (request.page - 1) * request.pageSize;
-  return { ids: sorted.slice(from, from + request.pageSize).map((r) => r.id), total: sorted.length };
+  return { keys: sorted.slice(from, from + request.pageSize).map((r) => r[table.key]), total: sorted.length };
 }

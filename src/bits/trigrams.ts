@@ -3,14 +3,18 @@
  * substring filter into one posting list (a needle of 3 characters) or an intersection of a
  * few. A trigram is 3 consecutive code points of a folded value, so a 3-letter needle in any
  * script (Cyrillic and Greek letters are 2 bytes in UTF-8, CJK 3) is exactly one list. Dense
- * lists are bitmaps and sparse ones LEB128 gaps (types.ts `TrigramIndex`).
+ * lists are bitmaps and sparse ones LEB128 gaps (trigram-index.ts `TrigramIndex`).
  */
-import { rowsOfBitmap } from "../bits/bitmap.ts";
-import { STATUS_VALUES } from "../schema.ts";
-import type { TrigramIndex } from "../bits/trigram-index.ts";
+import { rowsOfBitmap } from "./bitmap.ts";
+import type { TrigramIndex } from "./trigram-index.ts";
 
-/** Status codes, S: each list is counted, and a sparse one grouped, per status code. */
-const STATUSES = STATUS_VALUES.length;
+/**
+ * The number of groups S of an index (the store's partition codes; 1 without a partition): each
+ * list is counted, and a sparse one stored, per group. 1 for an index without lists.
+ */
+export function groupsOf(index: TrigramIndex): number {
+  return index.keys.length === 0 ? 1 : index.groupCounts.length / index.keys.length;
+}
 
 /**
  * Code points up to this one are keyed exactly; higher ones (beyond the emoji planes: rare
@@ -135,32 +139,34 @@ function grown<T extends Float64Array | Uint32Array>(a: T, capacity: number): T 
  * Builds the trigram index of `rowCount` folded strings packed as valid UTF-8 in
  * `bytes`/`offsets` (value r is `bytes[offsets[r] .. offsets[r+1])`). Every distinct trigram
  * (3 consecutive code points) of a value lists that row once. Each list's rows are counted per
- * status code, and a sparse list keeps the rows of each status code as its own group (status 0's
- * rows, then status 1's, each gap-encoded from 0), so that a status filter combined with a
- * needle is one group: counted without a pass and decoded without testing a row.
+ * group (the rows' partition codes), and a sparse list keeps the rows of each group apart (code
+ * 0's rows, then code 1's…, each gap-encoded from 0), so that a filter on the partition column
+ * combined with a needle is one group: counted without a pass and decoded without testing a row.
  *
  * Two passes over the bytes, decoding code points on the fly. The first gives each distinct
  * trigram a list id (all-ASCII trigrams through a direct 2^21 table kept per process, the
- * others through a hash table) and counts its rows and the LEB128 bytes of its gaps per status
+ * others through a hash table) and counts its rows and the LEB128 bytes of its gaps per group
  * code; the second writes each row straight into its list: a bit of a dense list's bitmap, or
- * the gap at the cursor of its status group. Nothing per posting is held in between, so memory
- * is the output plus some 40 bytes per distinct trigram.
- * @param statusCodes each row's status code (length rowCount), or null for all rows status 0
+ * the gap at the cursor of its group. Nothing per posting is held in between, so memory is the
+ * output plus some 40 bytes per distinct trigram.
+ * @param groups each row's group (partition code; length rowCount) and the number of groups S,
+ *   or null for one group
  * @throws RangeError when the postings exceed 2^32 entries or the gaps 4 GiB.
  */
-export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number, statusCodes: Uint8Array | null = null): TrigramIndex {
+export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number, groups: { codes: Uint8Array; count: number } | null = null): TrigramIndex {
   asciiScratch ??= new Int32Array(ASCII_SPACE);
   const ascii = asciiScratch;
-  const codes = statusCodes ?? new Uint8Array(rowCount);
+  const codes = groups?.codes ?? new Uint8Array(rowCount);
+  const GROUPS = groups?.count ?? 1;
   const table = new KeyTable();
   let capacity = 1024;
   // Per list id: its key, 1 + the last row counted (0: none yet).
   let listKeys = new Float64Array(capacity);
   let lastRow = new Uint32Array(capacity);
-  // Per list id and status code (at id * STATUSES + code): rows, gap bytes, 1 + the last row.
-  let groupCounts = new Uint32Array(capacity * STATUSES);
-  let gapBytes = new Float64Array(capacity * STATUSES);
-  let groupLast = new Uint32Array(capacity * STATUSES);
+  // Per list id and group (at id * GROUPS + code): rows, gap bytes, 1 + the last row.
+  let groupRows = new Uint32Array(capacity * GROUPS);
+  let gapBytes = new Float64Array(capacity * GROUPS);
+  let groupLast = new Uint32Array(capacity * GROUPS);
   let lists = 0;
   try {
     let total = 0;
@@ -170,7 +176,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     for (let row = 0; row < rowCount; row++) {
       const end = offsets[row + 1];
       const mark = row + 1;
-      const status = codes[row];
+      const group = codes[row];
       let i = offsets[row];
       let c1 = -1;
       let c2 = -1;
@@ -211,19 +217,19 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
               capacity *= 2;
               listKeys = grown(listKeys, capacity);
               lastRow = grown(lastRow, capacity);
-              groupCounts = grown(groupCounts, capacity * STATUSES);
-              gapBytes = grown(gapBytes, capacity * STATUSES);
-              groupLast = grown(groupLast, capacity * STATUSES);
+              groupRows = grown(groupRows, capacity * GROUPS);
+              gapBytes = grown(gapBytes, capacity * GROUPS);
+              groupLast = grown(groupLast, capacity * GROUPS);
             }
             listKeys[lists++] = key;
           }
           if (lastRow[id] !== mark) {
             lastRow[id] = mark;
-            const g = id * STATUSES + status;
+            const g = id * GROUPS + group;
             const prev = groupLast[g];
             gapBytes[g] += leb128Size(prev === 0 ? row : row - prev + 1);
             groupLast[g] = mark;
-            groupCounts[g]++;
+            groupRows[g]++;
             total++;
           }
         }
@@ -244,37 +250,37 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     for (let id = 0; id < lists; id++) {
       lastRow[id] = 0;
       let count = 0;
-      for (let c = 0; c < STATUSES; c++) count += groupCounts[id * STATUSES + c];
+      for (let c = 0; c < GROUPS; c++) count += groupRows[id * GROUPS + c];
       if (isDense(count, rowCount)) {
         dense[id] = 1;
         denseLists++;
-      } else for (let c = 0; c < STATUSES; c++) gapTotal += gapBytes[id * STATUSES + c];
+      } else for (let c = 0; c < GROUPS; c++) gapTotal += gapBytes[id * GROUPS + c];
     }
     if (gapTotal > 0xffffffff) throw new RangeError("trigram gaps exceed 4 GiB");
     const keys = new Float64Array(lists);
     const listCounts = new Uint32Array(lists);
-    const statusCounts = new Uint32Array(lists * STATUSES);
-    const refs = new Uint32Array(lists * STATUSES);
+    const groupCounts = new Uint32Array(lists * GROUPS);
+    const refs = new Uint32Array(lists * GROUPS);
     const bitmaps = new Uint32Array(denseLists * words);
     const gaps = new Uint8Array(gapTotal);
-    // Per list id: its bitmap's first word; per list id and status code: the group's next gap byte.
+    // Per list id: its bitmap's first word; per list id and group: the group's next gap byte.
     const base = new Float64Array(lists);
-    const cursor = new Float64Array(lists * STATUSES);
+    const cursor = new Float64Array(lists * GROUPS);
     let slots = 0;
     let at = 0;
     for (let k = 0; k < lists; k++) {
       const id = order[k];
       keys[k] = listKeys[id];
       if (dense[id] === 1) base[id] = slots++ * words;
-      for (let c = 0; c < STATUSES; c++) {
-        const g = id * STATUSES + c;
-        listCounts[k] += groupCounts[g];
-        statusCounts[k * STATUSES + c] = groupCounts[g];
+      for (let c = 0; c < GROUPS; c++) {
+        const g = id * GROUPS + c;
+        listCounts[k] += groupRows[g];
+        groupCounts[k * GROUPS + c] = groupRows[g];
         groupLast[g] = 0;
-        if (dense[id] === 1) refs[k * STATUSES + c] = base[id];
+        if (dense[id] === 1) refs[k * GROUPS + c] = base[id];
         else {
           cursor[g] = at;
-          refs[k * STATUSES + c] = at;
+          refs[k * GROUPS + c] = at;
           at += gapBytes[g];
         }
       }
@@ -284,7 +290,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     for (let row = 0; row < rowCount; row++) {
       const end = offsets[row + 1];
       const mark = row + 1;
-      const status = codes[row];
+      const group = codes[row];
       let i = offsets[row];
       let c1 = -1;
       let c2 = -1;
@@ -315,7 +321,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
             if (dense[id] === 1) {
               bitmaps[base[id] + (row >>> 5)] |= 1 << (row & 31);
             } else {
-              const g = id * STATUSES + status;
+              const g = id * GROUPS + group;
               const prev = groupLast[g];
               groupLast[g] = mark;
               let gap = prev === 0 ? row : row - prev + 1;
@@ -334,7 +340,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
         c2 = c3;
       }
     }
-    return { keys, counts: listCounts, statusCounts, refs, bitmaps, gaps };
+    return { keys, counts: listCounts, groupCounts, refs, bitmaps, gaps };
   } finally {
     // Leave the ASCII table zeroed for the next build.
     for (let id = 0; id < lists; id++) {
@@ -364,20 +370,21 @@ export function findList(index: TrigramIndex, key: number): number {
 
 /**
  * The bitmap of dense list `k` (see {@link isDense}): a view into the index, ceil(rowCount/32)
- * words, every status code's rows. Read-only: copy it before changing it.
+ * words, every group's rows. Read-only: copy it before changing it.
  */
 export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): Uint32Array {
   const words = (rowCount + 31) >>> 5;
-  const at = index.refs[k * STATUSES];
+  const at = index.refs[k * groupsOf(index)];
   return index.bitmaps.subarray(at, at + words);
 }
 
-/** The first `limit` rows of status group `c` of sparse list `k`, decoded from its gaps. */
+/** The first `limit` rows of group `c` of sparse list `k`, decoded from its gaps. */
 function decodeGroup(index: TrigramIndex, k: number, c: number, limit: number): Uint32Array {
-  const count = Math.min(index.statusCounts[k * STATUSES + c], limit);
+  const GROUPS = groupsOf(index);
+  const count = Math.min(index.groupCounts[k * GROUPS + c], limit);
   const rows = new Uint32Array(count);
   const gaps = index.gaps;
-  let at = index.refs[k * STATUSES + c];
+  let at = index.refs[k * GROUPS + c];
   let row = 0;
   for (let i = 0; i < count; i++) {
     // inline LEB128 decode
@@ -397,15 +404,16 @@ function decodeGroup(index: TrigramIndex, k: number, c: number, limit: number): 
 }
 
 /**
- * Sets in `bits` (ceil(rowCount / 32) words) the rows of sparse list `k` whose status code is
- * in `mask`, decoding its groups straight into the bitmap: O(rows), nothing allocated.
+ * Sets in `bits` (ceil(rowCount / 32) words) the rows of sparse list `k` whose group (partition
+ * code) is in `mask`, decoding its groups straight into the bitmap: O(rows), nothing allocated.
  */
 export function setListBits(index: TrigramIndex, k: number, mask: number, bits: Uint32Array): void {
   const gaps = index.gaps;
-  for (let c = 0; c < STATUSES; c++) {
+  const GROUPS = groupsOf(index);
+  for (let c = 0; c < GROUPS; c++) {
     if (((mask >>> c) & 1) === 0) continue;
-    const count = index.statusCounts[k * STATUSES + c];
-    let at = index.refs[k * STATUSES + c];
+    const count = index.groupCounts[k * GROUPS + c];
+    let at = index.refs[k * GROUPS + c];
     let row = 0;
     for (let i = 0; i < count; i++) {
       // inline LEB128 decode, as in decodeGroup
@@ -433,22 +441,25 @@ function mergeRows(a: Uint32Array, b: Uint32Array, limit: number): Uint32Array {
 }
 
 /**
- * The rows of list `k` whose status code is in `mask`, ascending, at most the first `limit`.
- * A sparse list decodes just the status groups asked for (and of each at most `limit` rows),
+ * The rows of list `k` whose group (partition code) is in `mask`, ascending, at most the first
+ * `limit`. A sparse list decodes just the groups asked for (and of each at most `limit` rows),
  * merging them: O(rows returned · S). A dense list reads its bitmap, O(rowCount / 32 + rows);
- * it has no status groups, so `mask` must then be every status code.
- * @throws RangeError for a status mask on a dense list.
+ * it has no groups, so `mask` must then hold every group (-1, the default, does).
+ * @throws RangeError for a mask of some groups on a dense list.
  */
-export function listRows(index: TrigramIndex, k: number, rowCount: number, limit = Number.POSITIVE_INFINITY, mask = (1 << STATUSES) - 1): Uint32Array {
+export function listRows(index: TrigramIndex, k: number, rowCount: number, limit = Number.POSITIVE_INFINITY, mask = -1): Uint32Array {
+  const GROUPS = groupsOf(index);
+  const all = GROUPS >= 32 ? -1 : (1 << GROUPS) - 1;
+  if ((mask & all) === all) mask = all;
   const total = index.counts[k];
   if (isDense(total, rowCount)) {
-    if (mask !== (1 << STATUSES) - 1) throw new RangeError("a dense posting list has no status groups");
+    if (mask !== all) throw new RangeError("a dense posting list has no groups");
     const rows = rowsOfBitmap(denseBitmap(index, k, rowCount), total);
     return limit < rows.length ? rows.slice(0, limit) : rows;
   }
   let rows: Uint32Array | null = null;
-  for (let c = 0; c < STATUSES; c++) {
-    if (((mask >>> c) & 1) === 0 || index.statusCounts[k * STATUSES + c] === 0) continue;
+  for (let c = 0; c < GROUPS; c++) {
+    if (((mask >>> c) & 1) === 0 || index.groupCounts[k * GROUPS + c] === 0) continue;
     const group = decodeGroup(index, k, c, limit);
     rows = rows === null ? group : mergeRows(rows, group, limit);
   }
@@ -456,19 +467,20 @@ export function listRows(index: TrigramIndex, k: number, rowCount: number, limit
 }
 
 /**
- * Every row's `String(id)` as ASCII bytes, back to back: value r is
- * `bytes[offsets[r] .. offsets[r+1])` (the decimal form a text filter on `id` compares, docs/api.md
- * "Matching"; never folded further: it is digits, sign, point and a lower-case exponent).
- * @param ids the store's ids (length rowCount)
- * @returns offsets of length rowCount + 1, in bytes
+ * Every value's decimal form as JSON writes it (`String(x)` for a finite number), ASCII, back to
+ * back: value r is `bytes[offsets[r] .. offsets[r+1])` — what a text filter or a search term on a
+ * number key compares (docs/api.md "Filtering on any column"; never folded further: digits, sign,
+ * point and a lower-case exponent).
+ * @param values finite numbers; length n
+ * @returns offsets of length n + 1, in bytes
  */
-export function idStrings(ids: Float64Array): { bytes: Uint8Array; offsets: Uint32Array } {
-  const n = ids.length;
+export function decimalStrings(values: Float64Array): { bytes: Uint8Array; offsets: Uint32Array } {
+  const n = values.length;
   const offsets = new Uint32Array(n + 1);
   let bytes = new Uint8Array(Math.max(64, n * 8));
   let at = 0;
   for (let row = 0; row < n; row++) {
-    const text = String(ids[row]);
+    const text = String(values[row]);
     if (at + text.length > bytes.length) {
       const grownBytes = new Uint8Array(Math.max(bytes.length * 2, at + text.length));
       grownBytes.set(bytes.subarray(0, at));
@@ -478,15 +490,4 @@ export function idStrings(ids: Float64Array): { bytes: Uint8Array; offsets: Uint
     offsets[row + 1] = at;
   }
   return { bytes: bytes.subarray(0, at), offsets };
-}
-
-/**
- * The trigram index over every row's `String(id)` (store/types.ts `Store.idTrigrams`), lists
- * grouped by status code like the string columns'.
- * @param ids the store's ids (length rowCount)
- * @param statusCodes each row's status code (length rowCount)
- */
-export function buildIdTrigrams(ids: Float64Array, statusCodes: Uint8Array): TrigramIndex {
-  const { bytes, offsets } = idStrings(ids);
-  return buildTrigramIndex(bytes, offsets, ids.length, statusCodes);
 }

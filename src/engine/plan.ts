@@ -1,0 +1,121 @@
+/**
+ * The plan as a value (docs/api.md "Explain"): a tree of steps the planner (planner.ts) builds
+ * from a normalized query, priced once, that the executor (execute.ts) runs and explain prints.
+ * Each step names what it does (`op`), the column and the stored index it reads, and the rows and
+ * cost the planner expects; a run with analyze adds the rows it gave and the milliseconds it took.
+ *
+ * Filter steps give a row set (row-set.ts); the root step orders the set and cuts the window.
+ */
+import type { ColumnTest, SortKey } from "../query/types.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
+import type { TrigramIndex } from "../store/types.ts";
+import type { PositiveTextOp } from "../bits/folded-match.ts";
+import type { FilterResult } from "./row-set.ts";
+
+/** What every step holds: its estimates, and, once run with analyze, what it did. */
+interface StepBase {
+  /** Rows the planner expects the step to give. */
+  estimatedRows: number;
+  /** Work the planner expects the step to take, in cost units (planner.ts `COST`: about 1 ns each). */
+  estimatedCost: number;
+  /** Rows the step gave (analyze only). */
+  rows?: number;
+  /** Milliseconds the step took, its children included (analyze only). */
+  ms?: number;
+}
+
+/**
+ * Where a text test's candidates are verified: a column's folded bytes, or a number key's decimal
+ * forms (formatted per candidate).
+ */
+export type TextSource = { column: StoredColumn; trigrams: TrigramIndex; folded: Uint8Array; foldedOffsets: Uint32Array } | { column: StoredColumn; trigrams: TrigramIndex; decimals: Float64Array };
+
+/** A filter step: what it evaluates to is a row set. */
+export type FilterStep = StepBase &
+  (
+    | { op: "all" }
+    | { op: "none"; detail: string }
+    /** A filter result the engine's cache holds: no work. */
+    | { op: "cached"; result: FilterResult }
+    /** The rows of some partition codes: a test on the partition column, decided per value. */
+    | { op: "partition"; column: string; mask: number; detail: string }
+    /** One posting list is the answer (a 3-code-point `contains`), referenced, not decoded. */
+    | { op: "postingList"; column: string; index: "trigrams"; list: TrigramIndex; k: number; detail: string }
+    /** The needle's posting lists intersected (smallest first, while that is cheaper than verifying), the candidates verified. */
+    | { op: "trigrams"; column: string; index: "trigrams"; source: TextSource; lists: number[]; textOp: PositiveTextOp; needle: string; detail: string }
+    /** A test decided once per distinct value, the passing values' rows taken from the column's order. */
+    | { op: "values"; column: string; index: "rowsByValue" | "key order"; stored: StoredColumn; test: ColumnTest; detail: string }
+    /** A test checked on every row's value. */
+    | { op: "scan"; column: string; index: "folded"; stored: StoredColumn; test: ColumnTest; detail: string }
+    /** The column's prebuilt bitmap of blank rows. */
+    | { op: "blank"; column: string; index: "blank"; stored: StoredColumn }
+    /** Every row its child does not give. */
+    | { op: "not"; children: [FilterStep] }
+    | { op: "and"; children: FilterStep[] }
+    | { op: "or"; children: FilterStep[] }
+    /** The global search: each term's rows (fewest expected first), intersected. */
+    | { op: "search"; children: TermStep[] }
+  );
+
+/**
+ * One search term: the union of its alternatives (each searchable column's contains), evaluated
+ * over every row (`evaluate`), or checked on the rows the terms before it left (`check`).
+ */
+export type TermStep = StepBase & { op: "term"; term: string; strategy: "evaluate" | "check"; children: FilterStep[] };
+
+/** How the root orders a row set and cuts the window. */
+export type WindowOp =
+  /** No filter, or one on the partition column: a slice of a stored order (O(limit)). */
+  | "slice"
+  /** A match set in key order: its first rows, a slice of its rows, or picked from its bitmap. */
+  | "keyOrder"
+  /** The sort key's stored order walked, testing each row's membership (resumed at the next block). */
+  | "walk"
+  /** Every match sorted by the sort keys, then sliced (kept in the order cache). */
+  | "sort"
+  /** The order cache holds the matches sorted: a slice. */
+  | "cachedOrder";
+
+/** The root: the filter's rows ordered and cut to the window [offset, offset + limit). */
+export type WindowStep = StepBase & {
+  op: WindowOp;
+  /** The first sort key's column. */
+  column: string;
+  /** The stored order read (`rowsByValue`, `rowsByValueByPartition`, `rowsByAbsValue`, `key order`, `partition`). */
+  index: string;
+  offset: number;
+  limit: number;
+  /** The normalized sort keys. */
+  keys: SortKey[];
+  children: [FilterStep];
+};
+
+/** A step as explain prints it (docs/api.md "Explain"). */
+export interface PrintedStep {
+  op: string;
+  column?: string;
+  index?: string;
+  detail?: string;
+  estimatedRows: number;
+  estimatedCost: number;
+  rows?: number;
+  ms?: number;
+  children?: PrintedStep[];
+}
+
+/** A step's printable fields and its children, printed the same way (what explain answers). */
+export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep {
+  const out: PrintedStep = { op: step.op, estimatedRows: Math.round(step.estimatedRows), estimatedCost: Math.round(step.estimatedCost) };
+  const s = step as Partial<{ column: string; index: string; detail: string; term: string; strategy: string; offset: number; limit: number; keys: SortKey[] }>;
+  if (s.column !== undefined) out.column = s.column;
+  if (s.index !== undefined) out.index = s.index;
+  if (step.op === "term") out.detail = `${JSON.stringify(s.term)}: ${s.strategy}`;
+  else if (s.offset !== undefined && s.keys !== undefined) {
+    out.detail = `rows ${s.offset}..${s.offset + (s.limit as number)} by ${s.keys.map((k) => `${k.column} ${k.direction}${k.absolute ? " absolute" : ""}`).join(", ")}`;
+  } else if (s.detail !== undefined) out.detail = s.detail;
+  if (step.rows !== undefined) out.rows = step.rows;
+  if (step.ms !== undefined) out.ms = Math.round(step.ms * 1000) / 1000;
+  const children = (step as { children?: (FilterStep | TermStep)[] }).children;
+  if (children !== undefined && children.length > 0) out.children = children.map(printStep);
+  return out;
+}
