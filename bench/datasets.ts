@@ -27,7 +27,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { fold } from "../src/collation/collation.ts";
 import { csvField, generateUsers, writeUsers } from "../src/generate/users.ts";
-import { STATUS_VALUES } from "../src/schema.ts";
+import { STATUS_VALUES } from "../src/generate/record.ts";
 import { type BuildReport, buildSnapshotFromFile } from "../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 

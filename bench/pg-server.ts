@@ -20,7 +20,7 @@
  */
 import postgres from "postgres";
 import { fold } from "../src/collation/collation.ts";
-import { STATUS_VALUES } from "../src/schema.ts";
+import { STATUS_VALUES } from "../src/generate/record.ts";
 import type { PeerPlan, PeerSortColumn } from "./engines/engine.ts";
 import { POSTGRES_DIALECT, postgresContains } from "./engines/postgres.ts";
 import { toSql } from "./engines/sql.ts";

@@ -22,7 +22,7 @@
  *   engine of ours); the first block and the following ones are reported apart.
  */
 import type { Predicate, Query, SortKey } from "../src/query/types.ts";
-import type { ColumnId } from "../src/schema.ts";
+import type { ColumnId } from "../src/generate/record.ts";
 import { type DatasetStats, type Needles, shuffle } from "./datasets.ts";
 
 /** The query classes. */

@@ -3,7 +3,7 @@
  * → slice), over the generated records with precomputed folded strings and collation ranks.
  */
 import type { Query } from "../../src/query/types.ts";
-import { STATUS_VALUES } from "../../src/schema.ts";
+import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, type PeerPlan, peerPlan } from "./engine.ts";
 

@@ -7,7 +7,7 @@
  */
 import { type AnyOrama, create, insertMultiple, search } from "@orama/orama";
 import type { Query } from "../../src/query/types.ts";
-import { STATUS_VALUES } from "../../src/schema.ts";
+import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import type { Answer, BenchEngine, OpenReport } from "./engine.ts";
 

@@ -28,7 +28,7 @@ import { join } from "node:path";
 import type { Writable } from "node:stream";
 import postgres from "postgres";
 import type { Query } from "../../src/query/types.ts";
-import { STATUS_VALUES } from "../../src/schema.ts";
+import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type TestPostgres, startPostgres } from "../../test/support/postgres.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, type PeerSortColumn, peerPlan } from "./engine.ts";

@@ -4,7 +4,7 @@
  * email_rank])`. SQLite and DuckDB order by the precomputed rank columns; PostgreSQL orders the
  * real strings under an ICU collation (a {@link SqlDialect}).
  */
-import { STATUS_VALUES } from "../../src/schema.ts";
+import { STATUS_VALUES } from "../../src/generate/record.ts";
 import type { PeerPlan, PeerSortColumn } from "./engine.ts";
 
 /** The columns, in table order. */

@@ -7,7 +7,7 @@
  */
 import { Database, type Statement } from "bun:sqlite";
 import type { Query } from "../../src/query/types.ts";
-import { STATUS_VALUES } from "../../src/schema.ts";
+import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, peerPlan } from "./engine.ts";
 import { toSql } from "./sql.ts";

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
-import { type ColumnId, STATUS_VALUES, type Status, type UserRecord } from "../../src/schema.ts";
+import { type ColumnId, STATUS_VALUES, type Status, type UserRecord } from "../../src/generate/record.ts";
 import { fold } from "../../src/collation/collation.ts";
 import { naiveQuery } from "../support/oracle.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";

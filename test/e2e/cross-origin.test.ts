@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseCorsOrigins } from "../../src/http/cors.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { naiveQuery } from "../support/oracle.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 import { type LaunchedBrowser, launchChromium } from "./support/browser.ts";

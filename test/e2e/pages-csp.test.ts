@@ -17,7 +17,7 @@ import { demoPlugin } from "../../src/demo/plugin.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";
 
 const TEST_MS = 120_000;

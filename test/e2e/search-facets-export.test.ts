@@ -13,8 +13,8 @@ import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
 import { WIDE_COLUMN_SPECS } from "../../src/generate/wide.ts";
 import { csvRows } from "../support/csv.ts";
-import { oracleFacets, oracleRows } from "../support/wide-oracle.ts";
-import type { WideRecord } from "../support/wide-store.ts";
+import { oracleFacets, oracleRows } from "../support/table-oracle.ts";
+import type { WideRecord } from "../support/table-store.ts";
 import { saveScreenshot } from "./support/browser.ts";
 import { type WideDemoService, type WideDemoSession, openWideDemo } from "./support/fixture.ts";
 

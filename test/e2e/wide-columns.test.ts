@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
 import { WIDE_COLUMN_SPECS } from "../../src/generate/wide.ts";
-import { oracleGet, oraclePost } from "../support/wide-oracle.ts";
-import type { WideRecord } from "../support/wide-store.ts";
+import { oracleGet, oraclePost } from "../support/table-oracle.ts";
+import type { WideRecord } from "../support/table-store.ts";
 import { saveScreenshot } from "./support/browser.ts";
 import { type WideDemoService, type WideDemoSession, openWideDemo } from "./support/fixture.ts";
 

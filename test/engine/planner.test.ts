@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { COST, DEFER_ABOVE, filterCost, gatherCost, queryCost, walkCost, windowPlan } from "../../src/engine/planner.ts";
 import type { Store } from "../../src/store/types.ts";
 import type { Predicate, SortKey } from "../../src/query/types.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 
 const byName: SortKey[] = [{ column: "name", direction: "asc", absolute: false }];
 const byNameThenEmail: SortKey[] = [...byName, { column: "email", direction: "desc", absolute: false }];

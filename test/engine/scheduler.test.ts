@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { createEngine, executeQuery } from "../../src/engine/execute.ts";
 import { DeferredQueue, SLICE_MS, isExpensive } from "../../src/engine/scheduler.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 
 /** Keeps the thread busy for `ms` milliseconds. */
 function busy(ms: number): void {

@@ -1,5 +1,5 @@
 /**
- * The global search, facets and export against the naive wide oracle (test/support/wide-oracle.ts)
+ * The global search, facets and export against the naive wide oracle (test/support/table-oracle.ts)
  * on random wide datasets — every column kind, nulls, ties, ids of 1 to 4 digits (so that id
  * terms of 3+ digits go through the ids' trigram lists) — and random requests: search texts of
  * several terms (short and long, digits, accents, enum values), AG Grid filter models, facet
@@ -16,8 +16,8 @@ import { parsePostBody } from "../../src/query/post.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { rowsCsv, rowsNdjson } from "../../src/store/rows-export.ts";
 import { parseCsv } from "../support/csv.ts";
-import { oracleFacets, oraclePost, oracleRows } from "../support/wide-oracle.ts";
-import { KIND_SCHEMA, KIND_SPECS, type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import { oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
+import { KIND_SCHEMA, KIND_SPECS, type WideRecord, buildWideStore } from "../support/table-store.ts";
 
 const SPECS = KIND_SPECS;
 const SCHEMA = KIND_SCHEMA;

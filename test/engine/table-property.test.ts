@@ -43,8 +43,8 @@ function specArb(id: string): fc.Arbitrary<ColumnSpec> {
     { weight: 1, arbitrary: fc.constantFrom<Kind>("number", "text", "enum", "date", "datetime", "boolean", "json") },
   );
   return kindArb.chain((kind) => {
-    if (kind !== "enum") return fc.constant({ id, kind });
-    return fc.shuffledSubarray(ENUM_WORDS, { minLength: 1, maxLength: 6 }).map((values) => ({ id, kind, values }));
+    if (kind !== "enum") return fc.constant<ColumnSpec>({ id, kind });
+    return fc.shuffledSubarray(ENUM_WORDS, { minLength: 1, maxLength: 6 }).map((values): ColumnSpec => ({ id, kind, values }));
   });
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { csvField, generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
 import { ROLE_VALUES, WIDE_COLUMNS, type WideUserRecord } from "../../src/generate/wide.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "users-generate-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

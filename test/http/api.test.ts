@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 
 const RECORDS: UserRecord[] = [

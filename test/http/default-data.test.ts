@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { DEFAULT_DATA } from "../../src/cli.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
-import { COLUMN_IDS, type UserRecord } from "../../src/schema.ts";
+import { COLUMN_IDS, type UserRecord } from "../../src/generate/record.ts";
 import { naiveQuery } from "../support/oracle.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 

@@ -11,7 +11,7 @@ import { entityTag, ifNoneMatchHits } from "../../src/http/conditional.ts";
 import { parseCorsOrigins } from "../../src/http/cors.ts";
 import { genericHandler } from "../../src/http/envelope.ts";
 import { operationsHandlers } from "../../src/http/app.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { chunk, openRaw, parseAnswer } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 

@@ -13,7 +13,7 @@ import { join, resolve } from "node:path";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import openapiTS, { astToString } from "openapi-typescript";
 import ts from "typescript";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 
 const REPO = resolve(import.meta.dir, "../..");

@@ -9,9 +9,9 @@ import { join } from "node:path";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
-import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import { type WideRecord, buildWideStore } from "../support/table-store.ts";
 
 const SPECS: ColumnSpec[] = [
   { id: "created_at", kind: "datetime" },

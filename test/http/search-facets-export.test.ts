@@ -12,12 +12,12 @@ import pino from "pino";
 import { DEFAULT_DATA } from "../../src/cli.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
-import { oracleFacets, oraclePost, oracleRows } from "../support/wide-oracle.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
+import { oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
 import { csvRows } from "../support/csv.ts";
 import { openRaw } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
-import { type WideRecord, buildWideStore } from "../support/wide-store.ts";
+import { type WideRecord, buildWideStore } from "../support/table-store.ts";
 
 let srv: TestServer;
 let records: WideRecord[];

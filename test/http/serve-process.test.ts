@@ -9,7 +9,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { startServer } from "../../src/server.ts";
 import { LAST_CHUNK, chunk, openRaw, parseAnswer } from "../support/raw-http.ts";
 import { ROOT, snapshotDir, spawnServe } from "../support/serve-process.ts";

@@ -24,10 +24,10 @@ import {
   staleAssetsReason,
   staticAssets,
 } from "../../src/http/static-assets.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 const RECORDS: UserRecord[] = [

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
 import { detectFormat, findFirstDuplicate, IngestError, openInput, readUserStream, readUsers, READ_CHUNK_BYTES, type RawColumns, STDIN_NAME } from "../../src/ingest/read.ts";
-import { STATUS_VALUES, type UserRecord } from "../../src/schema.ts";
+import { STATUS_VALUES, type UserRecord } from "../../src/generate/record.ts";
 import { stringAt, unpackStrings } from "../../src/bits/byte-column.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "users-ingest-"));

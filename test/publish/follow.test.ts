@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishSnapshot, rollbackSnapshot } from "../../src/publish/publish.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 import { type TestS3, startS3 } from "../support/s3.ts";
 import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
 

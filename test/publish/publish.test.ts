@@ -12,7 +12,7 @@ import { KEPT_VERSIONS, MANIFEST_KEY, fileSha256, publishSnapshot, readManifest,
 import { openStorage } from "../../src/publish/storage.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { type TestS3, startS3 } from "../support/s3.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 
 let dir: string;
 let s3: TestS3;

@@ -3,16 +3,16 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { IngestError } from "../../src/ingest/read.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { buildSnapshotFromFile } from "../../src/snapshot/build-file.ts";
 import { MAGIC, PREFIX_BYTES, headerPackr } from "../../src/snapshot/format.ts";
 import { MAX_WINDOW_BYTES, SnapshotError, loadSnapshot, planWindows } from "../../src/snapshot/load.ts";
 import { buildRecords } from "../../src/store/records.ts";
 import { packJsonLiterals, packStrings } from "../../src/bits/byte-column.ts";
 import { removePendingTemporaryFiles, removeStaleTemporaryFiles, writeSnapshot, writeSnapshotAsync } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
-import { listRows, trigramKey } from "../../src/store/trigrams.ts";
+import { listRows, trigramKey } from "../../src/bits/trigrams.ts";
 
 const GOLDEN = join(import.meta.dir, "../fixtures/golden-v5.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";

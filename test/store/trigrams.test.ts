@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { packStrings } from "../../src/bits/byte-column.ts";
-import { MAX_KEY_CODE_POINT, buildTrigramIndex, findList, isDense, listRows, needleTrigrams, trigramKey } from "../../src/store/trigrams.ts";
+import { MAX_KEY_CODE_POINT, buildTrigramIndex, findList, isDense, listRows, needleTrigrams, trigramKey } from "../../src/bits/trigrams.ts";
 import type { TrigramIndex } from "../../src/store/types.ts";
 
 /** A key's rows, decoded (empty when the key is absent). */

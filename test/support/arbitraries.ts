@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import type { NumberOp, Predicate, Query, SortKey, TextOp } from "../../src/query/types.ts";
-import { COLUMN_IDS, STATUS_VALUES, type ColumnId, type Status, type UserRecord } from "../../src/schema.ts";
+import { COLUMN_IDS, STATUS_VALUES, type ColumnId, type Status, type UserRecord } from "../../src/generate/record.ts";
 import { naiveMatches } from "./oracle.ts";
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Predicate, Query, SeedColumnId, SortKey } from "../../src/query/types.ts";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { queryArb, recordsArb } from "./arbitraries.ts";
 import { naiveCompare, naiveQuery } from "./oracle.ts";
 

@@ -9,7 +9,7 @@
  */
 import { collator, fold } from "../../src/collation/collation.ts";
 import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
-import { STATUS_VALUES, type ColumnId, type UserRecord } from "../../src/schema.ts";
+import { STATUS_VALUES, type ColumnId, type UserRecord } from "../../src/generate/record.ts";
 
 /**
  * Answers `query` over `records` the slow, obvious way.
@@ -63,7 +63,7 @@ export function naiveMatches(record: UserRecord, predicate: Predicate): boolean 
     case "or":
       return predicate.children.some((child) => naiveMatches(record, child));
     default:
-      throw new Error(`the seed oracle does not evaluate ${predicate.kind} predicates (test/support/wide-oracle.ts does)`);
+      throw new Error(`the seed oracle does not evaluate ${predicate.kind} predicates (test/support/table-oracle.ts does)`);
   }
 }
 

@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import type { UserRecord } from "../../src/schema.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { buildStoreFromRecords } from "../../src/store/build.ts";
+import { buildStoreFromRecords } from "./table-store.ts";
 
 /** The project root (the cli's working directory). */
 export const ROOT = resolve(import.meta.dir, "..", "..");

@@ -20,8 +20,8 @@ export type WideRecord = { id: number; name: string; email: string; status: stri
  * keyed by `table.key`.
  * @throws Error when a value does not fit its column's kind; RangeError as buildStore
  */
-export function buildTableStore(records: readonly TableRecord[], table: Table): Store {
-  return buildStore(tableOfObjects(records, { key: table.key, columns: table.specs }));
+export function buildTableStore(records: readonly object[], table: Table): Store {
+  return buildStore(tableOfObjects(records as readonly TableRecord[], { key: table.key, columns: table.specs }));
 }
 
 /** The key of each row, as its record holds it (what a test compares with the oracle's keys). */
@@ -60,4 +60,9 @@ export const KIND_SCHEMA: Schema = { columns: [...SEED_SPECS, ...KIND_SPECS], ke
 /** Builds the store of wide records: the seed's four and the `specs` after them, keyed by `id`. */
 export function buildWideStore(records: readonly TableRecord[], specs: readonly ColumnSpec[]): Store {
   return buildTableStore(records, { specs: [...SEED_SPECS, ...specs], key: "id" });
+}
+
+/** Builds the store of generated-user-shaped records (the default data's four columns, keyed by `id`). */
+export function buildStoreFromRecords(records: readonly object[]): Store {
+  return buildTableStore(records as readonly TableRecord[], { specs: SEED_SPECS, key: "id" });
 }

@@ -9,12 +9,12 @@ import { join } from "node:path";
 import pino from "pino";
 import { demoPlugin } from "../../../src/demo/plugin.ts";
 import { generateUsers } from "../../../src/generate/users.ts";
-import type { UserRecord } from "../../../src/schema.ts";
+import type { UserRecord } from "../../../src/generate/record.ts";
 import { type RunningServer, startServer } from "../../../src/server.ts";
 import { buildSnapshotFromGenerator } from "../../../src/snapshot/build-file.ts";
 import { WIDE_COLUMN_SPECS, wideRecords } from "../../../src/generate/wide.ts";
 import { writeSnapshot } from "../../../src/snapshot/write.ts";
-import { type WideRecord, buildWideStore } from "../../support/wide-store.ts";
+import { type WideRecord, buildWideStore } from "../../support/table-store.ts";
 import type { Page } from "playwright-core";
 import { type LaunchedBrowser, launchChromium } from "./browser.ts";
 
