@@ -271,8 +271,12 @@ export function planColumnTest(store: Store, column: StoredColumn, test: ColumnT
       mask |= 1 << r;
       values.push(r === 0 ? "null" : String((kind.format as NonNullable<typeof kind.format>)(column.spec, (column.distinct as Float64Array)[r - 1])));
     }
-    if (mask === 0) return none(`no value of ${id} passes ${describe(test)}`);
-    if (mask === allCodes(store)) return all(store);
+    // codes without rows (no null, say) do not matter either way
+    const counts = partitionCounts(store);
+    let occupied = 0;
+    for (let c = 0; c < counts.length; c++) if (counts[c] > 0) occupied |= 1 << c;
+    if ((mask & occupied) === 0) return none(`no value of ${id} passes ${describe(test)}`);
+    if ((mask & occupied) === occupied) return all(store);
     return { op: "partition", column: id, mask, detail: values.join(","), estimatedRows: rowsInMask(store, mask), estimatedCost: COST.CONSTANT };
   }
   const source = textSource(column);

@@ -233,9 +233,14 @@ export const TEXT_KIND: KindModule = {
   getFilter(_spec, value, key) {
     if (!key) return { tests: [{ op: "text", type: "contains", value }], echo: value };
     // a text key: whole values, a comma list meaning any of them (docs/api.md "The key")
-    const values = [...new Set(value.split(",").map((v) => v.trim()).filter((v) => v !== ""))];
-    if (values.length === 0) return `no value given (got "${value}")`;
-    return { tests: [{ op: "set", values: values.map(fold), nulls: false }], echo: values.join(",") };
+    // one value per folded form, the first spelling echoed
+    const byFolded = new Map<string, string>();
+    for (const item of value.split(",")) {
+      const v = item.trim();
+      if (v !== "" && !byFolded.has(fold(v))) byFolded.set(fold(v), v);
+    }
+    if (byFolded.size === 0) return `no value given (got "${value}")`;
+    return { tests: [{ op: "set", values: [...byFolded.keys()], nulls: false }], echo: [...byFolded.values()].join(",") };
   },
   dayInterval: null,
   setValue: (_spec, text) => fold(text),

@@ -183,10 +183,11 @@ export function buffersOf(value: unknown, out: Set<ArrayBuffer> = new Set()): Ar
  * heaviest first, each to the worker with the least work so far), so that the text columns'
  * sorts and posting lists run on both cores. The columns' arrays are transferred to the workers,
  * so they are detached from `input` here. Small tables are built on this thread.
+ * @param parallelFromRows rows from which the workers build (default {@link PARALLEL_FROM_ROWS}; tests set 0)
  * @throws RangeError as {@link buildStore}; Error when a worker fails.
  */
-export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep) => void): Promise<Store> {
-  if (input.rows < PARALLEL_FROM_ROWS) {
+export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep) => void, parallelFromRows = PARALLEL_FROM_ROWS): Promise<Store> {
+  if (input.rows < parallelFromRows) {
     try {
       return Promise.resolve(buildStore(input, onStep));
     } catch (error) {

@@ -3,7 +3,8 @@ import fc from "fast-check";
 import { popcount32 } from "../../src/bits/bitmap.ts";
 import { createEngine, executeQuery, filterCacheKey } from "../../src/engine/execute.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
-import { ALL_STATUS, type UserRecord, singleStatus } from "../../src/generate/record.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
+import { singleCode } from "../../src/engine/row-set.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { queryArb, recordsArb } from "../support/arbitraries.ts";
@@ -12,13 +13,19 @@ import { naiveQuery } from "../support/oracle.ts";
 /** Runs the engine and returns the window's records and total. */
 function run(engine: ReturnType<typeof createEngine>, query: Query): { rows: UserRecord[]; total: number } {
   const page = executeQuery(engine, query);
-  return { rows: Array.from(page.rows, (row) => recordAt(engine.store, row)), total: page.total };
+  return { rows: Array.from(page.rows, (row) => recordAt(engine.store, row) as unknown as UserRecord), total: page.total };
 }
 
 const ids = (rows: UserRecord[]) => rows.map((r) => r.id);
 
+/** A text test on a column, as the registry compiles an AG Grid text model. */
+const text = (column: string, type: "contains" | "notBlank", value: string): Predicate => ({ kind: "column", column, test: { op: "text", type, value } });
+
+/** A filter on the status column: the rows of these values. */
+const statusIn = (...values: string[]): Predicate => ({ kind: "column", column: "status", test: { op: "set", values, nulls: false } });
+
 describe("engine against the naive oracle", () => {
-  for (const plan of ["auto", "walk", "gather"] as const) {
+  for (const plan of ["auto", "walk", "sort"] as const) {
     test(`random datasets and queries (plan ${plan})`, () => {
       fc.assert(
         fc.property(
@@ -71,11 +78,11 @@ describe("engine plans on a larger dataset", () => {
     { filter: null, sort: [{ column: "name", direction: "asc", absolute: false }], offset: 2500, limit: 100 },
     { filter: null, sort: [{ column: "status", direction: "asc", absolute: false }, { column: "name", direction: "desc", absolute: false }], offset: 2500, limit: 100 },
     { filter: null, sort: [{ column: "name", direction: "asc", absolute: false }, { column: "email", direction: "desc", absolute: false }], offset: 1234, limit: 200 },
-    { filter: { kind: "status", codes: [1] }, sort: [{ column: "name", direction: "desc", absolute: false }], offset: 100, limit: 100 },
-    { filter: { kind: "text", column: "name", op: "contains", value: "emi" }, sort: [{ column: "email", direction: "asc", absolute: false }], offset: 50, limit: 100 },
-    { filter: { kind: "and", children: [{ kind: "status", codes: [0] }, { kind: "text", column: "email", op: "contains", value: "ex1" }] }, sort: [{ column: "name", direction: "asc", absolute: false }, { column: "id", direction: "desc", absolute: false }], offset: 700, limit: 100 },
+    { filter: statusIn("inactive"), sort: [{ column: "name", direction: "desc", absolute: false }], offset: 100, limit: 100 },
+    { filter: text("name", "contains", "emi"), sort: [{ column: "email", direction: "asc", absolute: false }], offset: 50, limit: 100 },
+    { filter: { kind: "and", children: [statusIn("active"), text("email", "contains", "ex1")] }, sort: [{ column: "name", direction: "asc", absolute: false }, { column: "id", direction: "desc", absolute: false }], offset: 700, limit: 100 },
     { filter: null, sort: [{ column: "id", direction: "desc", absolute: true }], offset: 2000, limit: 50 },
-    { filter: { kind: "status", codes: [0] }, sort: [{ column: "status", direction: "desc", absolute: false }, { column: "id", direction: "asc", absolute: true }], offset: 10, limit: 50 },
+    { filter: statusIn("active"), sort: [{ column: "status", direction: "desc", absolute: false }, { column: "id", direction: "asc", absolute: true }], offset: 10, limit: 50 },
   ];
   for (const [i, query] of cases.entries()) {
     test(`case ${i}: consecutive 100-row blocks match the oracle`, () => {
@@ -122,23 +129,23 @@ describe("posting lists under status filters, dense and sparse", () => {
     needle: fc.constantFrom(...needles),
     other: fc.option(fc.constantFrom(...needles), { nil: undefined }),
     column: fc.constantFrom("name" as const, "email" as const),
-    codes: fc.constantFrom([0], [1], [0, 1]),
+    statuses: fc.constantFrom<string[]>(["active"], ["inactive"], ["active", "inactive"]),
     nested: fc.boolean(),
     sort: fc.constantFrom(...sorts),
     offset: fc.nat(400),
     limit: fc.integer({ min: 1, max: 120 }),
   });
 
-  for (const plan of ["auto", "walk", "gather"] as const) {
+  for (const plan of ["auto", "walk", "sort"] as const) {
     test(`status AND contains, nested and combined (plan ${plan})`, () => {
       const engine = createEngine(store, { plan });
       fc.assert(
         fc.property(queryArbitrary, (q) => {
-          const contains = { kind: "text" as const, column: q.column, op: "contains" as const, value: q.needle };
-          const status = { kind: "status" as const, codes: [...q.codes] };
+          const contains = text(q.column, "contains", q.needle);
+          const status = statusIn(...q.statuses);
           let filter: Predicate = { kind: "and", children: [status, contains] };
-          if (q.nested) filter = { kind: "and", children: [filter, { kind: "text", column: "name", op: "notBlank", value: "" }] };
-          if (q.other !== undefined) filter = { kind: "and", children: [filter, { kind: "text", column: "email", op: "contains", value: q.other }] };
+          if (q.nested) filter = { kind: "and", children: [filter, text("name", "notBlank", "")] };
+          if (q.other !== undefined) filter = { kind: "and", children: [filter, text("email", "contains", q.other)] };
           const query: Query = { filter, sort: q.sort, offset: q.offset, limit: q.limit };
           for (const window of [query, { ...query, offset: query.offset + query.limit }]) {
             const expected = naiveQuery(records, window);
@@ -167,9 +174,9 @@ test("a needle of 4 code points with one distinct trigram is checked, not taken 
     { id: 3, name: "x11111", email: "c@x", status: "inactive" },
   ];
   const engine = createEngine(buildStoreFromRecords(records));
-  for (const codes of [[0], [0, 1]]) {
+  for (const statuses of [["active"], ["active", "inactive"]]) {
     const query: Query = {
-      filter: { kind: "and", children: [{ kind: "status", codes }, { kind: "text", column: "name", op: "contains", value: "1111" }] },
+      filter: { kind: "and", children: [statusIn(...statuses), text("name", "contains", "1111")] },
       sort: [],
       offset: 0,
       limit: 10,
@@ -188,7 +195,7 @@ test("the scratch bitmap of a walk is kept for the same set's next window and cl
   }));
   const engine = createEngine(buildStoreFromRecords(records), { plan: "walk" });
   const query = (needle: string, offset: number): Query => ({
-    filter: { kind: "text", column: "name", op: "contains", value: needle },
+    filter: text("name", "contains", needle),
     sort: [{ column: "name", direction: "asc", absolute: false }],
     offset,
     limit: 10,
@@ -201,20 +208,19 @@ test("the scratch bitmap of a walk is kept for the same set's next window and cl
   }
 });
 
-describe("filter cache keys and status masks", () => {
+describe("filter cache keys and partition masks", () => {
   test("equal predicate trees share a key, different ones do not", () => {
-    const a: Predicate = { kind: "and", children: [{ kind: "status", codes: [1] }, { kind: "text", column: "name", op: "contains", value: "ann" }] };
+    const a: Predicate = { kind: "and", children: [statusIn("inactive"), text("name", "contains", "ann")] };
     const b: Predicate = JSON.parse(JSON.stringify(a));
-    const c: Predicate = { kind: "text", column: "name", op: "contains", value: "ann" };
+    const c: Predicate = text("name", "contains", "ann");
     expect(filterCacheKey(a)).toBe(JSON.stringify(a));
     expect(filterCacheKey(a)).toBe(filterCacheKey(a));
     expect(filterCacheKey(b)).toBe(filterCacheKey(a));
     expect(filterCacheKey(c)).not.toBe(filterCacheKey(a));
   });
 
-  test("singleStatus names the one code of a one-bit mask", () => {
-    expect(ALL_STATUS).toBe(0b11);
-    expect([0, 1, 2, 3].map(singleStatus)).toEqual([-1, 0, 1, -1]);
+  test("singleCode names the one code of a one-bit mask", () => {
+    expect([0, 1, 2, 3, 4, 6, -1].map(singleCode)).toEqual([-1, 0, 1, -1, 2, -1, -1]);
   });
 });
 
@@ -225,7 +231,7 @@ describe("the cache budget counts keys", () => {
     const engine = createEngine(buildStoreFromRecords(records), { cacheBytes: budget });
     for (let i = 0; i < 3_000; i++) {
       const value = `${i}`.padStart(256, "x");
-      executeQuery(engine, { filter: { kind: "text", column: "name", op: "contains", value }, sort: [], offset: 0, limit: 10 });
+      executeQuery(engine, { filter: text("name", "contains", value), sort: [], offset: 0, limit: 10 });
     }
     // each key holds its 256-character value: 2 bytes a character at least
     expect(engine.filters.size * 2 * 256).toBeLessThanOrEqual(engine.filters.maxBytes);

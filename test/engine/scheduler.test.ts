@@ -1,7 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { createEngine, executeQuery } from "../../src/engine/execute.ts";
-import { DeferredQueue, SLICE_MS, isExpensive } from "../../src/engine/scheduler.ts";
+import { type Engine, createEngine, executeQuery, isExpensive as planIsExpensive, planOf } from "../../src/engine/execute.ts";
+import { DeferredQueue, SLICE_MS } from "../../src/engine/scheduler.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
+
+/** Whether the query's plan is priced above the deferral threshold. */
+const isExpensive = (engine: Engine, query: Query) => planIsExpensive(planOf(engine, query));
+const text = (column: string, type: "contains" | "blank", value: string): Predicate => ({ kind: "column", column, test: { op: "text", type, value } });
+const statusIn = (...values: string[]): Predicate => ({ kind: "column", column: "status", test: { op: "set", values, nulls: false } });
+const idRange = (lo: number, hi: number, open: boolean): Predicate => ({ kind: "column", column: "id", test: { op: "range", lo, loOpen: open, hi, hiOpen: open, negate: false } });
 import { buildStoreFromRecords } from "../support/table-store.ts";
 
 /** Keeps the thread busy for `ms` milliseconds. */
@@ -59,9 +65,9 @@ describe("deferred queue", () => {
   });
 });
 
-describe("isExpensive: the planner's cost, whatever the filter kind", () => {
-  // 50,000 rows: a scan of a string column (6 units a row) or of the ids as text (60 a row)
-  // costs more than DEFER_ABOVE; an id range or a status filter does not.
+describe("isExpensive: the plan's cost, whatever the filter kind", () => {
+  // 50,000 rows: a scan of a text column or of the keys as text costs more than DEFER_ABOVE; a
+  // key range or a filter on the partition column does not.
   const store = buildStoreFromRecords(
     Array.from({ length: 50_000 }, (_, i) => ({ id: i + 1, name: `name ${i}`, email: `user${i}@example.com`, status: i % 3 ? "active" : "inactive" })),
   );
@@ -69,29 +75,29 @@ describe("isExpensive: the planner's cost, whatever the filter kind", () => {
 
   test("a scan (a needle under 3 characters) is expensive until its result is cached", () => {
     const engine = createEngine(store);
-    const query: Query = { ...window, filter: { kind: "text", column: "email", op: "contains", value: "r1" } };
+    const query: Query = { ...window, filter: text("email", "contains", "r1") };
     expect(isExpensive(engine, query)).toBe(true);
     executeQuery(engine, query);
     expect(isExpensive(engine, query)).toBe(false);
-    const nested: Query = { ...window, filter: { kind: "and", children: [{ kind: "status", codes: [0] }, { kind: "text", column: "name", op: "blank", value: "" }] } };
+    const nested: Query = { ...window, filter: { kind: "and", children: [statusIn("active"), { kind: "column", column: "name", test: { op: "text", type: "contains", value: "e" } }] } };
     expect(isExpensive(engine, nested)).toBe(true);
   });
 
-  test("number-kind and text-on-id filters are judged by cost, not by kind", () => {
+  test("number-kind and text-on-key filters are judged by cost, not by kind", () => {
     const engine = createEngine(store);
-    // every id formatted as a string: a scan, expensive although it is on the number column
-    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "id", op: "contains", value: "7" } })).toBe(true);
+    // every key formatted as a string: a scan, expensive although it is on the number column
+    expect(isExpensive(engine, { ...window, filter: text("id", "contains", "7") })).toBe(true);
     // a few binary searches and one bitmap: cheap
-    const ors: Predicate[] = Array.from({ length: 16 }, (_, i) => ({ kind: "number", column: "id", op: "equals", value: i * 7 }));
+    const ors: Predicate[] = Array.from({ length: 16 }, (_, i) => idRange(i * 7, i * 7, false));
     expect(isExpensive(engine, { ...window, filter: { kind: "or", children: ors } })).toBe(false);
   });
 
   test("no filter, status, id ranges and a 3-letter needle (one posting list) are cheap", () => {
     const engine = createEngine(store);
     expect(isExpensive(engine, { ...window, filter: null })).toBe(false);
-    expect(isExpensive(engine, { ...window, filter: { kind: "status", codes: [1] } })).toBe(false);
-    expect(isExpensive(engine, { ...window, filter: { kind: "number", column: "id", op: "inRange", value: 3, valueTo: 9 } })).toBe(false);
-    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "status", op: "contains", value: "act" } })).toBe(false);
-    expect(isExpensive(engine, { ...window, filter: { kind: "text", column: "email", op: "contains", value: "ser" } })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: statusIn("inactive") })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: idRange(3, 9, true) })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: text("status", "contains", "act") })).toBe(false);
+    expect(isExpensive(engine, { ...window, filter: text("email", "contains", "ser") })).toBe(false);
   });
 });

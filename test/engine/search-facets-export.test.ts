@@ -17,10 +17,11 @@ import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { rowsCsv, rowsNdjson } from "../../src/store/rows-export.ts";
 import { parseCsv } from "../support/csv.ts";
 import { oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
-import { KIND_SCHEMA, KIND_SPECS, type WideRecord, buildWideStore } from "../support/table-store.ts";
+import { KIND_SCHEMA, KIND_SPECS, KIND_TABLE, type WideRecord, buildWideStore, keysOf } from "../support/table-store.ts";
 
 const SPECS = KIND_SPECS;
 const SCHEMA = KIND_SCHEMA;
+const TABLE = KIND_TABLE;
 const SORTABLE = ["id", "name", "email", "status", "n", "d", "t", "e", "b", "s"];
 const FACETABLE = ["id", "name", "email", "status", "n", "d", "t", "e", "b", "s"];
 
@@ -88,10 +89,10 @@ describe("search, facets and export against the naive oracle", () => {
           const body = { startRow: r.startRow, endRow: r.startRow + 20, sortModel: r.sortModel, filterModel: r.filterModel, quickFilter: r.search };
           const { query } = parsePostBody(body, 1000, SCHEMA);
           const page = executeQuery(engine, query);
-          expect({ ids: Array.from(page.rows, (row) => engine.store.ids[row]), total: page.total }).toEqual(oraclePost(records, SPECS, body));
+          expect({ keys: keysOf(engine.store, page.rows), total: page.total }).toEqual(oraclePost(records, TABLE, body));
           const get = parseGetQuery(new URLSearchParams({ q: r.search, pageSize: "1000" }).toString(), 1000, SCHEMA);
           const all = executeQuery(engine, get.query);
-          expect(Array.from(all.rows, (row) => engine.store.ids[row])).toEqual(oracleRows(records, SPECS, { sortModel: [], filterModel: {}, quickFilter: r.search }).map((x) => x.id));
+          expect(keysOf(engine.store, all.rows)).toEqual(oracleRows(records, TABLE, { sortModel: [], filterModel: {}, quickFilter: r.search }).map((x) => x.id));
         }
       }),
       { numRuns: 200 },
@@ -116,7 +117,7 @@ describe("search, facets and export against the naive oracle", () => {
     for (const text of ["quokka 7123", "quokka EMILE", "quokka zebr", "quokka inact", "quokka alph", "quokka naive", "quokka nothing", "quokka a", "quokka \uD800"]) {
       const body = { startRow: 0, endRow: 50, sortModel: [], filterModel: {}, quickFilter: text };
       const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
-      expect({ text, ids: Array.from(page.rows, (row) => engine.store.ids[row]), total: page.total }).toEqual({ text, ...oraclePost(records, SPECS, body) });
+      expect({ text, keys: keysOf(engine.store, page.rows), total: page.total }).toEqual({ text, ...oraclePost(records, TABLE, body) });
     }
   });
 
@@ -138,7 +139,7 @@ describe("search, facets and export against the naive oracle", () => {
           const engine = createEngine(buildWideStore(records, SPECS));
           for (const body of requests) {
             const answer = computeFacets(engine, parseFacetsPost(body, 1000, SCHEMA));
-            expect(JSON.parse(JSON.stringify(answer))).toEqual(oracleFacets(records, SPECS, body));
+            expect(JSON.parse(JSON.stringify(answer))).toEqual(oracleFacets(records, TABLE, body));
           }
         },
       ),
@@ -153,13 +154,13 @@ describe("search, facets and export against the naive oracle", () => {
         const engine = createEngine(buildWideStore(records, SPECS));
         const body = { startRow: 0, endRow: 50, sortModel, filterModel, quickFilter };
         const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
-        expect({ ids: Array.from(page.rows, (row) => engine.store.ids[row]), total: page.total }).toEqual(oraclePost(records, SPECS, body));
+        expect({ keys: keysOf(engine.store, page.rows), total: page.total }).toEqual(oraclePost(records, TABLE, body));
         const facetsBody = { columns, filterModel, quickFilter, limit: 5 };
-        expect(JSON.parse(JSON.stringify(computeFacets(engine, parseFacetsPost(facetsBody, 1000, SCHEMA))))).toEqual(oracleFacets(records, SPECS, facetsBody));
+        expect(JSON.parse(JSON.stringify(computeFacets(engine, parseFacetsPost(facetsBody, 1000, SCHEMA))))).toEqual(oracleFacets(records, TABLE, facetsBody));
         const cursor = openExport(engine, parsePostBody(body, 1000, SCHEMA, { window: false, sort: true }).query, 300);
-        const ids: number[] = [];
-        for (let rows = cursor.next(); rows !== null; rows = cursor.next()) for (const row of rows) ids.push(engine.store.ids[row]);
-        expect(ids).toEqual(oracleRows(records, SPECS, body).map((r) => r.id));
+        const keys: unknown[] = [];
+        for (let rows = cursor.next(); rows !== null; rows = cursor.next()) keys.push(...keysOf(engine.store, rows));
+        expect(keys).toEqual(oracleRows(records, TABLE, body).map((r) => r.id));
       }),
       { numRuns: 25 },
     );
@@ -176,10 +177,10 @@ describe("search, facets and export against the naive oracle", () => {
           expect(rows.length).toBeLessThanOrEqual(batch);
           batches.push(rows.slice());
         }
-        const expected = oracleRows(records, SPECS, { filterModel, sortModel, quickFilter });
+        const expected = oracleRows(records, TABLE, { filterModel, sortModel, quickFilter }) as WideRecord[];
         const rows = batches.flatMap((b) => Array.from(b));
         expect(cursor.total).toBe(expected.length);
-        expect(rows.map((row) => engine.store.ids[row])).toEqual(expected.map((r) => r.id));
+        expect(keysOf(engine.store, Uint32Array.from(rows))).toEqual(expected.map((r) => r.id));
         const store = engine.store;
         const ndjson = batches.map((b) => new TextDecoder().decode(rowsNdjson(store, b))).join("");
         const lines = ndjson.split("\n");

@@ -98,8 +98,9 @@ describe("snapshot build --from postgres", () => {
       },
     ]);
     // the enum's order is the declared one: owner < admin < member
-    const role = store.columns.role;
-    expect(Array.from(role.rowsByValue as Uint32Array).map((row) => store.ids[row])).toEqual([2, 1, 3]);
+    const role = store.columns.get("role")!;
+    const ids = store.columns.get("id")!.distinct!;
+    expect(Array.from(role.rowsByValue as Uint32Array).map((row) => ids[row])).toEqual([2, 1, 3]);
   });
 
   test("more rows than one progress step, through a query with a cast; a --schema file overrides a type's kind", async () => {

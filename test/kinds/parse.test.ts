@@ -1,18 +1,19 @@
 /**
- * The GET and POST parsers on columns beyond the seed's four: what each kind's GET form and
- * each AG Grid model compile to (src/kinds), and the 400s docs/api.md "Filtering on any
- * column" asks for. Semantics against the naive oracle are in test/engine/wide-property.test.ts.
+ * The GET and POST parsers on every kind: what each kind's GET form and each AG Grid model
+ * compile to (src/kinds), and the 400s docs/api.md "Filtering on any column" asks for; a text
+ * key's GET form. Semantics against the naive oracle are in test/engine/table-property.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { ProblemError } from "../../src/query/errors.ts";
 import { parseGetQuery } from "../../src/query/get.ts";
 import { parsePostBody } from "../../src/query/post.ts";
-import { type Schema, SEED_COLUMNS } from "../../src/schema/kinds.ts";
+import type { Schema } from "../../src/schema/kinds.ts";
+import { SEED_SCHEMA, SEED_SPECS } from "../support/table-store.ts";
 
 const DAY = 86_400_000;
 const SCHEMA: Schema = {
   columns: [
-    ...SEED_COLUMNS,
+    ...SEED_SPECS,
     { id: "created_at", kind: "datetime" },
     { id: "birthday", kind: "date" },
     { id: "role", kind: "enum", values: ["owner", "Admin", "member"] },
@@ -21,6 +22,7 @@ const SCHEMA: Schema = {
     { id: "notes", kind: "text" },
     { id: "prefs", kind: "json" },
   ],
+  key: "id",
   partition: "status",
 };
 
@@ -81,8 +83,16 @@ describe("GET filter[col] on every kind", () => {
     expect(problems(() => parseGetQuery("sortBy=prefs", 100, SCHEMA))).toEqual(['sortBy: column "prefs" is json: it is returned, never sorted']);
   });
 
-  test("the seed's schema knows only the four", () => {
-    expect(problems(() => parseGetQuery("sortBy=age", 100))[0]).toContain('unknown column "age"');
+  test("a schema of four columns knows only the four", () => {
+    expect(problems(() => parseGetQuery("sortBy=age", 100, SEED_SCHEMA))[0]).toContain('unknown column "age"');
+  });
+
+  test("a text key takes whole values (a comma list, folded); any other text column a substring", () => {
+    const keyed: Schema = { columns: [{ id: "user_id", kind: "text" }, { id: "notes", kind: "text" }], key: "user_id", partition: null };
+    expect(parseGetQuery("filter[user_id]=3F2A-1,b ,,3f2a-1", 100, keyed).query.filter).toEqual({ kind: "column", column: "user_id", test: { op: "set", values: ["3f2a-1", "b"], nulls: false } });
+    expect(parseGetQuery("filter[user_id]=3F2A-1,b ,,3f2a-1", 100, keyed).meta.filters).toEqual({ user_id: "3F2A-1,b" });
+    expect(parseGetQuery("filter[notes]=a,b", 100, keyed).query.filter).toEqual({ kind: "column", column: "notes", test: { op: "text", type: "contains", value: "a,b" } });
+    expect(problems(() => parseGetQuery("filter[user_id]=,,", 100, keyed))[0]).toContain("no value given");
   });
 });
 

@@ -1,27 +1,22 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { ProblemError } from "../../src/query/errors.ts";
+import { SEED_SCHEMA } from "../support/table-store.ts";
 import { parseGetQuery, queryPairs } from "../../src/query/get.ts";
 
 describe("parseGetQuery", () => {
   test("defaults", () => {
-    expect(parseGetQuery("", 1000)).toEqual({ query: { filter: null, sort: [], offset: 0, limit: 10 }, page: 1, pageSize: 10, meta: {} });
+    expect(parseGetQuery("", 1000, SEED_SCHEMA)).toEqual({ query: { filter: null, sort: [], offset: 0, limit: 10 }, page: 1, pageSize: 10, meta: {} });
   });
 
   test("TanStack's request, percent-encoded brackets, + for spaces", () => {
-    const r = parseGetQuery("page=3&pageSize=20&sortBy=email&sortOrder=DESC&filter%5Bname%5D=mary+ann&filter%5Bid%5D=10,50", 1000);
+    const r = parseGetQuery("page=3&pageSize=20&sortBy=email&sortOrder=DESC&filter%5Bname%5D=mary+ann&filter%5Bid%5D=10,50", 1000, SEED_SCHEMA);
     expect(r.query).toEqual({
       filter: {
         kind: "and",
         children: [
-          { kind: "text", column: "name", op: "contains", value: "mary ann" },
-          {
-            kind: "and",
-            children: [
-              { kind: "number", column: "id", op: "greaterThanOrEqual", value: 10 },
-              { kind: "number", column: "id", op: "lessThanOrEqual", value: 50 },
-            ],
-          },
+          { kind: "column", column: "name", test: { op: "text", type: "contains", value: "mary ann" } },
+          { kind: "column", column: "id", test: { op: "range", lo: 10, loOpen: false, hi: 50, hiOpen: false, negate: false } },
         ],
       },
       sort: [{ column: "email", direction: "desc", absolute: false }],
@@ -31,15 +26,15 @@ describe("parseGetQuery", () => {
     expect(r.meta).toEqual({ sortBy: "email", sortOrder: "desc", filters: { name: "mary ann", id: "10,50" } });
   });
 
-  test("status lists normalize to enum order", () => {
-    const r = parseGetQuery("filter[status]=Inactive,ACTIVE,", 1000);
-    expect(r.query.filter).toEqual({ kind: "status", codes: [0, 1] });
+  test("enum lists normalize to enum order", () => {
+    const r = parseGetQuery("filter[status]=Inactive,ACTIVE,", 1000, SEED_SCHEMA);
+    expect(r.query.filter).toEqual({ kind: "column", column: "status", test: { op: "set", values: ["active", "inactive"], nulls: false } });
     expect(r.meta.filters).toEqual({ status: "active,inactive" });
   });
 
   test("every bad parameter is listed at once", () => {
     try {
-      parseGetQuery("page=0&pageSize=2000&sortBy=x&order=sideways&filter[id]=1,x", 1000);
+      parseGetQuery("page=0&pageSize=2000&sortBy=x&order=sideways&filter[id]=1,x", 1000, SEED_SCHEMA);
       throw new Error("no error");
     } catch (error) {
       expect(error).toBeInstanceOf(ProblemError);

@@ -1,13 +1,31 @@
 /**
  * fast-check arbitraries for property tests of the query engine against the naive oracle
- * (test/support/oracle.ts): random record sets built to make ties and near-ties frequent
- * under docs/api.md's "Ordering" rule, and random queries built to hit the edges of its
- * "Matching" rule and of the `Query` / `Predicate` / `SortKey` semantics in src/query/types.ts.
+ * (test/support/oracle.ts) on generated-user-shaped data: random record sets built to make ties
+ * and near-ties frequent under docs/api.md's "Ordering" rule, and random queries built to hit the
+ * edges of its "Matching" rule and of the `Query` / `Predicate` / `SortKey` semantics in
+ * src/query/types.ts. Each filter leaf is an AG Grid filter model compiled by the operator
+ * registry (src/kinds/operators.ts), as a request's would be.
  */
 import fc from "fast-check";
-import type { NumberOp, Predicate, Query, SortKey, TextOp } from "../../src/query/types.ts";
-import { COLUMN_IDS, STATUS_VALUES, type ColumnId, type Status, type UserRecord } from "../../src/generate/record.ts";
-import { naiveMatches } from "./oracle.ts";
+import { compileColumnModel } from "../../src/kinds/operators.ts";
+import { KINDS } from "../../src/kinds/registry.ts";
+import type { Predicate, Query, SortKey, TextOp } from "../../src/query/types.ts";
+import { STATUS_VALUES, type Status, type UserRecord } from "../../src/generate/record.ts";
+import type { ColumnSpec } from "../../src/schema/kinds.ts";
+import { type ColumnId, naiveMatches } from "./oracle.ts";
+import { SEED_SPECS } from "./table-store.ts";
+
+/** The generated users' column ids. */
+const COLUMN_IDS: readonly ColumnId[] = ["id", "name", "email", "status"];
+
+/** An AG Grid model compiled into a `column` predicate, as a request's is (the parser's errors cannot happen: the arbitraries build valid models). */
+function compiled(column: ColumnId, model: Record<string, unknown>): Predicate {
+  const spec = SEED_SPECS.find((s) => s.id === column) as ColumnSpec;
+  const problems: string[] = [];
+  const test = compileColumnModel(KINDS[spec.kind], spec, model, "", (_at, detail) => problems.push(detail));
+  if (test === null) throw new Error(`arbitraries: ${JSON.stringify(model)} does not compile: ${problems.join("; ")}`);
+  return { kind: "column", column, test };
+}
 
 // ---------------------------------------------------------------------------------------------
 // Records
@@ -133,8 +151,8 @@ export const recordsArb: fc.Arbitrary<UserRecord[]> = fc
 /** All text filter ops (types.ts `TextOp`). */
 const TEXT_OPS: readonly TextOp[] = ["contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "blank", "notBlank"];
 
-/** All number filter ops (types.ts `NumberOp`). */
-const NUMBER_OPS: readonly NumberOp[] = [
+/** All AG Grid number filter types. */
+const NUMBER_OPS = [
   "equals", "notEqual", "lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual", "inRange", "blank", "notBlank",
 ];
 
@@ -214,7 +232,7 @@ function textPredicateArb(records: readonly UserRecord[]): fc.Arbitrary<Predicat
     .chain(([column, otherColumn, pick, op]) => {
       const source = pick === 0 ? otherColumn : column; // one in five takes its needle from another column
       const valueArb = op === "blank" || op === "notBlank" ? fc.constant("") : needleArb(columnStrings(records, source));
-      return valueArb.map((value): Predicate => ({ kind: "text", column, op, value }));
+      return valueArb.map((value): Predicate => compiled(column, { filterType: "text", type: op, filter: value }));
     });
 }
 
@@ -237,27 +255,28 @@ function numberPredicateArb(records: readonly UserRecord[]): fc.Arbitrary<Predic
   return fc
     .tuple(fc.constantFrom(...NUMBER_OPS), idValueArb(records), idValueArb(records), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 5 }))
     .map(([op, value, other, width, shape]): Predicate => {
-      if (op === "blank" || op === "notBlank") return { kind: "number", column: "id", op, value: 0 };
-      if (op !== "inRange") return { kind: "number", column: "id", op, value };
+      if (op === "blank" || op === "notBlank") return compiled("id", { filterType: "number", type: op });
+      if (op !== "inRange") return compiled("id", { filterType: "number", type: op, filter: value });
       // shape 0: another data point (either side); 1: value itself (empty); 2..5: value + width.
       const valueTo = shape === 0 ? other : shape === 1 ? value : value + width;
-      return { kind: "number", column: "id", op, value, valueTo };
+      return compiled("id", { filterType: "number", type: op, filter: value, filterTo: valueTo });
     });
 }
 
 /** One value of a set filter on `column`: a cell (re-cased / re-accented), or a value absent from the data. */
 function setValueArb(records: readonly UserRecord[], column: ColumnId): fc.Arbitrary<string> {
   if (column === "status") {
-    return fc.constantFrom("active", "inactive", "ACTIVE", "Inactive", "InAcTiVe", "act", "nope");
+    // values an enum cannot hold are refused by the parser (a 400): only its values, in any case
+    return fc.constantFrom("active", "inactive", "ACTIVE", "Inactive", "InAcTiVe");
   }
   if (column === "id") {
-    // Never "" or blanks: Number("") is 0, and whether "" names id 0 is left open (see the report).
-    const absent = fc.constantFrom("abc", "999999937", "1e400", "NaN", "-", "0x");
+    // only numbers: a set filter's non-number on a number column is refused (a 400)
+    const absent = fc.constantFrom("999999937", "1e300", "-0.25");
     if (records.length === 0) return absent;
     const existing = fc.constantFrom(...records.map((record) => record.id));
     return fc.oneof(
       { weight: 4, arbitrary: existing.map(String) },
-      { weight: 1, arbitrary: existing.map((id) => `${id}.0`) },
+      { weight: 1, arbitrary: existing.map((id) => (String(id).includes("e") || String(id).includes(".") ? String(id) : `${id}.0`)) },
       { weight: 1, arbitrary: existing.map((id) => String(id + 1)) },
       { weight: 1, arbitrary: absent },
     );
@@ -272,21 +291,28 @@ function setValueArb(records: readonly UserRecord[], column: ColumnId): fc.Arbit
   );
 }
 
-/** A set predicate on any column with 0..4 values (an empty list matches nothing). */
+/** A set predicate on any column with 0..4 values (an empty list matches nothing), sometimes with null. */
 function setPredicateArb(records: readonly UserRecord[]): fc.Arbitrary<Predicate> {
   return fc
     .constantFrom(...COLUMN_IDS)
     .chain((column) =>
       fc
-        .array(setValueArb(records, column), { minLength: 0, maxLength: 4 })
-        .map((values): Predicate => ({ kind: "set", column, values })),
+        .tuple(fc.array(setValueArb(records, column), { minLength: 0, maxLength: 4 }), fc.boolean())
+        .map(([values, withNull]): Predicate => compiled(column, { filterType: "set", values: withNull ? [...values, null] : values })),
     );
 }
 
-/** A status predicate: any subset of the status codes, the empty one included. */
+/** A filter on the status column: any subset of its values, the empty one included. */
 const statusPredicateArb: fc.Arbitrary<Predicate> = fc
-  .subarray([0, 1])
-  .map((codes): Predicate => ({ kind: "status", codes }));
+  .subarray([...STATUS_VALUES])
+  .map((values): Predicate => compiled("status", { filterType: "set", values }));
+
+/** The global search: one to three terms, pieces of any column's cells (a term never holds white space). */
+function searchPredicateArb(records: readonly UserRecord[]): fc.Arbitrary<Predicate> {
+  const cells = COLUMN_IDS.flatMap((c) => columnStrings(records, c));
+  const term = needleArb(cells).map((t) => t.replace(/\s+/gu, "")).filter((t) => t !== "");
+  return fc.array(term, { minLength: 1, maxLength: 3 }).map((terms): Predicate => ({ kind: "search", terms }));
+}
 
 /** A predicate tree of at most `depth` levels of and/or above the leaves. */
 function predicateArb(records: readonly UserRecord[], depth: number): fc.Arbitrary<Predicate> {
@@ -295,6 +321,7 @@ function predicateArb(records: readonly UserRecord[], depth: number): fc.Arbitra
     { weight: 2, arbitrary: numberPredicateArb(records) },
     { weight: 2, arbitrary: setPredicateArb(records) },
     { weight: 1, arbitrary: statusPredicateArb },
+    { weight: 1, arbitrary: searchPredicateArb(records) },
   );
   if (depth === 0) return leaf;
   const branch = fc
@@ -303,7 +330,7 @@ function predicateArb(records: readonly UserRecord[], depth: number): fc.Arbitra
   return fc.oneof({ weight: 2, arbitrary: leaf }, { weight: 1, arbitrary: branch });
 }
 
-/** One sort key on any column, either direction, `absolute` half the time (meaningful on `id` only). */
+/** One sort key on any column, either direction, `absolute` half the time (meaningful on the number column `id` only). */
 const sortKeyArb: fc.Arbitrary<SortKey> = fc.record({
   column: fc.constantFrom(...COLUMN_IDS),
   direction: fc.constantFrom("asc" as const, "desc" as const),

@@ -5,8 +5,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Predicate, Query, SeedColumnId, SortKey } from "../../src/query/types.ts";
+import { compileColumnModel } from "../../src/kinds/operators.ts";
+import { KINDS } from "../../src/kinds/registry.ts";
+import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/generate/record.ts";
+import type { ColumnId } from "./oracle.ts";
+import { SEED_SPECS } from "./table-store.ts";
 import { queryArb, recordsArb } from "./arbitraries.ts";
 import { naiveCompare, naiveQuery } from "./oracle.ts";
 
@@ -47,6 +51,21 @@ function filtered(filter: Predicate): number[] {
   return ids({ filter });
 }
 
+/** An AG Grid filter model on a column, compiled by the operator registry as a request's is. */
+function model(column: ColumnId, m: Record<string, unknown>): Predicate {
+  const spec = SEED_SPECS.find((c) => c.id === column);
+  if (spec === undefined) throw new Error(column);
+  const test = compileColumnModel(KINDS[spec.kind], spec, m, "", (_at, detail) => {
+    throw new Error(detail);
+  });
+  if (test === null) throw new Error(`${JSON.stringify(m)} does not compile`);
+  return { kind: "column", column, test };
+}
+
+const text = (column: ColumnId, type: string, filter: string): Predicate => model(column, { filterType: "text", type, filter });
+const num = (type: string, filter?: number, filterTo?: number): Predicate => model("id", { filterType: "number", type, filter, filterTo });
+const set = (column: ColumnId, values: (string | null)[]): Predicate => model(column, { filterType: "set", values });
+
 describe("naiveQuery ordering", () => {
   test("no sort keys: id ascending", () => {
     expect(ids({})).toEqual(ALL);
@@ -66,19 +85,19 @@ describe("naiveQuery ordering", () => {
   });
 
   test("Émile sorts among the e's", () => {
-    const startsWithE: Predicate = { kind: "text", column: "name", op: "startsWith", value: "e" };
+    const startsWithE = text("name", "startsWith", "e");
     expect(ids({ filter: startsWithE, sort: [key("name", "asc")] })).toEqual([6, 4, 5]);
   });
 
   test("email asc: alice.21@x before alice.111@x (numeric digit runs), empty first", () => {
     expect(ids({ sort: [key("email", "asc")] })).toEqual([7, 2, 1, 9, 10, -3, 6, 4, 5, 12, 3, 8]);
-    const alice: Predicate = { kind: "text", column: "email", op: "startsWith", value: "alice" };
+    const alice = text("email", "startsWith", "alice");
     expect(ids({ filter: alice, sort: [key("email", "asc")] })).toEqual([2, 1]);
     expect(ids({ filter: alice, sort: [key("email", "desc")] })).toEqual([1, 2]);
   });
 
   test("ties: id asc for asc, id desc for desc", () => {
-    const bobs: Predicate = { kind: "set", column: "name", values: ["bob"] };
+    const bobs = set("name", ["bob"]);
     expect(ids({ filter: bobs, sort: [key("name", "asc")] })).toEqual([9, 10]);
     expect(ids({ filter: bobs, sort: [key("name", "desc")] })).toEqual([10, 9]);
   });
@@ -111,13 +130,6 @@ describe("naiveQuery ordering", () => {
 });
 
 describe("naiveQuery text predicates", () => {
-  const text = (column: SeedColumnId, op: Extract<Predicate, { kind: "text" }>["op"], value: string): Predicate => ({
-    kind: "text",
-    column,
-    op,
-    value,
-  });
-
   test('"jose" contains-matches "José"', () => {
     expect(filtered(text("name", "contains", "jose"))).toEqual([3]);
   });
@@ -156,9 +168,6 @@ describe("naiveQuery text predicates", () => {
 });
 
 describe("naiveQuery number predicates", () => {
-  const num = (op: Extract<Predicate, { kind: "number" }>["op"], value: number, valueTo?: number): Predicate =>
-    valueTo === undefined ? { kind: "number", column: "id", op, value } : { kind: "number", column: "id", op, value, valueTo };
-
   test("inRange is exclusive at both ends", () => {
     expect(filtered(num("inRange", 3, 9))).toEqual([4, 5, 6, 7, 8]);
     expect(filtered(num("inRange", -4, 2))).toEqual([-3, 1]);
@@ -175,65 +184,54 @@ describe("naiveQuery number predicates", () => {
   });
 
   test("blank matches nothing, notBlank everything", () => {
-    expect(filtered(num("blank", 0))).toEqual([]);
-    expect(filtered(num("notBlank", 0))).toEqual(ALL);
+    expect(filtered(num("blank"))).toEqual([]);
+    expect(filtered(num("notBlank"))).toEqual(ALL);
   });
 });
 
-describe("naiveQuery set, status and boolean predicates", () => {
-  test("set on name: whole values, folded", () => {
-    expect(filtered({ kind: "set", column: "name", values: ["BOB", "josé"] })).toEqual([3, 9, 10]);
-    expect(filtered({ kind: "set", column: "name", values: ["bo"] })).toEqual([]);
-    expect(filtered({ kind: "set", column: "name", values: [""] })).toEqual([8]);
+describe("naiveQuery set predicates", () => {
+  test("set on name: whole values, folded; null matches a blank name", () => {
+    expect(filtered(set("name", ["BOB", "josé"]))).toEqual([3, 9, 10]);
+    expect(filtered(set("name", ["bo"]))).toEqual([]);
+    expect(filtered(set("name", [""]))).toEqual([8]);
+    expect(filtered(set("name", [null]))).toEqual([8]);
   });
 
   test("set on email, id and status", () => {
-    expect(filtered({ kind: "set", column: "email", values: ["F@X"] })).toEqual([12]);
-    expect(filtered({ kind: "set", column: "id", values: ["3", "12.0", "x"] })).toEqual([3, 12]);
-    expect(filtered({ kind: "set", column: "status", values: ["INACTIVE"] })).toEqual(INACTIVE);
+    expect(filtered(set("email", ["F@X"]))).toEqual([12]);
+    expect(filtered(set("id", ["3", "12.0"]))).toEqual([3, 12]);
+    expect(filtered(set("status", ["INACTIVE"]))).toEqual(INACTIVE);
   });
 
   test("an empty set matches nothing", () => {
-    expect(filtered({ kind: "set", column: "name", values: [] })).toEqual([]);
+    expect(filtered(set("name", []))).toEqual([]);
   });
 
-  test("status codes", () => {
-    expect(filtered({ kind: "status", codes: [1] })).toEqual(INACTIVE);
-    expect(filtered({ kind: "status", codes: [0, 1] })).toEqual(ALL);
-    expect(filtered({ kind: "status", codes: [] })).toEqual([]);
+  test("status values", () => {
+    expect(filtered(set("status", ["inactive"]))).toEqual(INACTIVE);
+    expect(filtered(set("status", ["active", "inactive"]))).toEqual(ALL);
+    expect(filtered(set("status", []))).toEqual([]);
   });
 
   test("and / or, nested", () => {
     expect(
       filtered({
         kind: "or",
-        children: [
-          { kind: "text", column: "name", op: "startsWith", value: "a" },
-          { kind: "number", column: "id", op: "lessThan", value: 0 },
-        ],
+        children: [text("name", "startsWith", "a"), num("lessThan", 0)],
       }),
     ).toEqual([-3, 1, 2]);
     expect(
       filtered({
         kind: "and",
-        children: [
-          { kind: "status", codes: [0] },
-          { kind: "text", column: "name", op: "contains", value: "e" },
-        ],
+        children: [set("status", ["active"]), text("name", "contains", "e")],
       }),
     ).toEqual([1, 3, 5, 6]);
     expect(
       filtered({
         kind: "or",
         children: [
-          {
-            kind: "and",
-            children: [
-              { kind: "status", codes: [1] },
-              { kind: "text", column: "name", op: "startsWith", value: "b" },
-            ],
-          },
-          { kind: "number", column: "id", op: "equals", value: 3 },
+          { kind: "and", children: [set("status", ["inactive"]), text("name", "startsWith", "b")] },
+          num("equals", 3),
         ],
       }),
     ).toEqual([3, 9, 10]);
@@ -252,7 +250,7 @@ describe("naiveQuery window", () => {
   test("a page past the end is empty with the true total", () => {
     expect(naiveQuery(ROWS, query({ offset: 12, limit: 10 }))).toEqual({ rows: [], total: 12 });
     expect(naiveQuery(ROWS, query({ offset: 1000, limit: 10 }))).toEqual({ rows: [], total: 12 });
-    const ali: Predicate = { kind: "text", column: "name", op: "contains", value: "ali" };
+    const ali = text("name", "contains", "ali");
     expect(naiveQuery(ROWS, query({ filter: ali, offset: 2, limit: 10 }))).toEqual({ rows: [], total: 2 });
   });
 

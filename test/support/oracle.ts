@@ -1,15 +1,21 @@
 /**
- * The naive test oracle for the query engine: docs/api.md ("Ordering", "Matching") and the
- * documented semantics of `Query` / `Predicate` / `SortKey` (src/query/types.ts), written out
- * as plainly as possible with `filter`, a comparator `sort` and `slice`.
+ * The naive test oracle for the query engine on generated-user-shaped data (the default data's
+ * four columns: `id` the number key, `name` and `email` text, `status` an enum): docs/api.md
+ * ("Ordering", "Matching") and the documented semantics of `Query` / `Predicate` / `ColumnTest`
+ * / `SortKey` (src/query/types.ts, src/kinds/kind.ts), written out as plainly as possible with
+ * `filter`, a comparator `sort` and `slice`, at the level of the normalized query.
  *
  * It shares nothing with the engine but `collator` / `fold` (the one ordering rule and the one
- * matching rule), the schema constants and the types. Property tests run the engine and this
- * oracle on the same random records and queries and expect identical answers.
+ * matching rule) and the types. Property tests run the engine and this oracle on the same random
+ * records and queries and expect identical answers (test/support/table-oracle.ts checks the same
+ * at the level of the requests, on tables of any shape).
  */
 import { collator, fold } from "../../src/collation/collation.ts";
-import type { Predicate, Query, SortKey } from "../../src/query/types.ts";
-import { STATUS_VALUES, type ColumnId, type UserRecord } from "../../src/generate/record.ts";
+import type { ColumnTest, Predicate, Query, SortKey } from "../../src/query/types.ts";
+import type { UserRecord } from "../../src/generate/record.ts";
+
+/** The generated users' columns. */
+export type ColumnId = "id" | "name" | "email" | "status";
 
 /**
  * Answers `query` over `records` the slow, obvious way.
@@ -36,34 +42,50 @@ export function naiveQuery(
 /**
  * True when `record` satisfies `predicate` (types.ts `Predicate`; docs/api.md "Matching").
  *
+ * A `column` leaf's test (kind.ts `ColumnTest`):
  * - `text`: `fold(cell)` against `fold(value)`, where the cell is the name / email, `String(id)`
  *   for `id`, the enum value for `status`: contains = includes, notContains = !includes,
  *   equals ===, notEqual !==, startsWith, endsWith; `blank` = the cell is empty or white space
  *   only (`cell.trim() === ""` on the stored value, AG Grid's `isBlank`), `notBlank` = it is not
  *   (`value` ignored).
- * - `number` (on `id`): the six comparisons; `inRange` is value < id < valueTo (exclusive);
- *   `blank` matches nothing and `notBlank` everything (ids are never null).
- * - `set`: name / email fold-equal to one of the values; `id` equal to `Number(v)` for one of
- *   them; `status` equal to one of them case-insensitively. An empty list matches nothing.
- * - `status`: the record's status code (index in STATUS_VALUES) is one of `codes`.
+ * - `range` (on `id`): lo ≤ id ≤ hi, an open end exclusive; `negate` the ids outside.
+ * - `null`: no generated user has a null: nothing, or everything when negated.
+ * - `set`: the cell, folded (`String(id)` for `id`), is one of the values (already folded by the
+ *   parser); with `nulls`, a blank name or email matches too. An empty list matches nothing.
+ * - `search`: every term, folded, is in `String(id)`, the name, the email or the status, folded.
  * - `and` / `or`: every / some child.
  */
 export function naiveMatches(record: UserRecord, predicate: Predicate): boolean {
   switch (predicate.kind) {
-    case "text":
-      return matchesText(cellString(record, predicate.column), predicate.op, predicate.value);
-    case "number":
-      return matchesNumber(record.id, predicate.op, predicate.value, predicate.valueTo);
-    case "set":
-      return predicate.values.some((value) => setValueEquals(record, predicate.column, value));
-    case "status":
-      return predicate.codes.includes(STATUS_VALUES.indexOf(record.status));
+    case "column":
+      return matchesTest(record, predicate.column as ColumnId, predicate.test);
+    case "search":
+      return predicate.terms.every((term) => (["id", "name", "email", "status"] as const).some((c) => fold(cellString(record, c)).includes(fold(term))));
     case "and":
       return predicate.children.every((child) => naiveMatches(record, child));
     case "or":
       return predicate.children.some((child) => naiveMatches(record, child));
-    default:
-      throw new Error(`the seed oracle does not evaluate ${predicate.kind} predicates (test/support/table-oracle.ts does)`);
+  }
+}
+
+/** One column test on one record (see {@link naiveMatches}). */
+function matchesTest(record: UserRecord, column: ColumnId, test: ColumnTest): boolean {
+  switch (test.op) {
+    case "text":
+      return matchesText(cellString(record, column), test.type, test.value);
+    case "range": {
+      if (column !== "id") throw new Error(`oracle: a range test on ${column}`);
+      const x = record.id;
+      const inside = (test.loOpen ? x > test.lo : x >= test.lo) && (test.hiOpen ? x < test.hi : x <= test.hi);
+      return inside !== test.negate;
+    }
+    case "null":
+      return test.negate;
+    case "set": {
+      const cell = fold(cellString(record, column));
+      if (test.values.includes(cell)) return true;
+      return test.nulls && (column === "name" || column === "email") && cellString(record, column).trim() === "";
+    }
   }
 }
 
@@ -132,46 +154,6 @@ function matchesText(cell: string, op: string, value: string): boolean {
       return cell.trim() !== "";
   }
   throw new Error(`oracle: unknown text op ${op}`);
-}
-
-/** One number filter on an id (docs/api.md "number"; types.ts `Predicate`, `number`). */
-function matchesNumber(id: number, op: string, value: number, valueTo: number | undefined): boolean {
-  switch (op) {
-    case "equals":
-      return id === value;
-    case "notEqual":
-      return id !== value;
-    case "lessThan":
-      return id < value;
-    case "lessThanOrEqual":
-      return id <= value;
-    case "greaterThan":
-      return id > value;
-    case "greaterThanOrEqual":
-      return id >= value;
-    case "inRange":
-      if (valueTo === undefined) throw new Error("oracle: inRange without valueTo");
-      return value < id && id < valueTo;
-    case "blank":
-      return false;
-    case "notBlank":
-      return true;
-  }
-  throw new Error(`oracle: unknown number op ${op}`);
-}
-
-/** Whether one set-filter value names this record's cell (types.ts `Predicate`, `set`). */
-function setValueEquals(record: UserRecord, column: ColumnId, value: string): boolean {
-  switch (column) {
-    case "id":
-      return Number(value) === record.id;
-    case "name":
-      return fold(value) === fold(record.name);
-    case "email":
-      return fold(value) === fold(record.email);
-    case "status":
-      return value.toLowerCase() === record.status;
-  }
 }
 
 /** One column's ascending order (docs/api.md "Ordering"): strings and status by the collator, id by value. */

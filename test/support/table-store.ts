@@ -66,3 +66,6 @@ export function buildWideStore(records: readonly TableRecord[], specs: readonly 
 export function buildStoreFromRecords(records: readonly object[]): Store {
   return buildTableStore(records as readonly TableRecord[], { specs: SEED_SPECS, key: "id" });
 }
+
+/** The schema of a store of generated-user-shaped records: keyed by `id`, partitioned by `status`. */
+export const SEED_SCHEMA: Schema = { columns: SEED_SPECS, key: "id", partition: "status" };
