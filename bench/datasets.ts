@@ -309,8 +309,9 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
   const n = dataset.rows;
   const dir = dataset.peerDir;
   const { store } = loadSnapshot(dataset.snapshot);
-  const nameRanks = store.strings.name.rankByRow;
-  const emailRanks = store.strings.email.rankByRow;
+  const nameRanks = store.columns.get("name")?.rankByRow as Uint32Array;
+  const emailRanks = store.columns.get("email")?.rankByRow as Uint32Array;
+  const keys = store.columns.get("id")?.distinct as Float64Array;
   const ids = new Float64Array(n);
   const statusCodes = new Uint8Array(n);
   const texts = {
@@ -326,7 +327,7 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
   const sampledEmails: string[] = [];
   let i = 0;
   for (const user of generateUsers({ count: n, seed: SEED })) {
-    if (user.id !== store.ids[i]) throw new Error(`row ${i}: the generator gives id ${user.id}, the snapshot ${store.ids[i]}`);
+    if (user.id !== keys[i]) throw new Error(`row ${i}: the generator gives id ${user.id}, the snapshot ${keys[i]}`);
     if (user.name.includes("\n") || user.email.includes("\n")) throw new Error(`row ${i} holds a line break; the line format cannot carry it`);
     const nameFolded = fold(user.name);
     const emailFolded = fold(user.email);
@@ -361,7 +362,8 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
     name: frequentNeedles(sampledNames, LETTERS, false),
   };
   writeAtomic(join(dir, "needles.json"), JSON.stringify(needles));
-  const stats: DatasetStats = { rows: n, statusCounts: Array.from(store.statusCounts) };
+  // the partition's counts are by status rank (0 null, then the values): as STATUS_VALUES index them
+  const stats: DatasetStats = { rows: n, statusCounts: Array.from(store.partition?.counts.subarray(1) ?? []) };
   writeAtomic(join(dir, "stats.json"), JSON.stringify(stats));
   writeAtomic(join(dir, "done"), new Date().toISOString());
   log(`built peer files: ${needles.email.length} e-mail and ${needles.name.length} name needles`);

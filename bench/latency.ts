@@ -11,7 +11,7 @@
  */
 import { parseArgs } from "node:util";
 import { writeFileSync, readFileSync } from "node:fs";
-import type { Query } from "../src/query/types.ts";
+import type { BenchQueryShape as Query } from "./query-model.ts";
 import { datasetPaths, datasetReady, parseSize, readNeedles, readStats, sizeLabel } from "./datasets.ts";
 import type { Answer, BenchEngine, OpenReport } from "./engines/engine.ts";
 import { type Summary, budgetLoop, formatMs, summarize } from "./measure.ts";

@@ -21,8 +21,8 @@
  * - `Q7 block 0`, `Q7 blocks 1-9`: sessions of 10 blocks, each session a new needle (and a new
  *   engine of ours); the first block and the following ones are reported apart.
  */
-import type { Predicate, Query, SortKey } from "../src/query/types.ts";
-import type { ColumnId } from "../src/generate/record.ts";
+import type { BenchPredicate as Predicate, BenchQueryShape as Query, SortKey } from "./query-model.ts";
+import type { ColumnId } from "./query-model.ts";
 import { type DatasetStats, type Needles, shuffle } from "./datasets.ts";
 
 /** The query classes. */

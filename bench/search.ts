@@ -84,8 +84,8 @@ const next = prng(0x5ea2c4);
 const searches: string[] = [];
 while (searches.length < searchCount) {
   const r = recordAt(store, next() % n);
-  const a = piece(r.name, next);
-  const b = piece(r.email.split("@")[0], next);
+  const a = piece(r.name as string, next);
+  const b = piece((r.email as string).split("@")[0], next);
   if (a !== null && b !== null && a !== b) searches.push(`${a} ${b}`);
 }
 
@@ -102,7 +102,7 @@ const SCHEMA = store.schema;
 /** Our answer to a body: total and the ids of its window. */
 function ours(engine: ReturnType<typeof createEngine>, body: Body): { total: number; ids: number[] } {
   const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
-  return { total: page.total, ids: Array.from(page.rows, (row) => store.ids[row]) };
+  return { total: page.total, ids: Array.from(page.rows, (row) => recordAt(store, row).id as number) };
 }
 
 say("## 2-term search (AG Grid blocks of 100 rows)");

@@ -140,7 +140,8 @@ const run = (engine: ReturnType<typeof createEngine>, body: Body) => {
   rowsToJson(store, page.rows);
   return page;
 };
-const idsOf = (page: { rows: Uint32Array }) => Array.from(page.rows, (r) => store.ids[r]);
+const keys = store.columns.get(store.schema.key)?.distinct as Float64Array;
+const idsOf = (page: { rows: Uint32Array }) => Array.from(page.rows, (r) => keys[r]);
 const timeRuns = (count: number, f: (i: number) => void): number[] => {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {

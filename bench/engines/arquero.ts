@@ -4,7 +4,7 @@
  * columns) → numRows → orderby (rank columns, then id) → objects({offset, limit}).
  */
 import * as aq from "arquero";
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, type PeerPlan, peerPlan } from "./engine.ts";

@@ -6,7 +6,7 @@
  * precomputed folded columns give exactly our semantics — help in its favour.
  */
 import { type DuckDBConnection, DuckDBInstance, type DuckDBPreparedStatement } from "@duckdb/node-api";
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import type { Dataset } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, peerPlan } from "./engine.ts";
 import { toSql } from "./sql.ts";

@@ -4,7 +4,7 @@
  * an order over rank columns that ends with the id tie-break of docs/api.md "Ordering").
  */
 import { fold } from "../../src/collation/collation.ts";
-import type { Predicate, Query } from "../../src/query/types.ts";
+import type { BenchPredicate as Predicate, BenchQueryShape as Query } from "../query-model.ts";
 import type { Dataset } from "../datasets.ts";
 
 /** One answer: the window as JSON bytes or text (an array of records), its ids, the total. */

@@ -2,7 +2,7 @@
  * The naive baseline: plain arrays, as the test oracle does it (filter → sort with a comparator
  * → slice), over the generated records with precomputed folded strings and collation ranks.
  */
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, type PeerPlan, peerPlan } from "./engine.ts";

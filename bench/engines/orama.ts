@@ -6,7 +6,7 @@
  * `sortBy` on one property, or a comparator for two keys.
  */
 import { type AnyOrama, create, insertMultiple, search } from "@orama/orama";
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import type { Answer, BenchEngine, OpenReport } from "./engine.ts";

@@ -27,7 +27,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Writable } from "node:stream";
 import postgres from "postgres";
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type TestPostgres, startPostgres } from "../../test/support/postgres.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";

@@ -6,7 +6,7 @@
  * the text columns cannot serve a substring test).
  */
 import { Database, type Statement } from "bun:sqlite";
-import type { Query } from "../../src/query/types.ts";
+import type { BenchQueryShape as Query } from "../query-model.ts";
 import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { type Dataset, readPeerColumns } from "../datasets.ts";
 import { type Answer, type BenchEngine, type OpenReport, peerPlan } from "./engine.ts";

@@ -164,7 +164,11 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
     }
   } else {
     filter = resultOf(store, runStep({ store, analyze }, filterStep));
-    if (plan.filterKey !== "") engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
+    if (plan.filterKey !== "") {
+      // a miss: the planner looked without counting (it only peeks)
+      engine.filters.misses++;
+      engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
+    }
   }
   const page = windowOf(engine, plan, filter);
   if (analyze) {

@@ -221,7 +221,9 @@ export function compileColumnModel(kind: KindModule, spec: ColumnSpec, model: Re
   const filterType = model.filterType as FilterType;
   if (!(kind.filterTypes as readonly unknown[]).includes(filterType)) {
     const takes = kind.filterTypes.length === 0 ? "it is returned, never filtered" : `it takes ${kind.filterTypes.join(", ")}`;
-    bad(at, `a ${shown(model.filterType)} filter does not fit column "${spec.id}" (${spec.kind}); ${takes}: ${shown(model, 200)}`);
+    // an unknown filterType is the field's fault; a known one that does not fit, the model's
+    const where = typeof filterType === "string" && Object.hasOwn(OPERATORS, filterType) ? at : `${at}/filterType`;
+    bad(where, `a ${shown(model.filterType)} filter does not fit column "${spec.id}" (${spec.kind}); ${takes}: ${shown(model, 200)}`);
     return null;
   }
   const operator = OPERATORS[filterType];

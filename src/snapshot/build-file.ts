@@ -11,7 +11,7 @@ import { generateUsers } from "../generate/users.ts";
 import { IngestError, type InputFormat, type RawColumns, inputName, readUsers } from "../ingest/read.ts";
 import { type PostgresSource, readPostgres } from "../ingest/postgres.ts";
 import { STATUS_VALUES, USER_COLUMN_SPECS, USER_KEY } from "../generate/record.ts";
-import { tableOfObjects } from "../ingest/objects.ts";
+import { appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
 import type { ColumnInput, TableInput } from "../store/input.ts";
 import type { Store } from "../store/types.ts";
@@ -178,15 +178,30 @@ export function buildSnapshotFromGenerator(
 ): BuildReport {
   const t0 = performance.now();
   const n = options.count;
+  const ids = new Float64Array(n);
+  const codes = new Uint8Array(n);
+  const names = growingByteColumn(n, n * 16);
+  const emails = growingByteColumn(n, n * 24);
   let i = 0;
-  const users = (function* () {
-    for (const user of generateUsers(options)) {
-      yield user as unknown as Record<string, unknown>;
-      i++;
-      if ((i & 0xffff) === 0) onProgress?.({ phase: "generate", done: i, total: n });
-    }
-  })();
-  const table = tableOfObjects(users, { key: USER_KEY, columns: USER_COLUMN_SPECS });
+  for (const user of generateUsers(options)) {
+    ids[i] = user.id;
+    appendString(names, user.name);
+    appendString(emails, user.email);
+    codes[i] = STATUS_VALUES.indexOf(user.status) + 1;
+    i++;
+    if ((i & 0xffff) === 0) onProgress?.({ phase: "generate", done: i, total: n });
+  }
+  const none = new Uint8Array(n);
+  const table: TableInput = {
+    rows: n,
+    key: USER_KEY,
+    columns: [
+      { spec: USER_COLUMN_SPECS[0], values: { kind: "number", values: ids, nulls: 0 } },
+      { spec: USER_COLUMN_SPECS[1], values: { kind: "text", strings: finishByteColumn(names), isNull: none, nulls: 0 } },
+      { spec: USER_COLUMN_SPECS[2], values: { kind: "text", strings: finishByteColumn(emails), isNull: none, nulls: 0 } },
+      { spec: USER_COLUMN_SPECS[3], values: { kind: "enum", codes, values: [...STATUS_VALUES], nulls: 0 } },
+    ],
+  };
   const t1 = performance.now();
   const store = buildStore(table, (step) => onProgress?.({ phase: step }));
   return writeBuilt(store, output, t1 - t0, t1, onProgress);

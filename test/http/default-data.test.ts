@@ -22,7 +22,8 @@ beforeAll(() => {
   srv = startTestServer("default");
   records = Array.from(generateUsers(DEFAULT_DATA));
   byId = new Map(records.map((r) => [r.id, r]));
-});
+  // building the default data (when absent) takes seconds on a busy machine
+}, 120_000);
 
 /** The records of the oracle's keys. */
 const recordsOf = (keys: unknown[]) => keys.map((k) => byId.get(k));

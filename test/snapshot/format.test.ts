@@ -208,7 +208,7 @@ describe("parallel build", () => {
   for (const order of ["reversed", "ascending"] as const) {
     test(`the worker-built store equals the single-thread one (ids ${order})`, async () => {
       const { buildStore, buildStoreParallel } = await import("../../src/store/build.ts");
-      const { tableOfObjects } = await import("../../src/ingest/objects.ts");
+      const { tableOfObjects } = await import("../../src/snapshot/objects.ts");
       const { generateUsers } = await import("../../src/generate/users.ts");
       const { USER_COLUMN_SPECS } = await import("../../src/generate/record.ts");
       const users = Array.from(generateUsers({ count: 3000, seed: 5, wide: true }));

@@ -3,7 +3,7 @@
  * the way `snapshot build` builds one: each column read value by value (ingest/raw-column.ts),
  * converted to its kind and handed to the store builder.
  */
-import { tableOfObjects } from "../../src/ingest/objects.ts";
+import { tableOfObjects } from "../../src/snapshot/objects.ts";
 import type { ColumnSpec, Schema } from "../../src/schema/kinds.ts";
 import { buildStore } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
