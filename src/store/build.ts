@@ -217,6 +217,10 @@ export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep)
   const stop = () => {
     for (const worker of workers) worker.terminate();
   };
+  // a buffer two workers' columns share (one null mask for several columns, say) is copied to
+  // each rather than transferred: a transfer detaches it for the others
+  const used = new Map<ArrayBuffer, number>();
+  for (const share of shares) for (const buffer of buffersOf(share.map((c) => c.values))) used.set(buffer, (used.get(buffer) ?? 0) + 1);
   const jobs = shares
     .filter((share) => share.length > 0)
     .map(
@@ -234,7 +238,7 @@ export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep)
             order: prepared.order?.slice() ?? null,
             partition: prepared.partition === null ? null : { codes: prepared.partition.codes.codes.slice(), counts: prepared.partition.codes.counts.slice() },
           };
-          worker.postMessage(job, buffersOf(job));
+          worker.postMessage(job, buffersOf(job).filter((buffer) => (used.get(buffer) ?? 0) <= 1));
         }),
     );
   return Promise.all(jobs)
