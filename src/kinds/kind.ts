@@ -88,6 +88,13 @@ export interface StoredColumn {
    * sort); length rowCount. Set for `number` columns holding a negative value.
    */
   rowsByAbsValue: Uint32Array | null;
+  /**
+   * A text key's values as given, UTF-8, back to back in row order (so ascending by code point):
+   * what finds a key's row by binary search (a live replica's changes, docs/live-replicas.md).
+   */
+  raw: Uint8Array | null;
+  /** A text key's row r value is `raw[rawOffsets[r] .. rawOffsets[r+1])`; length rowCount + 1, in bytes. */
+  rawOffsets: Uint32Array | null;
 }
 
 /** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
@@ -107,6 +114,8 @@ export type StoredPart =
   | "blank"
   | "rowsByValueByPartition"
   | "rowsByAbsValue"
+  | "raw"
+  | "rawOffsets"
   | `trigrams.${(typeof TRIGRAM_FIELDS)[number]}`;
 
 /** The parts of a column's trigram index, in snapshot order. */
@@ -123,6 +132,8 @@ export const ALL_PARTS: readonly StoredPart[] = [
   "blank",
   "rowsByValueByPartition",
   "rowsByAbsValue",
+  "raw",
+  "rawOffsets",
   ...TRIGRAM_PARTS,
 ];
 
@@ -137,6 +148,8 @@ export const PART_TYPES: Record<StoredPart, "u8" | "u32" | "f64"> = {
   blank: "u32",
   rowsByValueByPartition: "u32",
   rowsByAbsValue: "u32",
+  raw: "u8",
+  rawOffsets: "u32",
   "trigrams.keys": "f64",
   "trigrams.counts": "u32",
   "trigrams.groupCounts": "u32",
@@ -177,6 +190,8 @@ export function emptyStoredColumn(spec: ColumnSpec, key: boolean): StoredColumn 
     trigrams: null,
     rowsByValueByPartition: null,
     rowsByAbsValue: null,
+    raw: null,
+    rawOffsets: null,
   };
 }
 

@@ -90,6 +90,10 @@ function buildText(spec: ColumnSpec, converted: ConvertedColumn, context: BuildC
   column.folded = folded.bytes;
   column.foldedOffsets = folded.offsets;
   column.blank = blank;
+  if (context.key) {
+    column.raw = strings.bytes;
+    column.rawOffsets = strings.offsets;
+  }
   const groups = context.partition === null ? null : { codes: context.partition.codes, count: context.partition.counts.length };
   column.trigrams = buildTrigramIndex(folded.bytes, folded.offsets, n, groups);
   return column;
@@ -252,5 +256,5 @@ export const TEXT_KIND: KindModule = {
 /** The parts a text column sets. */
 const PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS];
 
-/** The parts a text key sets (its order is the row order). */
-const KEY_PARTS: readonly StoredPart[] = ["folded", "foldedOffsets", "blank", ...TRIGRAM_PARTS];
+/** The parts a text key sets (its order is the row order; its raw values find a key's row). */
+const KEY_PARTS: readonly StoredPart[] = ["folded", "foldedOffsets", "blank", "raw", "rawOffsets", ...TRIGRAM_PARTS];

@@ -300,6 +300,7 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
       case "rowsByAbsValue":
         return rowCount;
       case "foldedOffsets":
+      case "rawOffsets":
         return rowCount + 1;
       case "blank":
         return (rowCount + 31) >>> 5;
@@ -324,6 +325,7 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     if (starts !== null && (starts.length < 2 || starts[starts.length - 1] !== rowCount)) fail(`corrupt: column ${spec.id}'s rank starts do not end at the row count`);
     if (column.distinct !== null && starts !== null && starts.length !== column.distinct.length + 2) fail(`corrupt: column ${spec.id} has ${column.distinct.length} distinct values but ${starts.length} rank starts`);
     if (column.foldedOffsets !== null && column.folded !== null && column.foldedOffsets[rowCount] !== column.folded.length) fail(`corrupt: column ${spec.id}'s folded offsets do not span its bytes`);
+    if (column.rawOffsets !== null && column.raw !== null && column.rawOffsets[rowCount] !== column.raw.length) fail(`corrupt: column ${spec.id}'s raw offsets do not span its bytes`);
     if (column.trigrams !== null) checkTrigrams(column.trigrams, columnSectionName(spec.id, "trigrams"));
     if (column.rowsByValueByPartition !== null && partition === null) fail(`corrupt: column ${spec.id} has a per-partition order but the snapshot has no partition`);
     columns.set(spec.id, column);
