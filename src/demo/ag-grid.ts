@@ -144,12 +144,13 @@ export function createRowsDatasource(endpoint: string, log: (record: AgRequestRe
  *
  * @param endpoint URL of POST <base> (api.ts `apiBase`).
  * @param log receives every finished request ({@link AgRequestRecord}).
- * @param schema the served schema (GET <base>/schema): the columns, and the key that names each row
+ * @param schema the served schema (GET <base>/schema): its columns, in order
  * @param quickFilter the search box's text (sent with every block and facet request)
  * @returns AG Grid's api (`GridApi<Row>`); row data arrive asynchronously, block by block.
  */
 export function mountAgGrid(container: HTMLElement, endpoint: string, log: (record: AgRequestRecord) => void, schema: SchemaBody, quickFilter: () => string): GridApi<Row> {
-  const key = keyOf(schema);
+  // No getRowId: the infinite model's own ids are positions, which stay unique even if a row
+  // moves between two blocks while the data changes underneath (a row id would then repeat).
   return createGrid<Row>(container, {
     theme: themeQuartz,
     columnDefs: columnDefsFor(schema, { facetsEndpoint: `${endpoint}/facets`, quickFilter }),
@@ -157,7 +158,6 @@ export function mountAgGrid(container: HTMLElement, endpoint: string, log: (reco
     rowModelType: "infinite",
     cacheBlockSize: AG_BLOCK_ROWS,
     maxConcurrentDatasourceRequests: 2,
-    getRowId: (params) => String(params.data[key]),
     datasource: createRowsDatasource(endpoint, log, quickFilter),
   });
 }
