@@ -2,7 +2,8 @@
  * Screenshots of the demo page for the docs (docs/screenshots/): a served page at 1280×900
  * with a search typed and AG Grid's facet-fed set filter open, the same page on a 390×844
  * phone, and the empty state. Needs Chromium (`sh scripts/install-chromium.sh`) and a running
- * server.
+ * server. The facet column defaults to the first enum or boolean column of the served schema
+ * (none: no filter is opened).
  *
  *   bun scripts/demo-screenshots.ts http://127.0.0.1:3000/ <name> [search] [facet column]
  */
@@ -10,7 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { launchChromium } from "../test/e2e/support/browser.ts";
 
-const [url = "http://127.0.0.1:3000/", name = "default", search = "ana gmail", column = "status"] = process.argv.slice(2);
+const [url = "http://127.0.0.1:3000/", name = "default", search = "ana gmail", facetColumn] = process.argv.slice(2);
 const out = resolve(import.meta.dir, "..", "docs", "screenshots");
 mkdirSync(out, { recursive: true });
 
@@ -22,7 +23,8 @@ for (const [device, viewport] of [["desktop", { width: 1280, height: 900 }], ["p
   await page.fill("#search", search);
   await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, search);
   await page.waitForTimeout(600);
-  if (device === "desktop") {
+  const column = facetColumn ?? (await page.evaluate(() => window.demoSchema?.columns.find((c) => c.kind === "enum" || c.kind === "boolean")?.id));
+  if (device === "desktop" && column !== undefined) {
     await page.evaluate((c) => window.gridApi.ensureColumnVisible(c), column);
     await page.locator(`.ag-header-cell[col-id="${column}"] .ag-header-cell-filter-button`).click();
     await page.waitForSelector(".facet-filter .facet-value");

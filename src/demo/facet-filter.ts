@@ -1,16 +1,17 @@
 /**
- * A set-style column filter for AG Grid Community fed by POST /api/users/facets (docs/api.md
+ * A set-style column filter for AG Grid Community fed by POST <base>/facets (docs/api.md
  * "Facets"): the column's values with their counts under the grid's other filters and the
  * search, as checkboxes. Its model is AG Grid's set filter model `{filterType: "set", values}`,
  * which POST /api/users takes. (AG Grid's own set filter is an Enterprise module; under a
  * server row model it would need the values supplied anyway.)
  */
 import type { IDoesFilterPassParams, IFilterComp, IFilterParams } from "ag-grid-community";
-import type { UserRow } from "./api.ts";
+import { type Row, apiFetch, failureText, problemOf } from "./api.ts";
 
 /** One value of a facet (docs/api.md "Facets"). */
 export interface FacetValue {
-  value: string | boolean;
+  /** The value; null stands for the column's empty (null) cells, which a set filter selects with `null`. */
+  value: string | boolean | null;
   count: number;
 }
 
@@ -22,7 +23,7 @@ interface FacetsBody {
 
 /** What the page passes to the filter (colDef `filterParams`). */
 export interface FacetFilterParams {
-  /** URL of POST /api/users/facets. */
+  /** URL of POST <base>/facets. */
   facetsEndpoint: string;
   /** The search text now in the page's search box (sent as `quickFilter`). */
   quickFilter: () => string;
@@ -35,8 +36,8 @@ const LIST_LIMIT = 50;
  * The filter component (AG Grid's IFilterComp). Opening it asks the server for the column's
  * values under every other filter; ticking values filters the grid to them.
  */
-export class FacetSetFilter implements IFilterComp<UserRow> {
-  private params!: IFilterParams<UserRow> & FacetFilterParams;
+export class FacetSetFilter implements IFilterComp<Row> {
+  private params!: IFilterParams<Row> & FacetFilterParams;
   private gui!: HTMLDivElement;
   private list!: HTMLDivElement;
   private footer!: HTMLParagraphElement;
@@ -47,7 +48,7 @@ export class FacetSetFilter implements IFilterComp<UserRow> {
   private values: FacetValue[] = [];
   private request = 0;
 
-  init(params: IFilterParams<UserRow> & FacetFilterParams): void {
+  init(params: IFilterParams<Row> & FacetFilterParams): void {
     this.params = params;
     this.gui = document.createElement("div");
     this.gui.className = "facet-filter";
@@ -84,7 +85,7 @@ export class FacetSetFilter implements IFilterComp<UserRow> {
   }
 
   /** Rows are filtered on the server (Infinite Row Model): every row the server sent passes. */
-  doesFilterPass(_params: IDoesFilterPassParams<UserRow>): boolean {
+  doesFilterPass(_params: IDoesFilterPassParams<Row>): boolean {
     return true;
   }
 
@@ -104,34 +105,36 @@ export class FacetSetFilter implements IFilterComp<UserRow> {
     this.render();
   }
 
-  /** POST /api/users/facets for this column under the grid's filter model and the search. */
+  /** POST <base>/facets for this column under the grid's filter model and the search (with the page's credential). */
   private async loadValues(): Promise<void> {
     const column = this.params.column.getColId();
     const mine = ++this.request;
     this.footer.textContent = "counting…";
     try {
-      const response = await fetch(this.params.facetsEndpoint, {
+      const response = await apiFetch(this.params.facetsEndpoint, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ columns: [column], filterModel: this.params.api.getFilterModel(), quickFilter: this.params.quickFilter(), limit: LIST_LIMIT }),
       });
-      const body = (await response.json()) as FacetsBody & { detail?: string };
+      if (!response.ok) throw new Error(failureText(response.status, await problemOf(response)));
+      const body = (await response.json()) as FacetsBody;
       if (mine !== this.request) return;
-      if (!response.ok) throw new Error(body.detail ?? `HTTP ${response.status}`);
       const facet = body.facets[column];
-      this.values = facet.values ?? [];
+      const listed = facet.values ?? [];
+      // null cells are a choice of their own (docs/api.md "Filtering on any column": `null` in a set filter's values)
+      this.values = facet.nulls > 0 ? [...listed, { value: null, count: facet.nulls }] : listed;
       this.render();
-      const more = (facet.distinct ?? 0) - this.values.length;
-      this.footer.textContent = `${more > 0 ? `${more} more values · ` : ""}${facet.nulls > 0 ? `${facet.nulls.toLocaleString("en")} empty · ` : ""}counts under the other filters`;
+      const more = (facet.distinct ?? 0) - listed.length;
+      this.footer.textContent = `${more > 0 ? `${more} more values · ` : ""}counts under the other filters`;
     } catch (error) {
-      if (mine === this.request) this.footer.textContent = `the values could not be loaded: ${(error as Error).message}`;
+      if (mine === this.request) this.footer.textContent = `the values could not be loaded (${(error as Error).message})`;
     }
   }
 
   /** Checkboxes of the loaded values (and of ticked values the answer no longer lists). */
   private render(): void {
     const shown = new Map(this.values.map((v) => [JSON.stringify(v.value), v]));
-    for (const key of this.selected) if (!shown.has(key)) shown.set(key, { value: JSON.parse(key) as string | boolean, count: 0 });
+    for (const key of this.selected) if (!shown.has(key)) shown.set(key, { value: JSON.parse(key) as FacetValue["value"], count: 0 });
     const rows = [...shown].map(([key, v]) => {
       const label = document.createElement("label");
       label.className = "facet-value";
@@ -146,7 +149,8 @@ export class FacetSetFilter implements IFilterComp<UserRow> {
         this.params.filterChangedCallback();
       });
       const name = document.createElement("span");
-      name.textContent = String(v.value);
+      name.textContent = v.value === null ? "(empty)" : String(v.value);
+      if (v.value === null) name.className = "facet-null";
       const count = document.createElement("span");
       count.className = "facet-count";
       count.textContent = v.count.toLocaleString("en");

@@ -1,7 +1,8 @@
 /**
  * The demo page's TanStack Table client (browser code): @tanstack/table-core v9 with manual
- * pagination, sorting and filtering, rendered into plain DOM, reading GET /api/users
- * (docs/api.md "The two real clients", TanStack Table).
+ * pagination, sorting and filtering, rendered into plain DOM, reading GET <base> (api.ts
+ * `apiBase`, `/api/users` by default; docs/api.md "The two real clients", TanStack Table). Its
+ * columns and their filter inputs come from the served schema, by kind.
  */
 import {
   type ColumnFiltersState,
@@ -22,7 +23,7 @@ import {
   tableFeatures,
 } from "@tanstack/table-core";
 import { storeReactivityBindings } from "@tanstack/table-core/store-reactivity-bindings";
-import { type GetUsersBody, type SchemaColumn, type UserRow, cellText } from "./api.ts";
+import { type GetRowsBody, type Row, type SchemaBody, type SchemaColumn, apiFetch, cellText, failureText, keyOf, problemOf, saveDownload } from "./api.ts";
 
 /** Page sizes offered by the page-size select, in rows; the first is the initial one. */
 export const TANSTACK_PAGE_SIZES = [10, 20, 50, 100] as const;
@@ -51,7 +52,7 @@ export interface TanstackSnapshot extends TanstackRequestState {
   /** `table.getPageCount()`: ceil(total / pageSize). */
   pageCount: number;
   /** Rows of the current page, as rendered. */
-  rows: UserRow[];
+  rows: Row[];
   /** True while a request is in flight. */
   loading: boolean;
   /** True when nothing is in flight and the rows shown answer the current state (same URL). */
@@ -69,13 +70,13 @@ export interface TanstackSnapshot extends TanstackRequestState {
   facets: Record<string, [unknown, number][]>;
 }
 
-/** The value a column filter sends (docs/api.md `filter[<col>]`): strings as is, an id range `[min,max]` flattened to "min,max". */
+/** The value a column filter sends (docs/api.md `filter[<col>]`): strings as is, a range `[min,max]` flattened to "min,max". */
 function filterParam(value: unknown): string {
   if (Array.isArray(value)) return value.map((v) => (v === undefined || v === null ? "" : String(v))).join(",");
   return String(value);
 }
 
-/** `encodeURIComponent`, but leaving `,` raw (the "raw" spelling of an id range). */
+/** `encodeURIComponent`, but leaving `,` raw (the "raw" spelling of a range or a list). */
 function encodeRawValue(value: string): string {
   return encodeURIComponent(value).replace(/%2C/gi, ",");
 }
@@ -85,11 +86,11 @@ function encodeRawValue(value: string): string {
  * `endpoint?page=<pageIndex+1>&pageSize=<n>[&sortBy=<id>&sortOrder=<asc|desc>][&filter[<col>]=<value>]...`.
  * Only the first sort key is sent (GET has one sort column).
  *
- * @param endpoint path of GET /api/users, e.g. "/api/users".
+ * @param endpoint path of GET <base>, e.g. "/api/users".
  * @param mode how brackets, spaces and commas are spelled ({@link UrlMode}).
  * @returns a path plus query string.
  */
-export function buildUsersUrl(endpoint: string, state: TanstackRequestState, mode: UrlMode): string {
+export function buildListUrl(endpoint: string, state: TanstackRequestState, mode: UrlMode): string {
   const pairs: [string, string][] = [
     ["page", String(state.pagination.pageIndex + 1)],
     ["pageSize", String(state.pagination.pageSize)],
@@ -116,7 +117,7 @@ function spell(endpoint: string, pairs: [string, string][], mode: UrlMode): stri
 }
 
 /**
- * The GET /api/users/export URL of the table's current view (docs/api.md "Export"): its sort,
+ * The GET <base>/export URL of the table's current view (docs/api.md "Export"): its sort,
  * filters and search, every matching row as CSV.
  */
 export function buildExportUrl(endpoint: string, state: TanstackRequestState): string {
@@ -127,21 +128,19 @@ export function buildExportUrl(endpoint: string, state: TanstackRequestState): s
 }
 
 /**
- * The GET /api/users/facets URL for `columns` under the table's filters and search (docs/api.md
+ * The GET <base>/facets URL for `columns` under the table's filters and search (docs/api.md
  * "Facets": each column's counts leave out its own filter).
+ * @param limit values listed per column at most (`facetLimit`, 1…1000)
  */
-export function buildFacetsUrl(endpoint: string, state: TanstackRequestState, columns: readonly string[]): string {
-  return spell(`${endpoint}/facets`, [["columns", columns.join(",")], ["facetLimit", "50"], ...filterPairs(state)], "encoded");
+export function buildFacetsUrl(endpoint: string, state: TanstackRequestState, columns: readonly string[], limit: number): string {
+  return spell(`${endpoint}/facets`, [["columns", columns.join(",")], ["facetLimit", String(limit)], ...filterPairs(state)], "encoded");
 }
+
 
 /** The elements of the TanStack section, found by id in index.html. */
 interface TanstackElements {
   thead: HTMLTableSectionElement;
   tbody: HTMLTableSectionElement;
-  nameInput: HTMLInputElement;
-  statusSelect: HTMLSelectElement;
-  idMinInput: HTMLInputElement;
-  idMaxInput: HTMLInputElement;
   urlModeSelect: HTMLSelectElement;
   pageSizeSelect: HTMLSelectElement;
   firstButton: HTMLButtonElement;
@@ -152,7 +151,8 @@ interface TanstackElements {
   totalInfo: HTMLElement;
   latencyInfo: HTMLElement;
   urlInfo: HTMLElement;
-  exportLink: HTMLAnchorElement;
+  exportButton: HTMLButtonElement;
+  exportStatus: HTMLElement;
   empty: HTMLElement;
 }
 
@@ -162,7 +162,7 @@ function byId<T extends HTMLElement>(id: string): T {
   return element as T;
 }
 
-/** Milliseconds the name and id filters wait after the last keystroke before they apply. */
+/** Milliseconds a filter box waits after the last keystroke before it applies. */
 const FILTER_DEBOUNCE_MS = 300;
 
 /**
@@ -182,46 +182,58 @@ const features = tableFeatures({
   rowPaginationFeature,
   filterFns: { includesString: filterFn_includesString, equalsString: filterFn_equalsString, inNumberRange: filterFn_inNumberRange },
 });
-const helper = createColumnHelper<typeof features, UserRow>();
-const SEED_COLUMNS = {
-  id: helper.accessor("id", { header: "ID", filterFn: "inNumberRange" }),
-  name: helper.accessor("name", { header: "Name", filterFn: "includesString" }),
-  email: helper.accessor("email", { header: "Email", filterFn: "includesString", enableColumnFilter: false }),
-  status: helper.accessor("status", { header: "Status", filterFn: "equalsString" }),
-} as const;
+const helper = createColumnHelper<typeof features, Row>();
 
-/** The seed's columns as one list: the column type the table is constructed with. */
-const seedColumnList = helper.columns([SEED_COLUMNS.id, SEED_COLUMNS.name, SEED_COLUMNS.email, SEED_COLUMNS.status]);
+/**
+ * What a column's filter box takes, by kind: the GET `filter[col]` form of docs/api.md
+ * ("Filtering on any column", "The key") as a placeholder and a longer title. A text key takes
+ * whole values, other text columns a substring; enum and boolean columns take a select
+ * instead ({@link isFaceted}); json columns no filter.
+ */
+function filterHint(column: SchemaColumn, isKey: boolean): { placeholder: string; title: string } | null {
+  switch (column.kind) {
+    case "number":
+      return { placeholder: "n or lo,hi", title: "a number, or a range lo,hi (inclusive; either side may be empty)" };
+    case "date":
+      return { placeholder: "YYYY-MM-DD or lo,hi", title: "a day YYYY-MM-DD, or a range lo,hi of days (inclusive; either side may be empty)" };
+    case "datetime":
+      return { placeholder: "day or lo,hi", title: "a day YYYY-MM-DD or an ISO 8601 date-time, or a range lo,hi (inclusive; a day covers its whole UTC day)" };
+    case "text":
+      return isKey ? { placeholder: "value, …", title: "whole values, comma separated (any of them)" } : { placeholder: "contains…", title: "rows whose value contains this text (case and accents ignored)" };
+    default:
+      return null;
+  }
+}
 
-/** What an added column's filter box takes: the GET `filter[col]` form of its kind (docs/api.md "Filtering on any column"). */
-const FILTER_HINTS: Record<SchemaColumn["kind"], string | null> = {
-  number: "v or lo,hi",
-  date: "YYYY-MM-DD or lo,hi",
-  datetime: "date or lo,hi",
-  enum: "value, …",
-  boolean: "true / false",
-  text: "contains…",
-  json: null,
-};
-
-/** True for the columns whose filter is a select of values with counts: `status`, enum and boolean columns. */
+/** True for the columns whose filter is a select of values with counts: enum and boolean columns. */
 function isFaceted(column: SchemaColumn): boolean {
   return column.kind === "enum" || column.kind === "boolean";
 }
 
-/** The table's columns for a snapshot's schema: the seed's four as always, then the added ones (json ones not sortable). */
-function columnsFor(schema: readonly SchemaColumn[]) {
-  return schema.map((column) => {
-    const seed = SEED_COLUMNS[column.id as keyof typeof SEED_COLUMNS];
-    if (seed !== undefined) return seed;
-    return helper.accessor((row: UserRow) => row[column.id], {
-      id: column.id,
-      header: column.id,
-      filterFn: "includesString",
-      enableSorting: column.kind !== "json",
-      enableColumnFilter: column.kind !== "json",
-    });
-  });
+/** The values a faceted column's select offers, as the GET filter spells them: an enum's values in order, `true`/`false`. */
+function facetOptions(column: SchemaColumn): string[] {
+  return column.kind === "boolean" ? ["true", "false"] : (column.values ?? []);
+}
+
+/**
+ * The table's columns for a snapshot's schema, in schema order: every column by id, json ones
+ * neither sortable nor filterable. A header's first click sorts number columns descending and
+ * the others ascending, by kind: TanStack's own choice looks at the values on the page, so a
+ * column whose first rows are null (nulls sort first) would flip from ascending to off.
+ */
+function columnsFor(schema: SchemaBody) {
+  return helper.columns(
+    schema.columns.map((column) =>
+      helper.accessor((row: Row) => row[column.id], {
+        id: column.id,
+        header: column.id,
+        filterFn: "includesString",
+        sortDescFirst: column.kind === "number",
+        enableSorting: column.kind !== "json",
+        enableColumnFilter: column.kind !== "json",
+      }),
+    ),
+  );
 }
 
 /** The test hook of the TanStack client (`window.tanstackDemo`). */
@@ -234,29 +246,29 @@ export interface TanstackHook {
   setUrlMode: (mode: UrlMode) => void;
   /** Sets the search (TanStack's global filter) and reloads from page 1. */
   setSearch: (text: string) => void;
+  /** Clears every column filter (and its box or select) and reloads from page 1. */
+  clearFilters: () => void;
 }
 
 /**
  * Mounts the TanStack table into the elements of index.html's TanStack section and loads page 1.
  * Sorting or filtering goes back to page 1; a response that a newer request superseded is dropped.
  *
- * @param endpoint path of GET /api/users.
+ * @param endpoint path of GET <base> (api.ts `apiBase`).
  * @param initialMode the URL spelling to start with ({@link UrlMode}).
- * @param schema the served snapshot's columns (GET /api/users/schema): one table column each,
- *   and a filter box under the header of each added column but json ones
+ * @param schema the served schema (GET <base>/schema): one table column per schema column, in
+ *   its order, and under each header the filter of its kind (a select of values fed by the
+ *   facets endpoint for enum and boolean columns, a box for the others but json ones)
  * @returns the test hook.
  * @throws Error when an element of index.html's TanStack section (`#ts-…`) is missing.
  */
-export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: readonly SchemaColumn[]): TanstackHook {
+export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: SchemaBody): TanstackHook {
+  const key = keyOf(schema);
   const columns = columnsFor(schema);
-  const specOf = new Map(schema.map((c) => [c.id, c]));
+  const specOf = new Map(schema.columns.map((c) => [c.id, c]));
   const el: TanstackElements = {
     thead: byId("ts-thead"),
     tbody: byId("ts-tbody"),
-    nameInput: byId("ts-filter-name"),
-    statusSelect: byId("ts-filter-status"),
-    idMinInput: byId("ts-filter-id-min"),
-    idMaxInput: byId("ts-filter-id-max"),
     urlModeSelect: byId("ts-url-mode"),
     pageSizeSelect: byId("ts-page-size"),
     firstButton: byId("ts-first"),
@@ -267,12 +279,15 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     totalInfo: byId("ts-total"),
     latencyInfo: byId("ts-latency"),
     urlInfo: byId("ts-url"),
-    exportLink: byId("ts-export"),
+    exportButton: byId("ts-export"),
+    exportStatus: byId("ts-export-status"),
     empty: byId("ts-empty"),
   };
-  const facetedColumns = schema.filter(isFaceted).map((c) => c.id);
-  /** The selects of the faceted columns: the toolbar's status select, a select under each other faceted header. */
-  const facetSelects = new Map<string, HTMLSelectElement>([["status", el.statusSelect]]);
+  const facetedColumns = schema.columns.filter(isFaceted);
+  /** Values listed per faceted column: every value a select offers (`facetLimit` is 1…1000). */
+  const facetLimit = Math.min(1000, Math.max(20, ...facetedColumns.map((c) => facetOptions(c).length)));
+  /** The filter control under each filterable column's header, by column id. */
+  const controls = new Map<string, HTMLInputElement | HTMLSelectElement>();
 
   let state: TanstackRequestState = {
     pagination: { pageIndex: 0, pageSize: TANSTACK_PAGE_SIZES[0] },
@@ -283,7 +298,7 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
   let ms = 0;
   let facetsRequest = 0;
   let urlMode: UrlMode = initialMode;
-  let data: UserRow[] = [];
+  let data: Row[] = [];
   let total = 0;
   let appliedUrl = "";
   let lastError: string | null = null;
@@ -294,15 +309,14 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
 
   const table = constructTable({
     features,
-    // the seed's accessors are typed by field, the added ones by id: one column list for the table
-    columns: columns as unknown as typeof seedColumnList,
+    columns,
     data,
     rowCount: 0,
     manualPagination: true,
     manualSorting: true,
     manualFiltering: true,
     enableMultiSort: false,
-    getRowId: (row) => String(row.id),
+    getRowId: (row) => String(row[key]),
     state: { ...state },
     onPaginationChange: (updater: Updater<PaginationState>) => update({ pagination: functionalUpdate(updater, state.pagination) }),
     onSortingChange: (updater: Updater<SortingState>) =>
@@ -317,11 +331,11 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
   function loadFacets(): void {
     if (facetedColumns.length === 0) return;
     const mine = ++facetsRequest;
-    fetch(buildFacetsUrl(endpoint, state, facetedColumns))
+    apiFetch(buildFacetsUrl(endpoint, state, facetedColumns.map((c) => c.id), facetLimit))
       .then(async (response) => {
         if (!response.ok || mine !== facetsRequest) return;
-        const body = (await response.json()) as { facets: Record<string, { values: { value: unknown; count: number }[] }> };
-        for (const [id, facet] of Object.entries(body.facets)) serverFacets.set(id, new Map(facet.values.map((v) => [v.value, v.count])));
+        const body = (await response.json()) as { facets: Record<string, { values?: { value: unknown; count: number }[] }> };
+        for (const [id, facet] of Object.entries(body.facets)) serverFacets.set(id, new Map((facet.values ?? []).map((v) => [v.value, v.count])));
         renderFacets();
       })
       .catch(() => {});
@@ -329,14 +343,14 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
 
   /** Each faceted select's options: "any", then every value with its count (TanStack's `getFacetedUniqueValues`). */
   function renderFacets(): void {
-    for (const [id, select] of facetSelects) {
-      const counts = table.getColumn(id)?.getFacetedUniqueValues() ?? new Map<unknown, number>();
-      const spec = specOf.get(id);
+    for (const column of facetedColumns) {
+      const select = controls.get(column.id);
+      if (!(select instanceof HTMLSelectElement)) continue;
+      const counts = table.getColumn(column.id)?.getFacetedUniqueValues() ?? new Map<unknown, number>();
       const current = select.value;
-      const values = spec?.kind === "boolean" ? ["true", "false"] : (spec?.values ?? []);
       const options = [new Option("any", "")];
-      for (const value of values) {
-        const count = counts.get(spec?.kind === "boolean" ? value === "true" : value) ?? 0;
+      for (const value of facetOptions(column)) {
+        const count = counts.get(column.kind === "boolean" ? value === "true" : value) ?? 0;
         const option = new Option(`${value} (${count.toLocaleString("en")})`, value);
         option.dataset.count = String(count);
         options.push(option);
@@ -352,24 +366,43 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     load();
   }
 
+  /** Marks the filter controls the server refused (`filter[<col>]` in the problem's `errors`), clears the others. */
+  function markRefused(errors: { parameter?: string; detail: string }[]): void {
+    for (const [id, control] of controls) {
+      const refusal = errors.find((e) => e.parameter === `filter[${id}]`);
+      if (refusal === undefined) {
+        control.removeAttribute("aria-invalid");
+        control.title = control.dataset.hint ?? "";
+      } else {
+        control.setAttribute("aria-invalid", "true");
+        control.title = refusal.detail;
+      }
+    }
+  }
+
   function load(): void {
-    const url = buildUsersUrl(endpoint, state, urlMode);
+    const url = buildListUrl(endpoint, state, urlMode);
     const mine = ++sequence;
     requests++;
     inFlight++;
     render();
     loadFacets();
     const started = performance.now();
-    fetch(url)
+    apiFetch(url)
       .then(async (response) => {
-        const body = (await response.json()) as GetUsersBody & { detail?: string };
-        if (!response.ok) throw new Error(body.detail ?? `HTTP ${response.status}`);
+        if (!response.ok) {
+          const problem = await problemOf(response);
+          if (mine === sequence) markRefused(problem.errors ?? []);
+          throw new Error(failureText(response.status, problem));
+        }
+        const body = (await response.json()) as GetRowsBody;
         if (mine !== sequence) return;
         ms = performance.now() - started;
         data = body.data;
         total = body.total;
         appliedUrl = url;
         lastError = null;
+        markRefused([]);
         table.setOptions((prev) => ({ ...prev, data, rowCount: total }));
       })
       .catch((error: Error) => {
@@ -387,22 +420,28 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
   }
 
   function render(): void {
-    const headerRow = document.createElement("tr");
+    const headerCells: HTMLTableCellElement[] = [];
     for (const header of table.getHeaderGroups()[0].headers) {
       const th = document.createElement("th");
-      const sorted = header.column.getIsSorted();
-      th.textContent = String(header.column.columnDef.header ?? header.column.id);
-      th.dataset.column = header.column.id;
-      th.className = "sortable";
-      th.setAttribute("aria-sort", sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none");
-      const arrow = document.createElement("span");
-      arrow.className = "sort-arrow";
-      arrow.textContent = sorted === "asc" ? " ▲" : sorted === "desc" ? " ▼" : "";
-      th.append(arrow);
-      th.addEventListener("click", (event) => header.column.getToggleSortingHandler()?.(event));
-      headerRow.append(th);
+      const column = header.column;
+      const spec = specOf.get(column.id);
+      const sorted = column.getIsSorted();
+      th.textContent = String(column.columnDef.header ?? column.id);
+      th.dataset.column = column.id;
+      th.title = spec === undefined ? column.id : `${column.id} · ${spec.kind}${column.id === key ? " · key" : ""}`;
+      if (column.getCanSort()) {
+        th.className = "sortable";
+        th.setAttribute("aria-sort", sorted === "asc" ? "ascending" : sorted === "desc" ? "descending" : "none");
+        const arrow = document.createElement("span");
+        arrow.className = "sort-arrow";
+        arrow.textContent = sorted === "asc" ? " ▲" : sorted === "desc" ? " ▼" : "";
+        th.append(arrow);
+        th.addEventListener("click", (event) => column.getToggleSortingHandler()?.(event));
+      }
+      headerCells.push(th);
     }
-    el.thead.replaceChildren(headerRow, filterRow);
+    // only the header cells are replaced: the filter row stays in place, so a box being typed in keeps its focus
+    headerRow.replaceChildren(...headerCells);
 
     const body = document.createDocumentFragment();
     for (const row of table.getRowModel().rows) {
@@ -412,7 +451,8 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
         const value = cell.getValue();
         const spec = specOf.get(cell.column.id);
         td.textContent = spec === undefined ? String(value) : cellText(spec, value);
-        if (cell.column.id === "status") td.className = `status status-${String(value)}`;
+        td.dataset.column = cell.column.id;
+        if (spec !== undefined) td.className = `kind-${spec.kind}`;
         tr.append(td);
       }
       body.append(tr);
@@ -423,9 +463,9 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     el.pageInfo.textContent = `Page ${pageCount === 0 ? 0 : state.pagination.pageIndex + 1} of ${pageCount}`;
     el.totalInfo.textContent = `${total.toLocaleString("en")} total`;
     el.latencyInfo.textContent = appliedUrl === "" ? "" : `${Math.round(ms)} ms`;
-    el.exportLink.href = buildExportUrl(endpoint, state);
     el.empty.hidden = !(inFlight === 0 && appliedUrl !== "" && total === 0 && lastError === null);
     el.urlInfo.textContent = lastError !== null ? `error: ${lastError}` : appliedUrl;
+    el.urlInfo.classList.toggle("error", lastError !== null);
     el.firstButton.disabled = !table.getCanPreviousPage();
     el.prevButton.disabled = !table.getCanPreviousPage();
     el.nextButton.disabled = !table.getCanNextPage();
@@ -434,35 +474,47 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
     document.body.classList.toggle("ts-loading", inFlight > 0);
   }
 
-  // A filter box under each added column's header (the seed's four have the toolbar's controls).
+  /** Sets column `id`'s filter value (undefined clears it): TanStack's state, then a request. */
+  const setFilter = (id: string, value: string | undefined) => table.getColumn(id)?.setFilterValue(value);
+
+  // Under each header the filter of its column's kind (docs/api.md "Filtering on any column").
+  const headerRow = document.createElement("tr");
   const filterRow = document.createElement("tr");
   filterRow.className = "filter-row";
-  for (const column of schema) {
+  for (const column of schema.columns) {
     const th = document.createElement("th");
-    const hint = FILTER_HINTS[column.kind];
-    if (!(column.id in SEED_COLUMNS) && isFaceted(column)) {
+    const hint = filterHint(column, column.id === key);
+    if (isFaceted(column)) {
       const select = document.createElement("select");
       select.dataset.filter = column.id;
       select.setAttribute("aria-label", `filter ${column.id}`);
       select.add(new Option("any", ""));
-      select.addEventListener("change", () => table.getColumn(column.id)?.setFilterValue(select.value === "" ? undefined : select.value));
-      facetSelects.set(column.id, select);
+      for (const value of facetOptions(column)) select.add(new Option(value, value));
+      select.addEventListener("change", () => setFilter(column.id, select.value === "" ? undefined : select.value));
+      controls.set(column.id, select);
       th.append(select);
-    } else if (!(column.id in SEED_COLUMNS) && hint !== null) {
+    } else if (hint !== null) {
       const input = document.createElement("input");
       input.type = "search";
-      input.placeholder = hint;
+      input.placeholder = hint.placeholder;
+      input.title = hint.title;
+      input.dataset.hint = hint.title;
       input.dataset.filter = column.id;
+      input.autocomplete = "off";
+      input.spellcheck = false;
       input.setAttribute("aria-label", `filter ${column.id}`);
       let timer: ReturnType<typeof setTimeout> | undefined;
       input.addEventListener("input", () => {
         clearTimeout(timer);
-        timer = setTimeout(() => table.getColumn(column.id)?.setFilterValue(input.value.trim() === "" ? undefined : input.value), FILTER_DEBOUNCE_MS);
+        timer = setTimeout(() => setFilter(column.id, input.value.trim() === "" ? undefined : input.value), FILTER_DEBOUNCE_MS);
       });
+      controls.set(column.id, input);
       th.append(input);
     }
     filterRow.append(th);
   }
+
+  el.thead.replaceChildren(headerRow, filterRow);
 
   // Controls → TanStack state.
   for (const size of TANSTACK_PAGE_SIZES) el.pageSizeSelect.add(new Option(String(size), String(size)));
@@ -471,27 +523,25 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
   el.prevButton.addEventListener("click", () => table.previousPage());
   el.nextButton.addEventListener("click", () => table.nextPage());
   el.lastButton.addEventListener("click", () => table.lastPage());
-  let nameTimer: ReturnType<typeof setTimeout> | undefined;
-  el.nameInput.addEventListener("input", () => {
-    clearTimeout(nameTimer);
-    nameTimer = setTimeout(() => table.getColumn("name")?.setFilterValue(el.nameInput.value || undefined), FILTER_DEBOUNCE_MS);
-  });
-  el.statusSelect.addEventListener("change", () => table.getColumn("status")?.setFilterValue(el.statusSelect.value || undefined));
-  let idTimer: ReturnType<typeof setTimeout> | undefined;
-  const onIdRange = () => {
-    clearTimeout(idTimer);
-    idTimer = setTimeout(() => {
-      const min = el.idMinInput.value.trim();
-      const max = el.idMaxInput.value.trim();
-      table.getColumn("id")?.setFilterValue(min === "" && max === "" ? undefined : [min, max]);
-    }, FILTER_DEBOUNCE_MS);
-  };
-  el.idMinInput.addEventListener("input", onIdRange);
-  el.idMaxInput.addEventListener("input", onIdRange);
   el.urlModeSelect.value = urlMode;
   el.urlModeSelect.addEventListener("change", () => {
     urlMode = el.urlModeSelect.value === "raw" ? "raw" : "encoded";
     load();
+  });
+  el.exportButton.addEventListener("click", () => {
+    el.exportButton.disabled = true;
+    el.exportStatus.textContent = "exporting…";
+    apiFetch(buildExportUrl(endpoint, state))
+      .then((response) => saveDownload(response, "export.csv"))
+      .then((bytes) => {
+        el.exportStatus.textContent = `saved ${(bytes / 1024).toLocaleString("en", { maximumFractionDigits: 0 })} KiB`;
+      })
+      .catch((error: Error) => {
+        el.exportStatus.textContent = error.message;
+      })
+      .finally(() => {
+        el.exportButton.disabled = false;
+      });
   });
 
   load();
@@ -503,7 +553,7 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
       pageCount: table.getPageCount(),
       rows: data.map((row) => ({ ...row })),
       loading: inFlight > 0,
-      settled: inFlight === 0 && appliedUrl === buildUsersUrl(endpoint, state, urlMode),
+      settled: inFlight === 0 && appliedUrl === buildListUrl(endpoint, state, urlMode),
       url: appliedUrl,
       requests,
       error: lastError,
@@ -518,5 +568,9 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: re
       load();
     },
     setSearch: (text: string) => table.setGlobalFilter(text),
+    clearFilters: () => {
+      for (const control of controls.values()) control.value = "";
+      table.resetColumnFilters(true);
+    },
   };
 }

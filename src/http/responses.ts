@@ -126,14 +126,17 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
 }
 
 /**
- * GET /api/users/schema's 200 (docs/api.md "Columns beyond the four"): the served snapshot's
- * columns in schema order (`{id, kind, values?}`), its row count and snapshot id, with the same
- * `ETag`, `X-Snapshot-Id` and caching headers as the data routes.
+ * GET /api/users/schema's 200 (docs/api.md "Columns beyond the four", "Any users table"):
+ * `{columns, key, partition, rows, snapshotId}` — the served snapshot's columns in schema order
+ * (`{id, kind, values?}`), the key column's id, the enum column that partitions the rows (null
+ * when none does), its row count and snapshot id — with the same `ETag`, `X-Snapshot-Id` and
+ * caching headers as the data routes.
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
  */
 export function schemaResponse(store: Store, etag: string, coding: Coding | null): Response {
-  const body = JSON.stringify({ columns: store.schema.columns, rows: store.rowCount, snapshotId: store.snapshotId });
+  const { columns, key, partition } = store.schema;
+  const body = JSON.stringify({ columns, key, partition, rows: store.rowCount, snapshotId: store.snapshotId });
   return dataResponse(encoder.encode(body), etag, store.snapshotId, coding);
 }
 

@@ -9,12 +9,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseCorsOrigins } from "../../src/http/cors.ts";
-import type { UserRecord } from "../../src/generate/record.ts";
-import { naiveQuery } from "../support/oracle.ts";
+import { USER_COLUMN_SPECS, USER_KEY, type UserRecord } from "../../src/generate/record.ts";
+import { type Table, type TableRecord, oracleRows } from "../support/table-oracle.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 import { type LaunchedBrowser, launchChromium } from "./support/browser.ts";
 
 const KEY = "e2e-key-7f3a";
+/** The records' columns and key, for the oracle. */
+const TABLE: Table = { specs: USER_COLUMN_SPECS, key: USER_KEY };
 const RECORDS: UserRecord[] = Array.from({ length: 300 }, (_, i) => ({
   id: i + 1,
   name: `${["Ann", "Bob", "Émile", "Zoë", "Ivan"][i % 5]} ${i}`,
@@ -79,14 +81,14 @@ async function visit(server: ReturnType<typeof Bun.serve>): Promise<Record<strin
 describe("a page on another origin", () => {
   test("lists users with an API key, reads the exposed headers, and is refused without the key", async () => {
     const seen = await visit(allowed);
-    const get = naiveQuery(RECORDS, { filter: { kind: "status", codes: [0] }, sort: [{ column: "name", direction: "desc", absolute: false }], offset: 0, limit: 5 });
+    const active = oracleRows(RECORDS as unknown as TableRecord[], TABLE, { sortModel: [{ colId: "name", sort: "desc" }], filterModel: { status: { filterType: "set", values: ["active"] } } });
     expect(seen.get.status).toBe(200);
-    expect(seen.get.body.data).toEqual(get.rows);
-    expect(seen.get.body.total).toBe(get.total);
+    expect(seen.get.body.data).toEqual(active.slice(0, 5));
+    expect(seen.get.body.total).toBe(active.length);
     expect(seen.get.etag).toMatch(/^"[^"]+"$/);
     expect(seen.get.snapshotId).toBe(api.server.engine().store.snapshotId);
-    const post = naiveQuery(RECORDS, { filter: { kind: "text", column: "name", op: "contains", value: "emile" }, sort: [{ column: "email", direction: "asc", absolute: false }], offset: 0, limit: 7 });
-    expect(seen.post).toEqual({ status: 200, body: { data: post.rows, total: post.total } });
+    const emile = oracleRows(RECORDS as unknown as TableRecord[], TABLE, { sortModel: [{ colId: "email", sort: "asc" }], filterModel: { name: { filterType: "text", type: "contains", filter: "emile" } } });
+    expect(seen.post).toEqual({ status: 200, body: { data: emile.slice(0, 7), total: emile.length } });
     expect(seen.noKey.status).toBe(401);
     expect(seen.noKey.body.status).toBe(401);
   }, 60_000);

@@ -11,12 +11,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Page } from "playwright-core";
-import { WIDE_COLUMN_SPECS } from "../../src/generate/wide.ts";
 import { csvRows } from "../support/csv.ts";
-import { oracleFacets, oracleRows } from "../support/table-oracle.ts";
-import type { WideRecord } from "../support/table-store.ts";
+import { type TableRecord, oracleFacets, oracleRows } from "../support/table-oracle.ts";
 import { saveScreenshot } from "./support/browser.ts";
-import { type WideDemoService, type WideDemoSession, openWideDemo } from "./support/fixture.ts";
+import { type DemoService, type DemoSession, WIDE_TABLE, openWideDemo } from "./support/fixture.ts";
 
 const COUNT = 5000;
 const SEED = 11;
@@ -25,10 +23,10 @@ const WAIT_MS = 30_000;
 const VIEWPORT = { width: 1280, height: 900 };
 const SEARCH = "an 1";
 
-let session: WideDemoSession;
-let server: WideDemoService["server"];
+let session: DemoSession;
+let server: DemoService["server"];
 let page: Page;
-let records: WideRecord[];
+let records: TableRecord[];
 let pageErrors: string[];
 
 beforeAll(async () => {
@@ -48,7 +46,7 @@ async function download(selector: string): Promise<{ name: string; text: string 
   return { name: file.suggestedFilename(), text: readFileSync(path, "utf8") };
 }
 
-const ids = (rows: WideRecord[]) => rows.map((r) => r.id);
+const ids = (rows: TableRecord[]) => rows.map((r) => r.id as number);
 
 describe("search box, facet-fed filters and export in the demo page", () => {
   test(
@@ -58,7 +56,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       await page.waitForFunction(() => window.gridApi?.getDisplayedRowAtIndex(0)?.data !== undefined && window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
 
       await page.fill("#search", SEARCH);
-      const searched = oracleRows(records, WIDE_COLUMN_SPECS, { sortModel: [], filterModel: {}, quickFilter: SEARCH });
+      const searched = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel: {}, quickFilter: SEARCH });
       expect(searched.length).toBeGreaterThan(100);
       await page.waitForFunction((q) => window.agRequests.at(-1)?.body.quickFilter === q && window.agRequests.at(-1)?.status === 200, SEARCH, { timeout: WAIT_MS });
       expect(await page.evaluate(() => window.agRequests.at(-1)?.total)).toBe(searched.length);
@@ -66,7 +64,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       const ts = await page.evaluate(() => window.tanstackDemo.snapshot());
       expect(ts.total).toBe(searched.length);
       expect(ts.url).toContain("q=an+1");
-      expect(ids(ts.rows as WideRecord[])).toEqual(ids(searched.slice(0, 10)));
+      expect(ids(ts.rows)).toEqual(ids(searched.slice(0, 10)));
       expect(await page.textContent("#ag-status")).toContain(`of ${searched.length.toLocaleString("en")} matching`);
       expect(await page.textContent("#ts-latency")).toMatch(/^\d+ ms$/);
 
@@ -74,7 +72,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       await page.evaluate(() => window.gridApi.ensureColumnVisible("role"));
       await page.locator('.ag-header-cell[col-id="role"] .ag-header-cell-filter-button').click();
       await page.waitForSelector('.facet-filter[data-column="role"] .facet-value', { timeout: WAIT_MS });
-      const facet = oracleFacets(records, WIDE_COLUMN_SPECS, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
+      const facet = oracleFacets(records, WIDE_TABLE, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
       const listed = await page.$$eval('.facet-filter[data-column="role"] .facet-value', (labels) => labels.map((l) => ({ value: l.querySelector("span")?.textContent, count: Number(l.querySelector(".facet-count")?.textContent?.replace(/,/g, "")) })));
       expect(listed).toEqual(facet.values);
       await saveScreenshot(page, "demo-facet-filter", "#ag-panel");
@@ -84,7 +82,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       await page.waitForFunction((k) => window.agRequests.length > k && window.agRequests.at(-1)?.status === 200, before, { timeout: WAIT_MS });
       const filterModel = { role: { filterType: "set", values: [picked] } };
       expect(await page.evaluate(() => window.agRequests.at(-1)?.body.filterModel)).toEqual(filterModel);
-      const narrowed = oracleRows(records, WIDE_COLUMN_SPECS, { sortModel: [], filterModel, quickFilter: SEARCH });
+      const narrowed = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel, quickFilter: SEARCH });
       expect(await page.evaluate(() => window.agRequests.at(-1)?.total)).toBe(narrowed.length);
       await page.keyboard.press("Escape");
 
@@ -92,22 +90,22 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       const file = await download("#ag-export");
       expect(file.name).toMatch(/^users-[0-9a-f]{16}\.csv$/);
       const rows = csvRows(file.text);
-      expect(rows[0]).toEqual(["id", "name", "email", "status", ...WIDE_COLUMN_SPECS.map((c) => c.id)]);
+      expect(rows[0]).toEqual(WIDE_TABLE.specs.map((c) => c.id));
       expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(ids(narrowed));
-      expect(rows.slice(1).map((r) => r[1])).toEqual(narrowed.map((r) => r.name));
+      expect(rows.slice(1).map((r) => r[1])).toEqual(narrowed.map((r) => r.name as string));
       expect(pageErrors).toEqual([]);
     },
     TEST_MS,
   );
 
   test(
-    "TanStack's faceted select shows the server's counts and filters; its export link downloads the view; an empty result shows the empty state",
+    "TanStack's faceted select shows the server's counts and filters; its export button downloads the view; an empty result shows the empty state, whose button clears the search and the filters",
     async () => {
       await page.goto(`${server.url}/`);
       await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
       await page.fill("#search", SEARCH);
       await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, SEARCH, { timeout: WAIT_MS });
-      const facet = oracleFacets(records, WIDE_COLUMN_SPECS, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
+      const facet = oracleFacets(records, WIDE_TABLE, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
       const select = 'select[data-filter="role"]';
       await page.waitForFunction(
         ([s, first]) => document.querySelector(`${s} option[value="${first.value}"]`)?.getAttribute("data-count") === String(first.count),
@@ -115,19 +113,19 @@ describe("search box, facet-fed filters and export in the demo page", () => {
         { timeout: WAIT_MS },
       );
       const options = await page.$$eval(`${select} option`, (os) => os.filter((o) => o.getAttribute("value") !== "").map((o) => ({ value: o.getAttribute("value"), count: Number(o.dataset.count) })));
-      const expected = WIDE_COLUMN_SPECS.find((c) => c.id === "role")?.values?.map((v) => ({ value: v, count: facet.values.find((f) => f.value === v)?.count ?? 0 }));
+      const expected = WIDE_TABLE.specs.find((c) => c.id === "role")?.values?.map((v) => ({ value: v, count: facet.values.find((f) => f.value === v)?.count ?? 0 }));
       expect(options).toEqual(expected as never);
 
       const picked = facet.values[0].value;
       await page.selectOption(select, picked);
       await page.waitForFunction((v) => window.tanstackDemo.snapshot().columnFilters.some((f) => f.id === "role" && f.value === v) && window.tanstackDemo.snapshot().settled, picked, { timeout: WAIT_MS });
       // GET filter[role] is a whole value (docs/api.md), the search stays
-      const viewRows = oracleRows(records, WIDE_COLUMN_SPECS, { sortModel: [], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
+      const viewRows = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
       expect((await page.evaluate(() => window.tanstackDemo.snapshot())).total).toBe(viewRows.length);
       await page.click('#ts-thead th[data-column="name"]');
       await page.waitForFunction(() => window.tanstackDemo.snapshot().sorting[0]?.id === "name" && window.tanstackDemo.snapshot().settled, null, { timeout: WAIT_MS });
       const file = await download("#ts-export");
-      const sorted = oracleRows(records, WIDE_COLUMN_SPECS, { sortModel: [{ colId: "name", sort: "asc" }], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
+      const sorted = oracleRows(records, WIDE_TABLE, { sortModel: [{ colId: "name", sort: "asc" }], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
       expect(csvRows(file.text).slice(1).map((r) => Number(r[0]))).toEqual(ids(sorted));
       await saveScreenshot(page, "demo-tanstack-faceted", "#ts-panel");
 
@@ -137,8 +135,10 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       await page.waitForSelector("#ag-empty:not([hidden])", { timeout: WAIT_MS });
       await saveScreenshot(page, "demo-empty-state");
       await page.click("#ts-clear");
-      await page.waitForFunction(() => window.tanstackDemo.snapshot().globalFilter === "" && window.tanstackDemo.snapshot().settled && window.tanstackDemo.snapshot().total > 0, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.tanstackDemo.snapshot().globalFilter === "" && window.tanstackDemo.snapshot().settled && window.tanstackDemo.snapshot().columnFilters.length === 0, null, { timeout: WAIT_MS });
+      expect((await page.evaluate(() => window.tanstackDemo.snapshot())).total).toBe(records.length);
       expect(await page.inputValue("#search")).toBe("");
+      expect(await page.inputValue(select)).toBe("");
       expect(pageErrors).toEqual([]);
     },
     TEST_MS,

@@ -63,6 +63,9 @@ describe("GET /api/users/schema", () => {
         { id: "email", kind: "text" },
         { id: "status", kind: "enum", values: ["active", "inactive"] },
       ],
+      key: "id",
+      // one row: no enum has the two values a partition needs
+      partition: null,
       rows: 1,
       snapshotId: seed.server.engine().store.snapshotId,
     });
@@ -72,6 +75,7 @@ describe("GET /api/users/schema", () => {
     const { body, response } = await getJson(wide, "/api/users/schema");
     expect((body.columns as ColumnSpec[]).map((c) => c.id)).toEqual(["id", "name", "email", "status", ...SPECS.map((s) => s.id)]);
     expect((body.columns as ColumnSpec[])[6]).toEqual({ id: "role", kind: "enum", values: ["owner", "admin", "member"] });
+    expect({ key: body.key, partition: body.partition }).toEqual({ key: "id", partition: "status" });
     const etag = response.headers.get("etag") as string;
     expect(etag).toMatch(/^"/);
     const again = await fetch(`${wide.url}/api/users/schema`, { headers: { "if-none-match": etag } });
