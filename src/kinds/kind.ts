@@ -298,6 +298,13 @@ export interface KindModule {
    * `max` and `values`. Null for `text` and `json` (their values are not doubles).
    */
   valueJson: ((spec: ColumnSpec, stored: number) => string) | null;
+  /**
+   * Whether one value passes `test`, with the same rules as {@link evaluate} applies to a stored
+   * column: a double (NaN for null) for the ordered kinds, a string (null for null) for `text`.
+   * What a live replica's changed rows are tested with (docs/live-replicas.md).
+   * @throws Error for a test the kind does not take (json)
+   */
+  passesValue(spec: ColumnSpec, test: ColumnTest, value: number | string | null): boolean;
   /** The output string of a stored value (what text filters compare, docs/api.md); null for `text` and `json`. */
   format: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */

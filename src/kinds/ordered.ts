@@ -249,6 +249,30 @@ export function evaluateOrdered(values: OrderedValues, column: StoredColumn, tes
   return bits;
 }
 
+/**
+ * Whether one stored value (NaN for null) passes `test`: the rules of {@link orderedPassingRanks}
+ * for a single value.
+ */
+export function orderedPassesValue(values: OrderedValues, spec: ColumnSpec, test: ColumnTest, x: number): boolean {
+  const isNull = Number.isNaN(x);
+  switch (test.op) {
+    case "null":
+      return isNull !== test.negate;
+    case "range": {
+      if (isNull) return false;
+      const inside = (test.loOpen ? x > test.lo : x >= test.lo) && (test.hiOpen ? x < test.hi : x <= test.hi);
+      return inside !== test.negate;
+    }
+    case "set":
+      if (isNull) return test.nulls;
+      for (const v of test.values) if (values.valuesOf(spec, v).includes(x)) return true;
+      return false;
+    case "text":
+      if (isNull) return nullPassesText(test.type);
+      return textPasses(test.type, fold(values.format(spec, x)), fold(test.value));
+  }
+}
+
 /** Largest distinct-value count whose text tests the planner prices exactly (formatting every value). */
 const EXACT_TEXT_ESTIMATE_VALUES = 4096;
 
@@ -360,6 +384,7 @@ export function orderedKind(
     work: (column, test, rowCount) => orderedWork(values, column, test, rowCount),
     estimate: (column, test, rowCount) => orderedEstimate(values, column, test, rowCount),
     passingRanks: (column, test) => orderedPassingRanks(values, column, test),
+    passesValue: (spec, test, value) => orderedPassesValue(values, spec, test, typeof value === "number" ? value : Number.NaN),
     valueJson: values.json,
     format: values.format,
     ...described,

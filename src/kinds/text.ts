@@ -15,7 +15,7 @@ import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
 import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, emptyStoredColumn } from "./kind.ts";
-import { nullPassesText } from "./ordered.ts";
+import { nullPassesText, textPasses } from "./ordered.ts";
 import { partitionRows } from "./ordered-column.ts";
 import { buildTrigramIndex } from "../bits/trigrams.ts";
 
@@ -218,6 +218,30 @@ function estimateText(column: StoredColumn, test: ColumnTest, rowCount: number):
   return rowCount / 10;
 }
 
+/**
+ * Whether one value (null for null) passes `test`: the rules {@link evaluateText} applies to a
+ * column — folded comparisons, null passing only `notEqual`, `notContains` and `blank`, a set's
+ * `nulls` matching null and blank values.
+ */
+function textPassesValue(_spec: ColumnSpec, test: ColumnTest, value: number | string | null): boolean {
+  const text = typeof value === "string" ? value : null;
+  switch (test.op) {
+    case "null":
+      return (text === null) !== test.negate;
+    case "text":
+      if (test.type === "blank") return text === null || text.trim() === "";
+      if (test.type === "notBlank") return text !== null && text.trim() !== "";
+      if (text === null) return nullPassesText(test.type);
+      return textPasses(test.type, fold(text), fold(test.value));
+    case "set":
+      if (text === null) return test.nulls;
+      if (test.nulls && text.trim() === "") return true;
+      return test.values.includes(fold(text));
+    case "range":
+      throw new Error("a range test does not apply to a text column");
+  }
+}
+
 /** The `text` kind. */
 export const TEXT_KIND: KindModule = {
   kind: "text",
@@ -234,6 +258,7 @@ export const TEXT_KIND: KindModule = {
   work: (_column, test, rowCount) => (test.op === "text" && (test.type === "blank" || test.type === "notBlank") ? rowCount / 32 : rowCount * 4),
   estimate: estimateText,
   passingRanks: null,
+  passesValue: textPassesValue,
   getFilter(_spec, value, key) {
     if (!key) return { tests: [{ op: "text", type: "contains", value }], echo: value };
     // a text key: whole values, a comma list meaning any of them (docs/api.md "The key")
