@@ -14,10 +14,14 @@
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
-import { type Store, allCodes } from "../store/types.ts";
+import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, buildSegments, orderAll, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAll, windowRows } from "./order.ts";
+import type { ChangeBatch } from "../live/changes.ts";
+import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
+import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
+import { liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
 import { type PrintedStep, printStep } from "./plan.ts";
 import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
@@ -32,7 +36,7 @@ export interface Page {
   total: number;
 }
 
-/** What the order cache keeps per filter and sort. */
+/** What the order cache keeps per filter and sort (per version, for a live engine's). */
 interface OrderState {
   /** Every match in sort order, once a sort was chosen. */
   ordered: Uint32Array | null;
@@ -47,18 +51,29 @@ export interface Engine {
   plan: "auto" | "walk" | "sort";
   filters: ByteLru<FilterResult>;
   orders: ByteLru<OrderState>;
-  /**
-   * A bitmap over the store's rows (ceil(rowCount / 32) words), allocated on first use and
-   * reused: a walk over a match set held as rows (or a sparse posting list) sets them in it.
-   * It keeps them until another set needs it, so the next window of the same set (AG Grid's
-   * next block) walks at once. A bitmap per set would cost more in first touches of new
-   * memory (page faults: ~1 ms per 1.25 MB on this project's VMs) than the walk itself.
-   */
-  scratch: Uint32Array | null;
-  /** The match set whose rows `scratch` holds, or null (then it is cleared before use). */
-  scratchOwner: MatchSet | null;
+  /** The walk's scratch bitmap, shared by every version of the engine (see {@link WalkScratch}). */
+  scratch: WalkScratch;
   /** What the planner looks up in the caches (planner.ts `PlanContext`). */
   context: PlanContext;
+  /**
+   * A live replica's changes since the snapshot (live/delta.ts), or null: every answer is then
+   * over the base's live rows and the delta's (docs/live-replicas.md §4). Versions of one engine
+   * share the store and its caches; each has its own `live`.
+   */
+  live: DeltaVersion | null;
+}
+
+/**
+ * A bitmap over the store's rows (ceil(rowCount / 32) words), allocated on first use and
+ * reused: a walk over a match set held as rows (or a sparse posting list) sets them in it.
+ * It keeps them until another set needs it, so the next window of the same set (AG Grid's
+ * next block) walks at once. A bitmap per set would cost more in first touches of new
+ * memory (page faults: ~1 ms per 1.25 MB on this project's VMs) than the walk itself.
+ */
+export interface WalkScratch {
+  bits: Uint32Array | null;
+  /** The match set whose rows `bits` holds, or null (then it is cleared before use). */
+  owner: MatchSet | null;
 }
 
 /** Engine options. */
@@ -84,7 +99,23 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
     cachedFilter: (key) => filters.peek(key),
     cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered != null,
   };
-  return { store, plan: options.plan ?? "auto", filters, orders, scratch: null, scratchOwner: null, context };
+  return { store, plan: options.plan ?? "auto", filters, orders, scratch: { bits: null, owner: null }, context, live: null };
+}
+
+/**
+ * The engine with a batch of changes applied (docs/live-replicas.md §5): a new version sharing
+ * the store and its caches, the old one left as it was (a request that holds it sees none of
+ * the batch).
+ * @throws BatchError (live/changes.ts), the engine unchanged, for a batch that does not apply
+ */
+export function applyChanges(engine: Engine, batch: ChangeBatch): Engine {
+  const from = engine.live ?? emptyVersion(createDelta(engine.store), "0/0");
+  return { ...engine, live: applyBatch(from, batch) };
+}
+
+/** True when the engine answers over changes (a version with a delta row or a tombstone). */
+function hasChanges(engine: Engine): engine is Engine & { live: DeltaVersion } {
+  return engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0);
 }
 
 /** Bytes a cache entry costs besides its value: the map entry, the entry object and the key's characters (2 bytes each). */
@@ -180,6 +211,7 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
 
 /** The window of the root step over the filter's rows (see the module comment). */
 function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
+  if (hasChanges(engine)) return liveWindowOf(engine, plan, filter);
   const store = engine.store;
   const root = plan.root;
   const keys = root.keys;
@@ -242,7 +274,7 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   }
   root.op = "walk";
   const segments = buildSegments(store, keys, set.mask);
-  const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state);
+  const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
   if (walked.checkpoint !== null) {
     state = { ordered: null, checkpoint: walked.checkpoint };
     engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
@@ -261,28 +293,30 @@ function walkRows(
   segments: ReturnType<typeof buildSegments>,
   offset: number,
   limit: number,
-  state: OrderState | undefined,
+  checkpoint: Checkpoint | null,
+  live: LiveWalk | null = null,
 ): ReturnType<typeof windowRows> {
   const set = filter.set;
-  const fresh = engine.scratch === null;
-  engine.scratch ??= emptyBitmap(engine.store.rowCount);
-  const bits = engine.scratch;
-  if (engine.scratchOwner !== set) {
+  const scratch = engine.scratch;
+  const fresh = scratch.bits === null;
+  scratch.bits ??= emptyBitmap(engine.store.rowCount);
+  const bits = scratch.bits;
+  if (scratch.owner !== set) {
     // Cleared unless just allocated; no owner while filling, so a failure mid-way leaves it to
     // be cleared by the next walk.
     if (!fresh) bits.fill(0);
-    engine.scratchOwner = null;
+    scratch.owner = null;
     if (set.rows === null && set.list !== null) setListBits(set.list.index, set.list.k, set.mask, bits);
     else {
       const rows = matchRows(engine.store, set);
       for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
     }
-    engine.scratchOwner = set;
+    scratch.owner = set;
   }
   set.bits = bits;
   set.bitsExact = true;
   try {
-    return windowRows(engine.store, segments, filter, offset, limit, state?.checkpoint ?? null);
+    return windowRows(engine.store, segments, filter, offset, limit, checkpoint, live);
   } finally {
     set.bits = null;
   }
@@ -298,4 +332,100 @@ export function explain(engine: Engine, query: Query, analyze: boolean): { plan:
   if (!analyze) return { plan: printStep(plan.root), page: null };
   const page = execute(engine, plan, true);
   return { plan: printStep(plan.root), page };
+}
+
+/** Per version of a live engine: each filter and sort's segments and overlays, and its walk's checkpoint. */
+interface LiveOrderState {
+  walk: { segments: ReturnType<typeof buildSegments>; live: LiveWalk } | null;
+  checkpoint: Checkpoint | null;
+}
+
+const liveStates = new WeakMap<DeltaVersion, ByteLru<LiveOrderState>>();
+
+/** The rows of a filter in the engine's version (live-rows.ts), for facets and export too. */
+export function liveFilter(engine: Engine & { live: DeltaVersion }, filter: Predicate | null, base: FilterResult): LiveFilter {
+  return liveFilterOf(engine.live, base, filter, filterCacheKey(filter));
+}
+
+/**
+ * The window over a live engine's rows (docs/live-replicas.md §4): the base's rows of the
+ * filter less the tombstoned ones, merged with the delta rows that pass it, in the sort order.
+ * Without a match set (no filter, or one on the partition column) a slice of each segment
+ * merged with its overlay; a match set in key order merged by the key; else the plan's walk
+ * (merged) or sort (the live rows sorted and cached per version).
+ */
+function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, filter: FilterResult): Page {
+  const version = engine.live;
+  const store = engine.store;
+  const root = plan.root;
+  const keys = root.keys;
+  const live = liveFilterOf(version, filter, plan.filter, plan.filterKey);
+  const total = live.total;
+  root.changes = `${version.live} changed rows, ${version.deaths} base rows replaced or deleted; ${live.delta.length} changed rows match`;
+  const { offset, limit } = root;
+  if (offset >= total || limit === 0) return { rows: new Uint32Array(0), total };
+  const end = Math.min(total, offset + limit);
+  const orderKey = orderCacheKey(plan.filterKey, keys);
+  const orders = liveOrderCache(version);
+  // every match in order (sorted, or merged by the key), kept per version
+  const sorted = (): Page => {
+    let ordered = orders.get(orderKey);
+    if (ordered === undefined) {
+      ordered = liveOrderAll(version, live, keys);
+      orders.set(orderKey, ordered, ordered.byteLength + entryBytes(orderKey));
+    } else root.op = "cachedOrder";
+    return { rows: ordered.slice(offset, end), total };
+  };
+  if (orders.peek(orderKey) !== undefined) return sorted();
+  let states = liveStates.get(version);
+  if (states === undefined) {
+    states = new ByteLru<LiveOrderState>(64 * 1024 * 1024);
+    liveStates.set(version, states);
+  }
+  let state = states.get(orderKey);
+  const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
+  const walkState = (): LiveOrderState => {
+    if (state === undefined) {
+      const built = liveSegments(version, live, keys, mask);
+      state = { walk: built === null ? null : { segments: built.segments, live: { dead: version.baseDead, overlays: built.overlays } }, checkpoint: null };
+      let bytes = 256 + entryBytes(orderKey);
+      for (const o of built?.overlays ?? []) bytes += o.rows.byteLength + o.at.byteLength + o.deadAt.byteLength;
+      states.set(orderKey, state, bytes);
+    }
+    return state;
+  };
+  if (filter.kind !== "set") {
+    const walk = walkState().walk;
+    if (walk === null) {
+      root.op = "sort";
+      return sorted();
+    }
+    root.op = "slice";
+    return { rows: windowRows(store, walk.segments, filter, offset, limit, null, walk.live).rows, total };
+  }
+  if (isKeyOrder(store, keys) && engine.plan !== "walk") {
+    root.op = "keyOrder";
+    return sorted();
+  }
+  const set = filter.set;
+  if (engine.plan !== "auto") root.op = engine.plan;
+  else root.op = windowChoice(store, end, set.mask, Math.max(1, total), keys).op;
+  if (root.op === "sort") return sorted();
+  const { walk } = walkState();
+  if (walk === null) {
+    root.op = "sort";
+    return sorted();
+  }
+  root.op = "walk";
+  const current = state as LiveOrderState;
+  const walked = set.bits !== null ? windowRows(store, walk.segments, filter, offset, limit, current.checkpoint, walk.live) : walkRows(engine, filter, walk.segments, offset, limit, current.checkpoint, walk.live);
+  if (walked.checkpoint !== null) current.checkpoint = walked.checkpoint;
+  return { rows: walked.rows, total };
+}
+
+/** The records of a live engine's changed rows (rows N + d), for the serializers; null without changes. */
+export function extraRecords(engine: Engine): ExtraRecords | null {
+  const live = engine.live;
+  if (live === null || live.rows === 0) return null;
+  return { first: engine.store.rowCount, bytes: live.delta.recordBytes, offsets: live.delta.recordOffsets };
 }

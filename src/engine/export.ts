@@ -8,7 +8,9 @@
 import type { Query } from "../query/types.ts";
 import { emptyBitmap } from "../bits/bitmap.ts";
 import { allCodes } from "../store/types.ts";
-import { type Engine, filterResultOf } from "./execute.ts";
+import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
+import type { DeltaVersion } from "../live/delta.ts";
+import { liveOrderAll, liveSegments } from "./live-order.ts";
 import { type FilterResult, matchRows, rowsInMask } from "./row-set.ts";
 import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
@@ -29,6 +31,7 @@ export interface ExportCursor {
  * @param batchRows rows per batch (> 0)
  */
 export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): ExportCursor {
+  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return openLiveExport(engine as Engine & { live: DeltaVersion }, query, batchRows);
   const store = engine.store;
   let filter = filterResultOf(engine, query.filter);
   const keys = normalizeSort(store, query.sort);
@@ -64,6 +67,48 @@ export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATC
     next() {
       if (offset >= total) return null;
       const walked = windowRows(store, segments, filter, offset, batchRows, checkpoint);
+      if (walked.checkpoint !== null) checkpoint = walked.checkpoint;
+      offset += walked.rows.length;
+      return walked.rows.length === 0 ? null : walked.rows;
+    },
+  };
+}
+
+/**
+ * An export over a live engine's rows (docs/live-replicas.md §4): one sort key, the merged walk
+ * of its order batch by batch (resumed at a checkpoint); several keys, or a changed row that
+ * fits no segment of the order, the rows sorted once.
+ */
+function openLiveExport(engine: Engine & { live: DeltaVersion }, query: Query, batchRows: number): ExportCursor {
+  const store = engine.store;
+  const version = engine.live;
+  let filter = filterResultOf(engine, query.filter);
+  const live = liveFilter(engine, query.filter, filter);
+  const keys = normalizeSort(store, query.sort);
+  const total = live.total;
+  let offset = 0;
+  const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
+  const merged = keys.length > 1 ? null : liveSegments(version, live, keys, mask);
+  if (merged === null) {
+    const ordered = liveOrderAll(version, live, keys);
+    return {
+      total,
+      next() {
+        if (offset >= ordered.length) return null;
+        const batch = ordered.subarray(offset, offset + batchRows);
+        offset += batch.length;
+        return batch;
+      },
+    };
+  }
+  if (filter.kind === "set") filter = exactSet(engine, filter);
+  let checkpoint: Checkpoint | null = null;
+  const walk = { dead: version.baseDead, overlays: merged.overlays };
+  return {
+    total,
+    next() {
+      if (offset >= total) return null;
+      const walked = windowRows(store, merged.segments, filter, offset, batchRows, checkpoint, walk);
       if (walked.checkpoint !== null) checkpoint = walked.checkpoint;
       offset += walked.rows.length;
       return walked.rows.length === 0 ? null : walked.rows;

@@ -19,6 +19,8 @@ import { recordAt } from "../store/rows-json.ts";
 import { type Store, partitionCounts, storedColumn } from "../store/types.ts";
 import { type Engine, filterResultOf } from "./execute.ts";
 import { type FilterResult, codeBitmaps, matchCountByCode, matchRows } from "./row-set.ts";
+import type { DeltaVersion } from "../live/delta.ts";
+import { computeLiveFacets } from "./live-facets.ts";
 
 /** One listed value and its matching rows. */
 export interface ValueCount {
@@ -58,7 +60,7 @@ export interface FacetsAnswer {
  * The rows a facet counts over: every row, or a bitmap (exact), with the row list when it is
  * at hand (a small match set), and the count.
  */
-interface Members {
+export interface Members {
   all: boolean;
   count: number;
   bits: Bitmap | null;
@@ -70,6 +72,7 @@ interface Members {
  * through the engine's filter cache, so columns without a filter of their own share one.
  */
 export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
+  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return computeLiveFacets(engine as Engine & { live: DeltaVersion }, query);
   const store = engine.store;
   const total = membersOf(store, filterResultOf(engine, query.filter)).count;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
@@ -96,7 +99,7 @@ function facetOf(store: Store, id: string, result: FilterResult, limit: number, 
 }
 
 /** The members of a filter result: a mask's shared bitmap, a match set's exact bitmap or rows. */
-function membersOf(store: Store, result: FilterResult): Members {
+export function membersOf(store: Store, result: FilterResult): Members {
   if (result.kind === "all") return { all: true, count: store.rowCount, bits: null, rows: null };
   if (result.kind === "codes") {
     let count = 0;
@@ -139,21 +142,38 @@ function visitRows(members: Members, otherWork: number): boolean {
 
 /** The partition column's facet: its codes' counts, or a match set's counts per code. */
 function partitionFacet(store: Store, column: StoredColumn, result: FilterResult, limit: number, needle: string | null): Facet {
+  return codedListing(column, partitionCountsOf(store, result), limit, needle, null);
+}
+
+/** A filter result's rows per partition code (length S). */
+export function partitionCountsOf(store: Store, result: FilterResult): Float64Array {
   const all = partitionCounts(store);
-  let counts: ArrayLike<number>;
-  if (result.kind === "all") counts = all;
-  else if (result.kind === "codes") counts = Array.from(all, (count, c) => ((result.mask >>> c) & 1 ? count : 0));
-  else counts = matchCountByCode(store, result.set);
+  if (result.kind === "all") return Float64Array.from(all);
+  if (result.kind === "codes") return Float64Array.from(all, (count, c) => ((result.mask >>> c) & 1 ? count : 0));
+  return Float64Array.from(matchCountByCode(store, result.set));
+}
+
+/**
+ * The listing of an enum or boolean facet from its counts per rank (index 0: null), and, over a
+ * live replica's changes, the counts of values the base does not hold (by stored code).
+ */
+export function codedListing(column: StoredColumn, counts: Float64Array, limit: number, needle: string | null, extra: Map<number, number> | null): Facet {
   const valueJson = KINDS[column.spec.kind].valueJson as NonNullable<(typeof KINDS)["enum"]["valueJson"]>;
   const distinct = column.distinct as Float64Array;
   const entries: { rank: number; count: number; value: string | boolean }[] = [];
-  for (let r = 1; r < counts.length; r++) {
-    if (counts[r] === 0) continue;
-    const value = JSON.parse(valueJson(column.spec, distinct[r - 1])) as string | boolean;
-    if (needle !== null && !fold(String(value)).includes(needle)) continue;
-    entries.push({ rank: r, count: counts[r], value });
+  const offer = (order: number, count: number, code: number) => {
+    const value = JSON.parse(valueJson(column.spec, code)) as string | boolean;
+    if (needle !== null && !fold(String(value)).includes(needle)) return;
+    entries.push({ rank: order, count, value });
+  };
+  for (let r = 1; r < counts.length; r++) if (counts[r] > 0) offer(2 * r, counts[r], distinct[r - 1]);
+  // codes only the changes hold: between the base's ranks, in code order
+  for (const [code, count] of extra ?? []) {
+    let r = 0;
+    while (r < distinct.length && distinct[r] < code) r++;
+    if (count > 0) offer(2 * r + 1 + code / 256, count, code);
   }
-  return listed(column.spec.kind as "enum", entries, limit, counts[0]);
+  return listed(column.spec.kind as "enum" | "boolean", entries, limit, counts[0]);
 }
 
 /** Per enum or boolean column: a bitmap of each value held by more than 1/32 of the rows (else null). */
@@ -187,6 +207,11 @@ function valueBitmaps(store: Store, column: StoredColumn): (Bitmap | null)[] {
  * or the member rows' ranks counted (a small match set).
  */
 function codedFacet(store: Store, column: StoredColumn, members: Members, limit: number, needle: string | null): Facet {
+  return codedListing(column, codedCounts(store, column, members), limit, needle, null);
+}
+
+/** An enum or boolean column's member rows per rank (index 0: null; length d + 1). */
+export function codedCounts(store: Store, column: StoredColumn, members: Members): Float64Array {
   const starts = column.rankStarts as Uint32Array;
   const ranks = starts.length - 1;
   const counts = new Float64Array(ranks);
@@ -210,20 +235,11 @@ function codedFacet(store: Store, column: StoredColumn, members: Members, limit:
       }
     }
   }
-  const valueJson = KINDS[column.spec.kind].valueJson as NonNullable<(typeof KINDS)["enum"]["valueJson"]>;
-  const distinct = column.distinct as Float64Array;
-  const entries: { rank: number; count: number; value: string | boolean }[] = [];
-  for (let r = 1; r < ranks; r++) {
-    if (counts[r] === 0) continue;
-    const value = JSON.parse(valueJson(column.spec, distinct[r - 1])) as string | boolean;
-    if (needle !== null && !fold(String(value)).includes(needle)) continue;
-    entries.push({ rank: r, count: counts[r], value });
-  }
-  return listed(column.spec.kind as "enum" | "boolean", entries, limit, counts[0]);
+  return counts;
 }
 
 /** The facet of listed values: count descending, then value order (rank), at most `limit`. */
-function listed(kind: "enum" | "boolean" | "text", entries: { rank: number; count: number; value: string | boolean }[], limit: number, nulls: number): Facet {
+export function listed(kind: "enum" | "boolean" | "text", entries: { rank: number; count: number; value: string | boolean }[], limit: number, nulls: number): Facet {
   entries.sort((a, b) => b.count - a.count || a.rank - b.rank);
   return { kind, values: entries.slice(0, limit).map((e) => ({ value: e.value, count: e.count })), distinct: entries.length, nulls };
 }
@@ -236,7 +252,7 @@ function listed(kind: "enum" | "boolean" | "text", entries: { rank: number; coun
  * `rowsByValue` from `starts[rank]`; ranks [firstRank, starts.length - 1); rank 0 is null when
  * `firstRank` is 1. `folded` and `foldedOffsets` give each row's folded bytes.
  */
-interface TextView {
+export interface TextView {
   rankByRow: Uint32Array;
   rowsByValue: Uint32Array;
   starts: Uint32Array;
@@ -246,7 +262,7 @@ interface TextView {
 }
 
 /** A `text` column (not the key) as a {@link TextView} (rank 0 = null). */
-function textView(column: StoredColumn): TextView {
+export function textView(column: StoredColumn): TextView {
   return {
     rankByRow: column.rankByRow as Uint32Array,
     rowsByValue: column.rowsByValue as Uint32Array,
@@ -266,7 +282,34 @@ const encoder = new TextEncoder();
  * @param valueAt the raw value of a row (for the listed values only)
  */
 function textFacet(store: Store, view: TextView, members: Members, limit: number, needle: string | null, valueAt: (row: number) => string): Facet {
-  const { starts, rowsByValue, rankByRow, firstRank } = view;
+  const { starts, rowsByValue, firstRank } = view;
+  const ranks = starts.length - 1;
+  const { dense, sparse, nulls } = textCounts(store, view, members);
+  const needleBytes = needle === null ? null : encoder.encode(needle);
+  const passes = (rank: number) => {
+    if (needleBytes === null) return true;
+    const row = rowsByValue[starts[rank]];
+    return bytesMatch(view.folded, view.foldedOffsets[row], view.foldedOffsets[row + 1], "contains", needleBytes);
+  };
+  const top = new TopCounts(limit);
+  if (sparse !== null) {
+    for (const [rank, count] of sparse) if (rank >= firstRank && passes(rank)) top.offer(rank, count);
+  } else {
+    for (let rank = firstRank; rank < ranks; rank++) {
+      const count = dense === null ? starts[rank + 1] - starts[rank] : dense[rank];
+      if (count > 0 && passes(rank)) top.offer(rank, count);
+    }
+  }
+  const values = top.sorted().map(({ rank, count }) => ({ value: valueAt(rowsByValue[starts[rank]]), count }));
+  return { kind: "text", values, distinct: top.seen, nulls };
+}
+
+/**
+ * A text column's member rows per rank: every rank's run length when every row is a member
+ * (both null), else a dense array (many ranks touched) or a map; and the null members.
+ */
+export function textCounts(store: Store, view: TextView, members: Members): { dense: Uint32Array | null; sparse: Map<number, number> | null; nulls: number } {
+  const { starts, rankByRow, firstRank } = view;
   const ranks = starts.length - 1;
   let nulls = 0;
   // rank → count, as a dense array when many ranks may be touched, else a map
@@ -287,27 +330,11 @@ function textFacet(store: Store, view: TextView, members: Members, limit: number
     });
     if (firstRank === 1) nulls = sparse.get(0) ?? 0;
   }
-  const needleBytes = needle === null ? null : encoder.encode(needle);
-  const passes = (rank: number) => {
-    if (needleBytes === null) return true;
-    const row = rowsByValue[starts[rank]];
-    return bytesMatch(view.folded, view.foldedOffsets[row], view.foldedOffsets[row + 1], "contains", needleBytes);
-  };
-  const top = new TopCounts(limit);
-  if (sparse !== null) {
-    for (const [rank, count] of sparse) if (rank >= firstRank && passes(rank)) top.offer(rank, count);
-  } else {
-    for (let rank = firstRank; rank < ranks; rank++) {
-      const count = dense === null ? starts[rank + 1] - starts[rank] : dense[rank];
-      if (count > 0 && passes(rank)) top.offer(rank, count);
-    }
-  }
-  const values = top.sorted().map(({ rank, count }) => ({ value: valueAt(rowsByValue[starts[rank]]), count }));
-  return { kind: "text", values, distinct: top.seen, nulls };
+  return { dense, sparse, nulls };
 }
 
 /** Calls `visit` with every member row (ascending). */
-function forEachMember(store: Store, members: Members, visit: (row: number) => void): void {
+export function forEachMember(store: Store, members: Members, visit: (row: number) => void): void {
   if (members.rows !== null) {
     const rows = members.rows;
     for (let i = 0; i < rows.length; i++) visit(rows[i]);
@@ -328,7 +355,7 @@ function forEachMember(store: Store, members: Members, visit: (row: number) => v
  * The `limit` (rank, count) pairs first in the facet order (count descending, then rank) among
  * those offered, kept in a min-heap of the order's last: O(offered · log limit).
  */
-class TopCounts {
+export class TopCounts {
   /** Pairs offered, in pairs. */
   seen = 0;
   private readonly heap: { rank: number; count: number }[] = [];
@@ -417,6 +444,37 @@ function keyFacet(store: Store, column: StoredColumn, members: Members): Facet {
   const lo = (first << 5) + (31 - Math.clz32(bits[first] & -bits[first]));
   const hi = (last << 5) + (31 - Math.clz32(bits[last]));
   return { kind: "number", min: keys[lo], max: keys[hi], nulls: 0 };
+}
+
+/**
+ * The smallest and largest stored value (NaN when none) and the nulls among the member rows
+ * that are not `dead` (a live replica's tombstones; null for none), of an ordered column: the
+ * key's first and last live member rows, another column's value runs walked from either end.
+ */
+export function valueExtent(store: Store, column: StoredColumn, members: Members, dead: Bitmap | null): { min: number; max: number; nulls: number } {
+  const n = store.rowCount;
+  const live = (row: number) => (members.all || hasRow(bitsOf(store, members), row)) && (dead === null || !hasRow(dead, row));
+  if (column.key) {
+    const keys = column.distinct as Float64Array;
+    let lo = 0;
+    while (lo < n && !live(lo)) lo++;
+    if (lo === n) return { min: Number.NaN, max: Number.NaN, nulls: 0 };
+    let hi = n - 1;
+    while (!live(hi)) hi--;
+    return { min: keys[lo], max: keys[hi], nulls: 0 };
+  }
+  const starts = column.rankStarts as Uint32Array;
+  const perm = column.rowsByValue as Uint32Array;
+  const rankByRow = column.rankByRow as Uint32Array;
+  const distinct = column.distinct as Float64Array;
+  let nulls = 0;
+  for (let i = 0; i < starts[1]; i++) if (live(perm[i])) nulls++;
+  let lo = starts[1];
+  while (lo < n && !live(perm[lo])) lo++;
+  if (lo === n) return { min: Number.NaN, max: Number.NaN, nulls };
+  let hi = n - 1;
+  while (!live(perm[hi])) hi--;
+  return { min: distinct[rankByRow[perm[lo]] - 1], max: distinct[rankByRow[perm[hi]] - 1], nulls };
 }
 
 /**

@@ -9,6 +9,7 @@
 import type { SortKey } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
+import { type MergedWalk, type Overlay, walkMerged } from "./merged-walk.ts";
 import { type FilterResult, matchCountByCode, rowsInMask, singleCode } from "./row-set.ts";
 
 /**
@@ -29,13 +30,30 @@ export interface Segment {
   rank: Uint32Array | null;
   /** Keys that order the rows within a run (then the key, in the direction of the last key). */
   rest: SortKey[];
+  /**
+   * The order `perm` holds, ascending: its column (`absolute` for `rowsByAbsValue`), ties by
+   * the key; null for the key's order (row numbers, or a partition code's rows by row).
+   */
+  permKey: SortKey | null;
+  /** Names `perm` among the store's orders (the live overlays' cache key, with start and end). */
+  permName: string;
 }
 
-/** Where a filtered walk may resume: segment index, local index (a run start), matches before it. */
+/**
+ * Where a filtered walk may resume: segment index, local index (a run start), the live
+ * overlay's insert index there (0 without one), matches before it.
+ */
 export interface Checkpoint {
   segment: number;
   index: number;
+  insert: number;
   before: number;
+}
+
+/** A live replica's part of a walk: the tombstones, and each segment's overlay (merged-walk.ts). */
+export interface LiveWalk {
+  dead: Uint32Array;
+  overlays: Overlay[];
 }
 
 /**
@@ -92,12 +110,21 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
   const k1 = keys[0];
   const single = singleCode(mask);
   const counts = partitionCounts(store);
-  const seg = (s: Partial<Segment> & Pick<Segment, "perm" | "start" | "end" | "reverse">): Segment => ({
+  const seg = (s: Partial<Segment> & Pick<Segment, "perm" | "start" | "end" | "reverse" | "permKey" | "permName">): Segment => ({
     codeMask: all,
     codeOf: -1,
     rank: null,
     rest: [],
     ...s,
+  });
+  /** The order `perm` holds (see {@link Segment.permKey}) and its name. */
+  const byKey = { permKey: null, permName: "key" };
+  const byPartition = { permKey: null, permName: "partition" };
+  // an absolute key over a column without rowsByAbsValue (no negative value) reads the value
+  // order, the same order for the base's rows; a live replica's changed rows are placed by |value|
+  const by = (column: string, absolute: boolean, partitioned: boolean) => ({
+    permKey: { column, direction: "asc" as const, absolute },
+    permName: `${absolute && storedColumn(store, column).rowsByAbsValue !== null ? "rowsByAbsValue" : partitioned ? "rowsByValueByPartition" : "rowsByValue"}:${column}${absolute ? ":absolute" : ""}`,
   });
   const partition = store.partition;
   const partitionColumn = partition === null ? null : storedColumn(store, partition.column);
@@ -111,39 +138,41 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
     return codes.map((code) => {
       const start = codeStart(counts, code);
       const end = start + counts[code];
-      if (k2 === undefined) return seg({ perm: byCode, start, end, reverse: k1.direction === "desc", codeOf: code });
+      if (k2 === undefined) return seg({ perm: byCode, start, end, reverse: k1.direction === "desc", codeOf: code, ...byPartition });
       const reverse = k2.direction === "desc";
       const column = storedColumn(store, k2.column);
-      if (column.key && !(k2.absolute && column.rowsByAbsValue !== null)) return seg({ perm: byCode, start, end, reverse, codeOf: code });
-      if (column.key) return seg({ perm: column.rowsByAbsValue, start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code });
+      if (column.key && !(k2.absolute && column.rowsByAbsValue !== null)) return seg({ perm: byCode, start, end, reverse, codeOf: code, ...(k2.absolute ? { permKey: by(k2.column, true, false).permKey, permName: "partition:absolute" } : byPartition) });
+      if (column.key) return seg({ perm: column.rowsByAbsValue, start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, ...by(k2.column, true, false) });
       const rest = keys.slice(2);
       if (column.rowsByValueByPartition !== null && !k2.absolute) {
-        return seg({ perm: column.rowsByValueByPartition, start, end, reverse, codeOf: code, rank: column.rankByRow, rest });
+        return seg({ perm: column.rowsByValueByPartition, start, end, reverse, codeOf: code, rank: column.rankByRow, rest, ...by(k2.column, false, true) });
       }
-      return seg({ perm: orderOf(column, k2.absolute), start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, rank: column.rankByRow, rest });
+      return seg({ perm: orderOf(column, k2.absolute), start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, rank: column.rankByRow, rest, ...by(k2.column, k2.absolute, false) });
     });
   }
   const reverse = k1.direction === "desc";
   const column = storedColumn(store, k1.column);
   if (column.key) {
     const perm = orderOf(column, k1.absolute);
-    if (mask === all) return [seg({ perm, start: 0, end: n, reverse })];
+    const order = k1.absolute ? by(k1.column, true, false) : byKey;
+    if (mask === all) return [seg({ perm, start: 0, end: n, reverse, ...order })];
     if (perm === null && single >= 0 && partitionColumn !== null) {
       const start = codeStart(counts, single);
-      return [seg({ perm: partitionColumn.rowsByValue, start, end: start + counts[single], reverse, codeOf: single })];
+      return [seg({ perm: partitionColumn.rowsByValue, start, end: start + counts[single], reverse, codeOf: single, ...byPartition })];
     }
-    return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single })];
+    return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, ...order })];
   }
   const rest = keys.slice(1);
   // in the absolute order too, equal values are consecutive: a run is a rank's rows
   const rank = column.rankByRow;
   const perm = orderOf(column, k1.absolute);
-  if (mask === all) return [seg({ perm, start: 0, end: n, reverse, rank, rest })];
+  const order = by(k1.column, k1.absolute, false);
+  if (mask === all) return [seg({ perm, start: 0, end: n, reverse, rank, rest, ...order })];
   if (single >= 0 && column.rowsByValueByPartition !== null && !k1.absolute) {
     const start = codeStart(counts, single);
-    return [seg({ perm: column.rowsByValueByPartition, start, end: start + counts[single], reverse, codeOf: single, rank, rest })];
+    return [seg({ perm: column.rowsByValueByPartition, start, end: start + counts[single], reverse, codeOf: single, rank, rest, ...by(k1.column, false, true) })];
   }
-  return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, rank, rest })];
+  return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, rank, rest, ...order })];
 }
 
 /** Matches in a segment, known without walking it. */
@@ -204,33 +233,44 @@ export function windowRows(
   offset: number,
   limit: number,
   resume: Checkpoint | null,
+  live: LiveWalk | null = null,
 ): { rows: Uint32Array; checkpoint: Checkpoint | null } {
   const out = new Uint32Array(limit);
   let k = 0;
   let skip = offset;
   let first = 0;
   let startIndex = 0;
+  let startInsert = 0;
   if (resume !== null && offset >= resume.before && resume.segment < segments.length) {
     first = resume.segment;
     startIndex = resume.index;
+    startInsert = resume.insert;
     skip = offset - resume.before;
   }
   // The caller materializes a match set's bitmap before a walk (execute.ts).
   const bits = filter.kind === "set" ? filter.set.bits : null;
+  const codes = store.partition?.codes ?? EMPTY_CODES;
+  const all = allCodes(store);
   let checkpoint: Checkpoint | null = null;
   for (let s = first; s < segments.length && k < limit; s++) {
     const seg = segments[s];
+    const overlay = live === null ? null : live.overlays[s];
     const from = s === first ? startIndex : 0;
-    if (from === 0) {
-      const matches = segmentMatches(store, seg, filter);
+    const fromInsert = s === first ? startInsert : 0;
+    if (from === 0 && fromInsert === 0) {
+      const matches = segmentMatches(store, seg, filter) + (overlay === null ? 0 : overlay.rows.length - overlay.deadMatches);
       if (skip >= matches) {
         skip -= matches;
         continue;
       }
     }
-    const walked = walkSegment(store, seg, bits, from, skip, limit - k, out, k);
-    if (checkpoint === null && walked.runStart >= 0 && (bits !== null || seg.codeMask !== allCodes(store))) {
-      checkpoint = { segment: s, index: walked.runStart, before: offset - walked.skippedInRun };
+    let walked: MergedWalk;
+    if (overlay === null) {
+      const w = walkSegment(store, seg, bits, from, skip, limit - k, out, k);
+      walked = { k: w.k, runI: w.runStart, runJ: 0, skippedInRun: w.skippedInRun, skipLeft: w.skipLeft };
+    } else walked = walkMerged(seg, overlay, codes, all, bits, (live as LiveWalk).dead, from, fromInsert, skip, limit - k, out, k);
+    if (checkpoint === null && walked.runI >= 0 && (bits !== null || seg.codeMask !== all)) {
+      checkpoint = { segment: s, index: walked.runI, insert: walked.runJ, before: offset - walked.skippedInRun };
     }
     k = walked.k;
     // A walk resumed mid-segment may end the segment with part of the skip left.

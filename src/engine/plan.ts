@@ -88,6 +88,8 @@ export type WindowStep = StepBase & {
   /** The normalized sort keys. */
   keys: SortKey[];
   children: [FilterStep];
+  /** Over a live replica's changes: what the base's rows were merged with (docs/live-replicas.md §4), set when run. */
+  changes?: string;
 };
 
 /** A step as explain prints it (docs/api.md "Explain"). */
@@ -112,6 +114,8 @@ export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep
   if (step.op === "term") out.detail = `${JSON.stringify(s.term)}: ${s.strategy}`;
   else if (s.offset !== undefined && s.keys !== undefined) {
     out.detail = `rows ${s.offset}..${s.offset + (s.limit as number)} by ${s.keys.map((k) => `${k.column} ${k.direction}${k.absolute ? " absolute" : ""}`).join(", ")}`;
+    const changes = (step as WindowStep).changes;
+    if (changes !== undefined) out.detail += `; merged with the changes since the snapshot: ${changes}`;
   } else if (s.detail !== undefined) out.detail = s.detail;
   if (step.rows !== undefined) out.rows = step.rows;
   if (step.ms !== undefined) out.ms = Math.round(step.ms * 1000) / 1000;

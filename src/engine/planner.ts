@@ -462,6 +462,8 @@ function givesCodes(step: FilterStep): boolean {
 /** A query's plan (plan.ts): the root window step over the filter step, and the cache keys the executor files results under. */
 export interface QueryPlan {
   root: WindowStep;
+  /** The query's filter (what a live engine also tests its changed rows with). */
+  filter: Predicate | null;
   /** The filter's cache key ("" for no filter). */
   filterKey: string;
 }
@@ -507,5 +509,5 @@ export function planQuery(context: PlanContext, query: Query): QueryPlan {
     estimatedRows: rows,
     estimatedCost: filter.estimatedCost + cost,
   };
-  return { root, filterKey };
+  return { root, filter: query.filter, filterKey };
 }

@@ -302,9 +302,10 @@ export interface KindModule {
    * Whether one value passes `test`, with the same rules as {@link evaluate} applies to a stored
    * column: a double (NaN for null) for the ordered kinds, a string (null for null) for `text`.
    * What a live replica's changed rows are tested with (docs/live-replicas.md).
+   * @param folded the value's output string folded, when the caller keeps it (else it is folded here)
    * @throws Error for a test the kind does not take (json)
    */
-  passesValue(spec: ColumnSpec, test: ColumnTest, value: number | string | null): boolean;
+  passesValue(spec: ColumnSpec, test: ColumnTest, value: number | string | null, folded?: string): boolean;
   /** The output string of a stored value (what text filters compare, docs/api.md); null for `text` and `json`. */
   format: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */

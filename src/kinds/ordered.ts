@@ -9,7 +9,7 @@
  * its order, so rank r's rows are the single row r - 1 and a range is a range of rows.
  */
 import { type Bitmap, emptyBitmap, setRange } from "../bits/bitmap.ts";
-import { fold } from "../collation/collation.ts";
+import { fold, foldRepeated } from "../collation/collation.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
@@ -253,7 +253,7 @@ export function evaluateOrdered(values: OrderedValues, column: StoredColumn, tes
  * Whether one stored value (NaN for null) passes `test`: the rules of {@link orderedPassingRanks}
  * for a single value.
  */
-export function orderedPassesValue(values: OrderedValues, spec: ColumnSpec, test: ColumnTest, x: number): boolean {
+export function orderedPassesValue(values: OrderedValues, spec: ColumnSpec, test: ColumnTest, x: number, folded?: string): boolean {
   const isNull = Number.isNaN(x);
   switch (test.op) {
     case "null":
@@ -269,7 +269,7 @@ export function orderedPassesValue(values: OrderedValues, spec: ColumnSpec, test
       return false;
     case "text":
       if (isNull) return nullPassesText(test.type);
-      return textPasses(test.type, fold(values.format(spec, x)), fold(test.value));
+      return textPasses(test.type, folded ?? fold(values.format(spec, x)), foldRepeated(test.value));
   }
 }
 
@@ -384,7 +384,7 @@ export function orderedKind(
     work: (column, test, rowCount) => orderedWork(values, column, test, rowCount),
     estimate: (column, test, rowCount) => orderedEstimate(values, column, test, rowCount),
     passingRanks: (column, test) => orderedPassingRanks(values, column, test),
-    passesValue: (spec, test, value) => orderedPassesValue(values, spec, test, typeof value === "number" ? value : Number.NaN),
+    passesValue: (spec, test, value, folded) => orderedPassesValue(values, spec, test, typeof value === "number" ? value : Number.NaN, folded),
     valueJson: values.json,
     format: values.format,
     ...described,

@@ -8,7 +8,7 @@
  */
 import { type Bitmap, emptyBitmap, notInPlace } from "../bits/bitmap.ts";
 import { bytesMatch, type PositiveTextOp } from "../bits/folded-match.ts";
-import { fold } from "../collation/collation.ts";
+import { fold, foldRepeated } from "../collation/collation.ts";
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
@@ -223,7 +223,7 @@ function estimateText(column: StoredColumn, test: ColumnTest, rowCount: number):
  * column — folded comparisons, null passing only `notEqual`, `notContains` and `blank`, a set's
  * `nulls` matching null and blank values.
  */
-function textPassesValue(_spec: ColumnSpec, test: ColumnTest, value: number | string | null): boolean {
+function textPassesValue(_spec: ColumnSpec, test: ColumnTest, value: number | string | null, folded?: string): boolean {
   const text = typeof value === "string" ? value : null;
   switch (test.op) {
     case "null":
@@ -232,11 +232,11 @@ function textPassesValue(_spec: ColumnSpec, test: ColumnTest, value: number | st
       if (test.type === "blank") return text === null || text.trim() === "";
       if (test.type === "notBlank") return text !== null && text.trim() !== "";
       if (text === null) return nullPassesText(test.type);
-      return textPasses(test.type, fold(text), fold(test.value));
+      return textPasses(test.type, folded ?? fold(text), foldRepeated(test.value));
     case "set":
       if (text === null) return test.nulls;
       if (test.nulls && text.trim() === "") return true;
-      return test.values.includes(fold(text));
+      return test.values.includes(folded ?? fold(text));
     case "range":
       throw new Error("a range test does not apply to a text column");
   }

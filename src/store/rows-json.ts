@@ -10,7 +10,7 @@
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
 import { recordSpan } from "./records.ts";
-import type { Records, Store } from "./types.ts";
+import type { ExtraRecords, Records, Store } from "./types.ts";
 
 // ignoreBOM: a value may start with U+FEFF, which is kept
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -146,9 +146,11 @@ function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, pre
  * copies it). Each record is the row's JSON object of every column, in schema order.
  * @param prefix bytes before the array (e.g. `{"data":`), or empty
  * @param suffix bytes after it (e.g. `,"total":42}`), or empty
+ * @param extra the records of rows beyond the store's (a live replica's changed rows), if any
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): Uint8Array<ArrayBuffer> {
+export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+  if (extra !== null && reachesExtra(rows, extra)) return writeMixed(buffer, store.records, extra, rows, prefix, suffix);
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
   const inScratch = assembleInScratch(records, rows, prefix, suffix, length);
@@ -166,7 +168,8 @@ export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32
  * {@link writeRowsJsonInto} into a new byte array of exactly the body's length.
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): Uint8Array<ArrayBuffer> {
+export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+  if (extra !== null && reachesExtra(rows, extra)) return writeMixed(createBodyBuffer(), store.records, extra, rows, prefix, suffix).slice();
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
   // assembled in place and copied out: one native copy instead of a subarray a row
@@ -179,9 +182,63 @@ export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Arra
 
 const EMPTY = new Uint8Array(0);
 
+/** True when a row of `rows` is beyond the store (one of `extra`'s). */
+function reachesExtra(rows: Uint32Array, extra: ExtraRecords): boolean {
+  for (let i = 0; i < rows.length; i++) if (rows[i] >= extra.first) return true;
+  return false;
+}
+
+/**
+ * The body of rows of the store and of `extra` (a live replica's changed rows), assembled in
+ * `buffer`: one copy a row from wherever its record is.
+ */
+function writeMixed(buffer: BodyBuffer, records: Records, extra: ExtraRecords, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): Uint8Array<ArrayBuffer> {
+  const { chunks, offsets, chunkShift } = records;
+  let length = prefix.length + suffix.length + 2 + Math.max(0, rows.length - 1);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (row >= extra.first) length += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
+    else {
+      const c = row >>> chunkShift;
+      length += offsets[row + c + 1] - offsets[row + c];
+    }
+  }
+  if (length > buffer.bytes.length) {
+    let capacity = buffer.bytes.length * 2;
+    while (capacity < length) capacity *= 2;
+    buffer.bytes = new Uint8Array(capacity);
+  }
+  const out = buffer.bytes;
+  out.set(prefix, 0);
+  let at = prefix.length;
+  out[at++] = OPEN_BRACKET;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (i > 0) out[at++] = COMMA;
+    let bytes: Uint8Array;
+    let start: number;
+    let end: number;
+    if (row >= extra.first) {
+      bytes = extra.bytes;
+      start = extra.offsets[row - extra.first];
+      end = extra.offsets[row - extra.first + 1];
+    } else {
+      const c = row >>> chunkShift;
+      bytes = chunks[c];
+      start = offsets[row + c];
+      end = offsets[row + c + 1];
+    }
+    out.set(bytes.subarray(start, end), at);
+    at += end - start;
+  }
+  out[at++] = CLOSE_BRACKET;
+  out.set(suffix, at);
+  return out.subarray(0, at + suffix.length);
+}
+
 /** `[record, …]` for `rows` as UTF-8 JSON bytes ({@link writeRowsJson} without prefix or suffix). */
-export function rowsToJson(store: Store, rows: Uint32Array): Uint8Array<ArrayBuffer> {
-  return writeRowsJson(store, rows, EMPTY, EMPTY);
+export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+  return writeRowsJson(store, rows, EMPTY, EMPTY, extra);
 }
 
 /**
@@ -189,8 +246,9 @@ export function rowsToJson(store: Store, rows: Uint32Array): Uint8Array<ArrayBuf
  * writes pages with {@link writeRowsJsonInto}): an object of every column's value, by id.
  * @throws SyntaxError when the record is corrupt (not a JSON object)
  */
-export function recordAt(store: Store, row: number): Record<string, unknown> {
-  const { bytes, start, end } = recordSpan(store.records, row);
+export function recordAt(store: Store, row: number, extra: ExtraRecords | null = null): Record<string, unknown> {
+  const { bytes, start, end } =
+    extra !== null && row >= extra.first ? { bytes: extra.bytes, start: extra.offsets[row - extra.first], end: extra.offsets[row - extra.first + 1] } : recordSpan(store.records, row);
   const record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as unknown;
   if (typeof record !== "object" || record === null || Array.isArray(record)) throw new SyntaxError(`corrupt store: record ${row} is not an object`);
   return record as Record<string, unknown>;

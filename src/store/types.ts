@@ -40,6 +40,18 @@ export interface Records {
 }
 
 /**
+ * Records of rows beyond a store's own: a live replica's changed rows (live/delta.ts), row
+ * `first + d` holding `bytes[offsets[d] .. offsets[d + 1])` (a record as the store's are).
+ */
+export interface ExtraRecords {
+  /** The first row number beyond the store: its row count, N. */
+  first: number;
+  bytes: Uint8Array;
+  /** Byte offsets; length at least the rows + 1. */
+  offsets: Float64Array;
+}
+
+/**
  * The partition of the rows by an enum column's values (docs/api.md "Any users table"; chosen by
  * store/build.ts `choosePartition`): every text column keeps its order per partition code, and
  * every posting list its rows per code, so that a filter on that column combined with a sort or

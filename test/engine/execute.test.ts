@@ -200,7 +200,7 @@ test("the scratch bitmap of a walk is kept for the same set's next window and cl
     offset,
     limit: 10,
   });
-  const bitsSet = () => (engine.scratch as Uint32Array).reduce((n, w) => n + (w === 0 ? 0 : popcount32(w)), 0);
+  const bitsSet = () => (engine.scratch.bits as Uint32Array).reduce((n, w) => n + (w === 0 ? 0 : popcount32(w)), 0);
   for (const [needle, offset, total] of [["zzq", 0, 100], ["zzq", 10, 100], ["qqz", 0, 50], ["zzq", 20, 100], ["qqz", 40, 50]] as const) {
     expect(run(engine, query(needle, offset))).toEqual({ rows: naiveQuery(records, query(needle, offset)).rows, total });
     // The scratch holds exactly the last walked set's rows.

@@ -7,7 +7,7 @@ import { tableOfObjects } from "../../src/snapshot/objects.ts";
 import type { ColumnSpec, Schema } from "../../src/schema/kinds.ts";
 import { buildStore } from "../../src/store/build.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
-import type { Store } from "../../src/store/types.ts";
+import type { ExtraRecords, Store } from "../../src/store/types.ts";
 import type { Table, TableRecord } from "./table-oracle.ts";
 
 export type { Table, TableRecord };
@@ -24,9 +24,12 @@ export function buildTableStore(records: readonly object[], table: Table): Store
   return buildStore(tableOfObjects(records as readonly TableRecord[], { key: table.key, columns: table.specs }));
 }
 
-/** The key of each row, as its record holds it (what a test compares with the oracle's keys). */
-export function keysOf(store: Store, rows: Uint32Array): unknown[] {
-  return Array.from(rows, (row) => recordAt(store, row)[store.schema.key]);
+/**
+ * The key of each row, as its record holds it (what a test compares with the oracle's keys);
+ * `extra`: a live engine's changed rows (engine/execute.ts `extraRecords`).
+ */
+export function keysOf(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null): unknown[] {
+  return Array.from(rows, (row) => recordAt(store, row, extra)[store.schema.key]);
 }
 
 /** The seed's four columns, as the default data declares them (src/generate/record.ts). */
