@@ -12,12 +12,15 @@ import pino from "pino";
 import { DEFAULT_DATA } from "../../src/cli.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { buildStoreFromRecords } from "../support/table-store.ts";
+import { SEED_SPECS, type Table, buildStoreFromRecords } from "../support/table-store.ts";
 import { oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
 import { csvRows } from "../support/csv.ts";
 import { openRaw } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 import { type WideRecord, buildWideStore } from "../support/table-store.ts";
+
+/** The default data's table: the seed's four columns, keyed by id. */
+const SEED_TABLE: Table = { specs: SEED_SPECS, key: "id" };
 
 let srv: TestServer;
 let records: WideRecord[];
@@ -47,17 +50,17 @@ describe("global search on the default data", () => {
     const cases = fc.sample(fc.record({ q: searchArb, status: fc.option(fc.constantFrom("active", "inactive"), { nil: undefined }), sortBy: fc.constantFrom("id", "name", "email") }), 30);
     for (const c of cases) {
       const filterModel: Record<string, Record<string, unknown>> = c.status === undefined ? {} : { status: { filterType: "set", values: [c.status] } };
-      const expected = oraclePost(records, [], { startRow: 0, endRow: 20, sortModel: [{ colId: c.sortBy, sort: "asc" }], filterModel, quickFilter: c.q });
+      const expected = oraclePost(records, SEED_TABLE, { startRow: 0, endRow: 20, sortModel: [{ colId: c.sortBy, sort: "asc" }], filterModel, quickFilter: c.q });
       const params = new URLSearchParams({ q: c.q, sortBy: c.sortBy, pageSize: "20" });
       if (c.status !== undefined) params.set("filter[status]", c.status);
       const get = await json(await fetch(`${srv.url}/api/users?${params}`));
       expect(get.status).toBe(200);
-      expect({ ids: (get.body.data as WideRecord[]).map((r) => r.id), total: get.body.total }).toEqual(expected);
+      expect({ keys: (get.body.data as WideRecord[]).map((r): unknown => r.id), total: get.body.total }).toEqual(expected);
       expect((get.body.meta as { q: string }).q).toBe(c.q.split(/\s+/).filter(Boolean).join(" "));
       const alias = await json(await fetch(`${srv.url}/api/users?${params.toString().replace(/^q=/, "search=")}`));
       expect(alias.body.total).toBe(expected.total);
       const post = await json(await postJson("/api/users", { startRow: 0, endRow: 20, sortModel: [{ colId: c.sortBy, sort: "asc" }], filterModel, quickFilter: c.q }));
-      expect({ ids: (post.body.data as WideRecord[]).map((r) => r.id), total: post.body.total }).toEqual(expected);
+      expect({ keys: (post.body.data as WideRecord[]).map((r): unknown => r.id), total: post.body.total }).toEqual(expected);
     }
   }, 120_000);
 
@@ -93,7 +96,7 @@ describe("facets on the default data", () => {
       const filterModel: Record<string, Record<string, unknown>> = {};
       if (c.name !== undefined) filterModel.name = { filterType: "text", type: "contains", filter: c.name };
       if (c.status !== undefined) filterModel.status = { filterType: "set", values: [c.status] };
-      const expected = oracleFacets(records, [], { columns: c.columns, filterModel, quickFilter: c.q, limit: c.limit, search: c.search });
+      const expected = oracleFacets(records, SEED_TABLE, { columns: c.columns, filterModel, quickFilter: c.q, limit: c.limit, search: c.search });
       const post = await json(await postJson("/api/users/facets", { columns: c.columns, filterModel, quickFilter: c.q ?? null, limit: c.limit, search: c.search ?? null }));
       expect(post.status).toBe(200);
       expect(post.body).toEqual(expected);
@@ -152,9 +155,9 @@ describe("export on the default data", () => {
     const text = await response.text();
     const rows = csvRows(text);
     expect(rows[0]).toEqual(["id", "name", "email", "status"]);
-    const expected = oracleRows(records, [], { sortModel: [{ colId: "email", sort: "desc" }], filterModel: { status: { filterType: "set", values: ["active"] } }, quickFilter: "ma" });
+    const expected = oracleRows(records, SEED_TABLE, { sortModel: [{ colId: "email", sort: "desc" }], filterModel: { status: { filterType: "set", values: ["active"] } }, quickFilter: "ma" });
     expect(expected.length).toBeGreaterThan(1000);
-    expect(rows.slice(1)).toEqual(expected.map((r) => [String(r.id), r.name, r.email, r.status]));
+    expect(rows.slice(1)).toEqual(expected.map((r) => [String(r.id), String(r.name), String(r.email), String(r.status)]));
     const gz = await fetch(`${srv.url}/api/users/export?format=csv&q=ma&sortBy=email&sortOrder=desc&filter[status]=active`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
     expect(gz.headers.get("content-encoding")).toBe("gzip");
     expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).toString("utf8")).toBe(text);
@@ -170,7 +173,7 @@ describe("export on the default data", () => {
     expect(response.headers.get("content-type")).toBe("application/x-ndjson");
     const lines = (await response.text()).split("\n");
     expect(lines.pop()).toBe("");
-    expect(lines.map((l) => JSON.parse(l))).toEqual(oracleRows(records, [], body as never));
+    expect(lines.map((l) => JSON.parse(l))).toEqual(oracleRows(records, SEED_TABLE, body as never));
     const all = await (await fetch(`${srv.url}/api/users/export?format=ndjson`)).text();
     expect(all.split("\n").length - 1).toBe(records.length);
   }, 60_000);
@@ -247,7 +250,7 @@ describe("a wide snapshot: search, facets and export on every kind", () => {
     expect((search.data as WideRecord[]).map((r) => r.id)).toEqual([1, 4]);
     expect((await json(await fetch(`${wide.url}/api/users?q=memb`))).body.total).toBe(2);
     const facets = await json(await fetch(`${wide.url}/api/users/facets?columns=role,age,joined,verified,notes&filter[role]=member`));
-    expect(facets.body).toEqual(oracleFacets(WIDE, SPECS, { columns: ["role", "age", "joined", "verified", "notes"], filterModel: { role: { filterType: "set", values: ["member"] } } }));
+    expect(facets.body).toEqual(oracleFacets(WIDE, { specs: [...SEED_SPECS, ...SPECS], key: "id" }, { columns: ["role", "age", "joined", "verified", "notes"], filterModel: { role: { filterType: "set", values: ["member"] } } }));
     expect((facets.body.facets as Record<string, unknown>).role).toEqual({ kind: "enum", values: [{ value: "member", count: 2 }, { value: "owner", count: 1 }, { value: "admin", count: 1 }], distinct: 3, nulls: 1 });
     const json400 = await json(await fetch(`${wide.url}/api/users/facets?columns=prefs`));
     expect(json400.status).toBe(400);
