@@ -556,7 +556,7 @@ const jsonAnswer = (description: string, name: string, headers: object) => ({ de
 export function getRowsDoc(context: DocContext): Operation {
   return {
     operationId: "getUsers",
-    summary: "List rows (TanStack Table: page, sort, filters in the query string)",
+    summary: `List ${context.paths.name} (TanStack Table: page, sort, filters in the query string)`,
     description:
       "A page of the sorted, filtered rows. Brackets may be raw (`filter[name]`) or percent-encoded (`filter%5Bname%5D`), spaces `+` or `%20`. Two spellings given for one parameter must agree. Unknown parameters are ignored. HEAD answers the same headers without a body.",
     tags: [context.paths.name],
@@ -569,7 +569,7 @@ export function getRowsDoc(context: DocContext): Operation {
 export function postRowsDoc({ maxPageSize, paths }: DocContext): Operation {
   return {
     operationId: "postUsers",
-    summary: "List rows (AG Grid Infinite Row Model: a row window)",
+    summary: `List ${paths.name} (AG Grid Infinite Row Model: a row window)`,
     description: `Rows [startRow, endRow) of the sorted, filtered rows; endRow - startRow at most ${maxPageSize}. The body is JSON (no Content-Type: read as JSON), at most ${BODY_LIMIT}; an empty body asks for the first ${DEFAULT_BLOCK_SIZE} rows.`,
     tags: [paths.name],
     requestBody: jsonBody("PostUsersRequest", false),
