@@ -24,10 +24,11 @@ const SEED_TABLE: Table = { specs: SEED_SPECS, key: "id" };
 
 let srv: TestServer;
 let records: WideRecord[];
+// building the default data's 100,000 users takes seconds on a busy machine: past the hook's default bound
 beforeAll(() => {
   srv = startTestServer("default");
   records = Array.from(generateUsers(DEFAULT_DATA)) as WideRecord[];
-});
+}, 120_000);
 afterAll(() => srv.close());
 
 /** A search term: a piece of a record's name, email or id, in random case. */
