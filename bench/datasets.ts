@@ -30,6 +30,7 @@ import { csvField, generateUsers, writeUsers } from "../src/generate/users.ts";
 import { STATUS_VALUES } from "../src/generate/record.ts";
 import { type BuildReport, buildSnapshotFromFile } from "../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
+import { type Partition, keyColumn, storedColumn } from "../src/store/types.ts";
 
 /** The generator seed of every dataset. */
 export const SEED = 1;
@@ -39,11 +40,11 @@ export const ROOT = resolve(import.meta.dir, "..");
 export const CACHE_ROOT = join(ROOT, "bench", ".cache");
 
 /** Sources whose content decides the data; a change gives a new cache key. */
-const KEY_SOURCES = ["src/generate"];
+const KEY_SOURCES = ["src/generate", "src/schema"];
 /** The layout of the peer files and needles: bump it when this file changes what it writes. */
 const PEER_FILES_VERSION = 1;
 /** Sources whose content decides the snapshot built from the data. */
-const SNAPSHOT_SOURCES = ["src/store", "src/snapshot", "src/collation", "src/kinds", "src/bits"];
+const SNAPSHOT_SOURCES = ["src/store", "src/snapshot", "src/collation"];
 /** Stale snapshots up to this many rows are rebuilt without asking (about 10 s at 1M). */
 export const AUTO_REBUILD_ROWS = 1_000_000;
 
@@ -309,9 +310,10 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
   const n = dataset.rows;
   const dir = dataset.peerDir;
   const { store } = loadSnapshot(dataset.snapshot);
-  const nameRanks = store.columns.get("name")?.rankByRow as Uint32Array;
-  const emailRanks = store.columns.get("email")?.rankByRow as Uint32Array;
-  const keys = store.columns.get("id")?.distinct as Float64Array;
+  const nameRanks = storedColumn(store, "name").rankByRow as Uint32Array;
+  const emailRanks = storedColumn(store, "email").rankByRow as Uint32Array;
+  // a number key's distinct values are its values in row order
+  const storedIds = keyColumn(store).distinct as Float64Array;
   const ids = new Float64Array(n);
   const statusCodes = new Uint8Array(n);
   const texts = {
@@ -327,7 +329,7 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
   const sampledEmails: string[] = [];
   let i = 0;
   for (const user of generateUsers({ count: n, seed: SEED })) {
-    if (user.id !== keys[i]) throw new Error(`row ${i}: the generator gives id ${user.id}, the snapshot ${keys[i]}`);
+    if (user.id !== storedIds[i]) throw new Error(`row ${i}: the generator gives id ${user.id}, the snapshot ${storedIds[i]}`);
     if (user.name.includes("\n") || user.email.includes("\n")) throw new Error(`row ${i} holds a line break; the line format cannot carry it`);
     const nameFolded = fold(user.name);
     const emailFolded = fold(user.email);
@@ -362,8 +364,8 @@ export async function buildPeerFiles(dataset: Dataset, log: (line: string) => vo
     name: frequentNeedles(sampledNames, LETTERS, false),
   };
   writeAtomic(join(dir, "needles.json"), JSON.stringify(needles));
-  // the partition's counts are by status rank (0 null, then the values): as STATUS_VALUES index them
-  const stats: DatasetStats = { rows: n, statusCounts: Array.from(store.partition?.counts.subarray(1) ?? []) };
+  // partition code 0 is null (none in the generated data), code c the (c-1)-th status value
+  const stats: DatasetStats = { rows: n, statusCounts: Array.from((store.partition as Partition).counts.subarray(1)) };
   writeAtomic(join(dir, "stats.json"), JSON.stringify(stats));
   writeAtomic(join(dir, "done"), new Date().toISOString());
   log(`built peer files: ${needles.email.length} e-mail and ${needles.name.length} name needles`);

@@ -413,7 +413,7 @@ export async function runHttp(
       await runWrk(server.url, cheapList, CONNECTIONS, 1);
       const s = await runWrk(server.url, cheapList, CONNECTIONS, durationS);
       records.push(
-        toRecord({ rows, scenario: "our engine behind a bare Bun.serve (no Elysia): cheap mix", server: "raw", mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, rssOf(server.pid)),
+        toRecord({ rows, scenario: "our engine behind a bare Bun.serve (no router, no envelope): cheap mix", server: "raw", mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, rssOf(server.pid)),
       );
     } finally {
       await server.stop();

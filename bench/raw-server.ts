@@ -1,13 +1,13 @@
 /**
  * A diagnostic for the HTTP question: the app's /api/users handlers (src/http/app.ts
- * `usersHandlers`: parse → executeQuery → response body, problem+json on failure) behind a bare
- * Bun.serve, without the Elysia app (no OpenAPI, no 404/405 handling). The gap between this and
- * `serve` is what the framework layer costs per request.
+ * `dataHandlers`: parse → plan → execute → response body, problem+json on failure) behind a bare
+ * Bun.serve, without the route table's router and envelope (no API keys, CORS, metrics, 404/405
+ * handling). The gap between this and `serve` is what that layer costs per request.
  * Usage: `bun bench/raw-server.ts <snapshot>`; prints `{"url": …}` on stdout when listening.
  */
 import pino from "pino";
 import { createEngine } from "../src/engine/execute.ts";
-import { DEFAULT_MAX_PAGE_SIZE, usersHandlers } from "../src/http/app.ts";
+import { DEFAULT_MAX_PAGE_SIZE, dataHandlers } from "../src/http/app.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
 
 const snapshot = process.argv[2];
@@ -16,7 +16,7 @@ if (snapshot === undefined) {
   process.exit(2);
 }
 const engine = createEngine(loadSnapshot(snapshot).store);
-const users = usersHandlers({ engine: () => engine, maxPageSize: DEFAULT_MAX_PAGE_SIZE, logger: pino(pino.destination(2)) });
+const users = dataHandlers({ engine: () => engine, maxPageSize: DEFAULT_MAX_PAGE_SIZE, logger: pino(pino.destination(2)) });
 const server = Bun.serve({
   hostname: "127.0.0.1",
   port: 0,

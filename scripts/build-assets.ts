@@ -52,7 +52,7 @@ const SCALAR_BUNDLE = "node_modules/@scalar/api-reference/dist/browser/standalon
 /** URL prefix of the docs UI's files. */
 const DOCS_PUBLIC_PATH = "/openapi/assets/";
 
-/** Where the docs UI reads the OpenAPI document (src/http/app.ts, the openapi plugin's specPath). */
+/** Where the docs UI reads the OpenAPI document (src/http/app.ts `OPENAPI_JSON`). */
 const OPENAPI_JSON_PATH = "/openapi/json";
 
 /** Cache-Control of files whose name holds their content hash: a new build is a new URL. */

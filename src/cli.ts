@@ -25,6 +25,7 @@ import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
+import { DEFAULT_RESOURCE, parseResourceName } from "./http/resource.ts";
 import { parsePort, startServer } from "./server.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
@@ -146,12 +147,19 @@ export function createCli(): Command {
     .option("--source <location>", "follow a published location (s3://bucket/prefix or a directory, see snapshot publish): download its current snapshot, serve it, poll for new ones")
     .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
+    .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
     .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
       const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
       const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
       const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
+      const resource =
+        opts.resource !== undefined
+          ? parseResourceName(opts.resource, "--resource")
+          : process.env.RESOURCE !== undefined && process.env.RESOURCE !== ""
+            ? parseResourceName(process.env.RESOURCE, "RESOURCE")
+            : DEFAULT_RESOURCE;
       const logger = createLogger();
       let snapshot: string = opts.snapshot;
       const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
@@ -205,6 +213,7 @@ export function createCli(): Command {
         logger,
         cors,
         apiKeys,
+        resource,
       });
       const stopFollowing =
         opts.source === undefined

@@ -4,7 +4,6 @@
  * (docs/api.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
  */
 import type { Server } from "bun";
-import type { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
@@ -13,6 +12,7 @@ import type { CorsPolicy } from "./http/cors.ts";
 import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
+import type { Plugin } from "./http/routes.ts";
 import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
 
 /** Longest a drain waits for requests in flight before closing their connections, in ms (exit within 10 s). */
@@ -62,8 +62,13 @@ export interface ServeOptions {
    * deleted while serving. Default: `.snapshot-cache` beside the snapshot.
    */
   cacheDir?: string;
-  /** Extra app routes (the demo page). */
-  plugins?: Elysia<any>[];
+  /** Extra routes (the demo page). */
+  plugins?: readonly Plugin[];
+  /**
+   * The resource name: every data route is served under `/api/<resource>` (docs/api.md
+   * "Resource name"; checked by http/resource.ts `parseResourceName`). Default `users`.
+   */
+  resource?: string;
   /** Let several processes listen on one port (SO_REUSEPORT). */
   reusePort?: boolean;
   /**
@@ -107,7 +112,8 @@ export interface RunningServer {
 
 /**
  * Loads the snapshot and starts listening.
- * @throws SnapshotError when the snapshot is missing or refused; Error when the port cannot be bound
+ * @throws SnapshotError when the snapshot is missing or refused; Error when the port cannot be
+ *   bound or the resource name is invalid
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
@@ -137,6 +143,7 @@ export function startServer(options: ServeOptions): RunningServer {
     maxPageSize: options.maxPageSize,
     logger,
     plugins: options.plugins,
+    resource: options.resource,
     cors: options.cors ?? null,
     apiKeys,
     metrics,

@@ -1,16 +1,17 @@
 /**
- * The HTTP layer: the routes of docs/api.md — GET and POST /api/users, /healthz, /readyz,
- * /metrics, the OpenAPI document and UI — and how Bun serves them. The engine and store know
- * nothing of HTTP; this module parses, executes and writes pre-serialized JSON, and turns every
- * failure into problem+json. The data and operations handlers are plain functions
- * ({@link usersHandlers}, {@link operationsHandlers}) that Bun's router calls inside the
- * envelope (envelope.ts) with no framework layer in between; the Elysia app carries the OpenAPI
- * document and serves the rest ({@link createService}).
+ * The HTTP layer's routes (docs/api.md "Endpoints"): the data routes under `/api/<resource>`
+ * (the listing's GET and POST, schema, facets, export, explain), the resource index `/api`,
+ * `/healthz`, `/readyz`, `/metrics`, the OpenAPI document, the docs UI and the plugins' pages,
+ * listed once in a route table (routes.ts) that Bun's router, the envelope (envelope.ts) and the
+ * OpenAPI document (openapi-doc.ts) are all made from ({@link createService}). The handlers are
+ * plain functions ({@link dataHandlers}, {@link operationsHandlers}) that Bun's router calls
+ * inside the envelope with no framework layer in between; the engine and store know nothing of
+ * HTTP. Each handler parses, executes and writes pre-serialized JSON, and turns every failure
+ * into problem+json.
  */
-import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type Engine, type Page, execute, filterCacheKey, filterCost, isExpensive, planOf } from "../engine/execute.ts";
+import { printStep } from "../engine/plan.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
 import { DeferredQueue } from "../engine/scheduler.ts";
 import { ProblemError } from "../query/errors.ts";
@@ -18,7 +19,7 @@ import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
 import type { Query } from "../query/types.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
-import { CLIENT_ABORT_MESSAGE, isClientAbort, readBodyLimited } from "./body.ts";
+import { CLIENT_ABORT_MESSAGE, MAX_BODY_BYTES, isClientAbort, readBodyLimited } from "./body.ts";
 import { type Coding, acceptsGzip, negotiateCoding } from "./compress.ts";
 import { computeFacets } from "../engine/facets.ts";
 import { openExport } from "../engine/export.ts";
@@ -27,30 +28,29 @@ import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facet
 import { exportResponse, facetsResponse } from "./export-response.ts";
 import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { type Handler, type RouteSpec, allowOf, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
+import { type Handler, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
+import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import {
-  documentFor,
+  getExplainDoc,
   getExportDoc,
   getFacetsDoc,
-  getUsersDoc,
+  getRowsDoc,
   healthDoc,
   metricsDoc,
-  openApiDocumentation,
+  openApiDocument,
+  postExplainDoc,
   postExportDoc,
   postFacetsDoc,
-  postUsersDoc,
+  postRowsDoc,
   readyDoc,
+  resourceIndexDoc,
   schemaDoc,
 } from "./openapi-doc.ts";
-import { JSON_HEADERS, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
+import { type ResourcePaths, resourcePaths } from "./resource.ts";
+import { JSON_HEADERS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
+import { type Plugin, type Route, routesByPath } from "./routes.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
-
-/**
- * Largest POST body, in bytes (docs/api.md "POST /api/users": at most 64 KiB; "HTTP envelope",
- * Limits: it holds while the body streams in, see body.ts).
- */
-export const MAX_BODY_BYTES = 64 * 1024;
 
 /** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
 export const DEFAULT_MAX_PAGE_SIZE = 1000;
@@ -58,15 +58,17 @@ export const DEFAULT_MAX_PAGE_SIZE = 1000;
 /** A server's state: /readyz answers 200 only when "ready" (docs/api.md "HTTP envelope", Operations). */
 export type ServerState = "starting" | "ready" | "draining";
 
-/** Options of {@link createApp}. */
+/** Options of {@link createService}. */
 export interface AppOptions {
   /** The engine serving now; called per request so a reload can swap it. */
   engine: () => Engine;
   /** Largest page size / row window, in rows. */
   maxPageSize: number;
   logger: Logger;
-  /** Extra routes (the demo page) mounted on the app. */
-  plugins?: Elysia<any>[];
+  /** Extra routes (the demo page), served beside the API. */
+  plugins?: readonly Plugin[];
+  /** The resource name (resource.ts): the data routes are under `/api/<resource>`; default `users`. */
+  resource?: string;
   /** Allowed CORS origins; null or absent: CORS off. */
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; null or absent: keys off. */
@@ -85,8 +87,12 @@ function isJsonType(contentType: string): boolean {
   return media === "application/json" || (media.startsWith("application/") && media.endsWith("+json"));
 }
 
-/** The /api/users handlers: a Request in, a Response out, every failure a problem+json response. */
-export interface UsersHandlers {
+/**
+ * The data routes' handlers: a Request in, a Response out, every failure a problem+json
+ * response. Paths are named here as for the default resource name (resource.ts): the routes
+ * are under `/api/<resource>`.
+ */
+export interface DataHandlers {
   /**
    * GET /api/users (docs/api.md "GET /api/users"): a Response at once, or a promise of one
    * when the query is queued as expensive (engine/scheduler.ts). A 200 carries `ETag`,
@@ -119,13 +125,23 @@ export interface UsersHandlers {
   exportGet: (request: Request) => Response | Promise<Response>;
   /** POST /api/users/export: {@link exportGet} from a JSON body; never a 304. */
   exportPost: (request: Request) => Promise<Response>;
+  /**
+   * GET /api/users/explain (docs/api.md "Explain"): GET /api/users's parameters, parsed by its
+   * parser (the same errors), and `analyze`: `{query, plan}` without reading rows; with
+   * analyze, the query runs (in the deferred queue when its plan is expensive) and every step
+   * carries its rows and milliseconds. A weak `ETag` (`W/"…"`) and `X-Snapshot-Id`; a matching
+   * `If-None-Match` answers 304 unless analyze asks for a run.
+   */
+  explainGet: (request: Request) => Response | Promise<Response>;
+  /** POST /api/users/explain: {@link explainGet} from POST /api/users's body and `"analyze"`; never a 304. */
+  explainPost: (request: Request) => Promise<Response>;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
 const bodyDecoder = new TextDecoder();
 
 /** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
-const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7 } as const;
+const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7, getExplain: 8, postExplain: 9, analyzed: 10 } as const;
 
 /** The filter's cache key of a query (cached per predicate tree, so the engine reuses it), or "". */
 function filterKeyOf(query: Query): string {
@@ -140,11 +156,12 @@ function sortText(query: Query): string {
 }
 
 /**
- * The handlers of /api/users, free of the framework so that Bun's router calls them directly
- * (see {@link createService}); the Elysia routes call the same functions.
+ * The handlers of the data routes, free of any framework so that Bun's router calls them
+ * directly (see {@link createService}).
  */
-export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger">): UsersHandlers {
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource">): DataHandlers {
   const { maxPageSize, logger } = options;
+  const resource = resourcePaths(options.resource).name;
   // Expensive queries (an uncached substring filter, say) wait their turn here, so that cheap
   // ones, answered at once, are not held up behind them (engine/scheduler.ts).
   const queue = new DeferredQueue();
@@ -265,7 +282,7 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, parsed.query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger));
+    return scheduled(request, engine, parsed.query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger, resource));
   };
   const exportGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -301,7 +318,58 @@ export function usersHandlers(options: Pick<AppOptions, "engine" | "maxPageSize"
       return fail(request, error, coding) as Response;
     }
   };
-  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost };
+  /**
+   * The explain answer of a parsed listing request: the plan printed, or run first with analyze
+   * (queued like the listing when its plan is expensive). `etag` is sent in its weak form; an
+   * analyze run never answers 304 (its timings are the point).
+   */
+  const explainAnswer = (request: Request, engine: Engine, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
+    const snapshotId = engine.store.snapshotId;
+    if (conditional && !analyze) {
+      const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
+      if (unchanged !== null) return unchanged;
+    }
+    const printed = printQuery(engine.store.schema, query);
+    // One plan: the scheduler admits it by its cost, the executor runs it (recording each
+    // step's rows and time), and the answer prints it with the path the executor took.
+    const plan = planOf(engine, query);
+    if (!analyze) return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
+    const run = () => {
+      execute(engine, plan, true);
+      return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
+    };
+    if (!isExpensive(plan)) return run();
+    return queue.run(run).catch((error: unknown) => fail(request, error, coding));
+  };
+  const explainGet = (request: Request): Response | Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const engine = options.engine();
+      const search = searchOf(request.url);
+      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, engine.store.schema));
+      const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
+      const etag = entityTag(engine.store.snapshotId, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query));
+      return explainAnswer(request, engine, parsed.query, analyze, etag, coding, true);
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  const explainPost = async (request: Request): Promise<Response> => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      const read = await readJson(request, coding);
+      if (read instanceof Response) return read;
+      const engine = options.engine();
+      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, engine.store.schema));
+      const { query } = parsed;
+      const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
+      const etag = entityTag(engine.store.snapshotId, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query));
+      return await explainAnswer(request, engine, query, analyze, etag, coding, false);
+    } catch (error) {
+      return fail(request, error, coding);
+    }
+  };
+  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost };
 }
 
 /** The query string of a request URL, without its `?` ("" when none). */
@@ -326,7 +394,7 @@ export interface OperationsHandlers {
   metrics: (request: Request) => Promise<Response>;
 }
 
-/** The operations handlers, free of the framework like {@link usersHandlers}. */
+/** The operations handlers, free of any framework like {@link dataHandlers}. */
 export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
@@ -352,139 +420,94 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
   };
 }
 
-/**
- * Builds the Elysia app: its routes describe the OpenAPI document, and serve `app.handle`
- * (tests) and the routes without a plain handler (the document, the docs UI, the plugins').
- * Routes: GET/POST /api/users, GET /healthz, /readyz, /metrics, GET /openapi (UI, assets served
- * locally), GET /openapi/json; everything else is a problem+json 404 or 405. Served by Bun
- * through {@link createService}.
- * @param users the /api/users handlers (default: made from `options`)
- * @param operations the /healthz, /readyz and /metrics handlers (default: made from `options`)
- */
-export function createApp(options: AppOptions, users = usersHandlers(options), operations = operationsHandlers(options)) {
-  const { maxPageSize, logger } = options;
-  // The document describes the columns of the snapshot served now (a reload with another schema:
-  // see createService's /openapi/json).
-  const schema = options.engine().store.schema;
-  const app = new Elysia()
-    .use(
-      // The document only: the docs UI page at /openapi is a built static asset (no inline script).
-      openapi({ path: "/openapi", specPath: "/openapi/json", provider: null, documentation: openApiDocumentation(schema) as never }),
-    )
-    // The docs UI: /openapi and the Scalar bundle under /openapi/assets/ (scripts/build-assets.ts).
-    .use(staticAssetsPlugin("docs"))
-    .get("/healthz", ({ request }) => operations.healthz(request), { detail: healthDoc as never })
-    .get("/readyz", ({ request }) => operations.readyz(request), { detail: readyDoc as never })
-    .get("/metrics", ({ request }) => operations.metrics(request), { detail: metricsDoc as never })
-    .get("/api/users", ({ request }) => users.get(request), { detail: getUsersDoc(maxPageSize, schema) as never })
-    .post("/api/users", ({ request }) => users.post(request), { parse: "none", detail: postUsersDoc(maxPageSize) as never })
-    .get("/api/users/schema", ({ request }) => users.schema(request), { detail: schemaDoc as never })
-    .get("/api/users/facets", ({ request }) => users.facetsGet(request), { detail: getFacetsDoc(schema) as never })
-    .post("/api/users/facets", ({ request }) => users.facetsPost(request), { parse: "none", detail: postFacetsDoc as never })
-    .get("/api/users/export", ({ request }) => users.exportGet(request), { detail: getExportDoc(schema) as never })
-    .post("/api/users/export", ({ request }) => users.exportPost(request), { parse: "none", detail: postExportDoc as never });
-  for (const plugin of options.plugins ?? []) app.use(plugin);
-  app.onError(({ code, error, request }) => {
-    if (code === "NOT_FOUND") {
-      const path = pathOf(request.url);
-      const methods = app.routes.filter((r) => r.path === path).map((r) => r.method);
-      const allow = methods.length > 0 ? allowOf(methods) : undefined;
-      if (allow !== undefined && !allow.split(", ").includes(request.method)) {
-        return problemResponse("METHOD_NOT_ALLOWED", `${request.method} is not allowed on ${path}; allowed: ${allow}`, [], { allow });
-      }
-      return problemResponse("NOT_FOUND", `no resource at ${path}`);
-    }
-    if (code === "PARSE") return problemResponse("MALFORMED_JSON", "the body could not be parsed", []);
-    return internalErrorResponse(logger, error, request);
-  });
-  return app;
-}
+/** Where the OpenAPI document is served (the docs UI page reads it there: scripts/build-assets.ts). */
+export const OPENAPI_JSON = "/openapi/json";
 
-/** What Bun.serve needs to serve the app (see {@link createService}). */
-export interface Service {
-  /** The Elysia app: the OpenAPI document, and the routes it serves itself. */
-  app: ReturnType<typeof createApp>;
-  /** Bun.serve `routes`: path → method → handler inside the envelope, or a value Bun serves as it is. */
-  routes: Record<string, Record<string, Handler> | unknown>;
-  /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
-  fetch: Handler;
-}
-
-/** Where the OpenAPI document is served. */
-const OPENAPI_JSON = "/openapi/json";
+/** The path of the resource index (docs/api.md "Resource name"). */
+export const RESOURCE_INDEX = "/api";
 
 /**
- * GET /openapi/json: the app's document while the served snapshot has the schema the app was
- * built with; after a reload to another schema, the same document with that schema's columns
- * (openapi-doc.ts `documentFor`), made once per snapshot.
+ * GET /openapi/json: the document of `routes` for the snapshot serving now (openapi-doc.ts),
+ * made once per snapshot, so that a reload to another schema describes its columns.
  */
-function openApiHandler(app: ReturnType<typeof createApp>, options: AppOptions): Handler {
-  const builtFor = JSON.stringify(options.engine().store.schema);
+function openApiHandler(routes: () => readonly Route[], options: AppOptions, paths: ResourcePaths): Handler {
   let cached: { snapshotId: string; body: string } | null = null;
-  return async (request) => {
+  return () => {
     const store = options.engine().store;
-    const response = await app.handle(request);
-    if (response.status !== 200 || JSON.stringify(store.schema) === builtFor) return response;
     if (cached === null || cached.snapshotId !== store.snapshotId) {
-      const base = (await response.json()) as Record<string, unknown>;
-      cached = { snapshotId: store.snapshotId, body: JSON.stringify(documentFor(base, store.schema, options.maxPageSize)) };
+      const document = openApiDocument(routes(), { schema: store.schema, maxPageSize: options.maxPageSize, paths });
+      cached = { snapshotId: store.snapshotId, body: JSON.stringify(document) };
     }
     return new Response(cached.body, { headers: JSON_HEADERS });
   };
 }
 
-/** Methods of Elysia routes that Bun's router takes. */
-const ROUTABLE_METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"]);
+/**
+ * GET /api: where the data routes are (`{resource, paths: {rows, schema, facets, export,
+ * explain}, openapi}`), for a client that does not know the resource name (the demo page).
+ */
+function resourceIndexHandler(paths: ResourcePaths): Handler {
+  const { name, ...routes } = paths;
+  const body = JSON.stringify({ resource: name, paths: routes, openapi: OPENAPI_JSON });
+  return () => new Response(body, { headers: JSON_HEADERS });
+}
 
 /**
- * Builds the app and the routes Bun serves it with. Every path gets the envelope (envelope.ts:
- * API keys, CORS, `OPTIONS`, 404/405, `Connection: close` while draining, metrics):
- * - /api/users, /healthz, /readyz and /metrics go from Bun's router straight to their plain
- *   handlers ({@link usersHandlers}, {@link operationsHandlers}): Elysia's per-request context,
- *   async wrapper and response mapping cost about as much as a cheap query;
- * - the other routes of the Elysia app (the OpenAPI document, the pages and their assets) go
- *   through `app.handle`, and get the generic security headers and compression (envelope.ts
- *   `genericHandler`); a value Bun serves itself (an HTML import) is passed as it is;
- * - anything else reaches `fetch`: 405 with `Allow` on a known path, 204 to `OPTIONS`, else 404
- *   (a path with a trailing slash too: Bun's router matches paths exactly).
+ * The route table of a server (routes.ts): every route it answers, with its handler, its
+ * OpenAPI operation and whether it needs the API key.
+ * - the data routes under `/api/<resource>` (docs/api.md "Resource name"), each needing the key;
+ * - `/api` (the resource index) and `/metrics`, needing the key; `/healthz`, `/readyz` open;
+ * - the OpenAPI document and the docs UI (its page and Scalar bundle), open, not in the document;
+ * - the plugins' routes (the demo page), as they come.
+ * @throws Error for an invalid resource name (resource.ts), or as static-assets.ts `staticAssets`
+ */
+export function routeTable(options: AppOptions): Route[] {
+  const paths = resourcePaths(options.resource);
+  const data = dataHandlers(options);
+  const operations = operationsHandlers(options);
+  const dataRoute = (method: Route["method"], path: string, handler: Handler, operation: Route["operation"]): Route => ({ method, path, handler, operation, keyed: true });
+  const routes: Route[] = [
+    dataRoute("GET", paths.rows, data.get, getRowsDoc),
+    dataRoute("POST", paths.rows, data.post, postRowsDoc),
+    dataRoute("GET", paths.schema, data.schema, schemaDoc),
+    dataRoute("GET", paths.facets, data.facetsGet, getFacetsDoc),
+    dataRoute("POST", paths.facets, data.facetsPost, postFacetsDoc),
+    dataRoute("GET", paths.export, data.exportGet, getExportDoc),
+    dataRoute("POST", paths.export, data.exportPost, postExportDoc),
+    dataRoute("GET", paths.explain, data.explainGet, getExplainDoc),
+    dataRoute("POST", paths.explain, data.explainPost, postExplainDoc),
+    { method: "GET", path: RESOURCE_INDEX, handler: resourceIndexHandler(paths), operation: resourceIndexDoc, keyed: true },
+    { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
+    { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
+    { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true },
+    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: false },
+    ...staticAssetsPlugin("docs").routes,
+    ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
+  ];
+  return routes;
+}
+
+/** What Bun.serve needs to serve the route table (see {@link createService}). */
+export interface Service {
+  /** The route table it was made from. */
+  table: readonly Route[];
+  /** Bun.serve `routes`: path → method → handler inside the envelope. */
+  routes: Record<string, Record<string, Handler>>;
+  /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
+  fetch: Handler;
+}
+
+/**
+ * The routes Bun serves ({@link routeTable}), each handler inside the envelope (envelope.ts:
+ * API keys for the keyed routes, CORS, `Connection: close` while draining, metrics), called
+ * by Bun's router with nothing in between; anything else reaches `fetch`: 405 with `Allow` on a
+ * known path, 204 to `OPTIONS`, else 404 (a path with a trailing slash too: Bun's router matches
+ * paths exactly).
+ * @throws Error as {@link routeTable}, or when the table serves a method of a path twice
  */
 export function createService(options: AppOptions): Service {
-  const users = usersHandlers(options);
-  const operations = operationsHandlers(options);
-  const app = createApp(options, users, operations);
-  const direct: Record<string, Record<string, Handler>> = {
-    "/api/users": { GET: users.get, POST: users.post },
-    "/api/users/schema": { GET: users.schema },
-    "/api/users/facets": { GET: users.facetsGet, POST: users.facetsPost },
-    "/api/users/export": { GET: users.exportGet, POST: users.exportPost },
-    "/healthz": { GET: operations.healthz },
-    "/readyz": { GET: operations.readyz },
-  };
-  if (options.metrics != null) direct["/metrics"] = { GET: operations.metrics };
-
-  const specs: RouteSpec[] = Object.entries(direct).map(([path, methods]) => ({ path, methods }));
-  const passThrough: Record<string, unknown> = {};
-  const byPath = new Map<string, Record<string, Handler>>();
-  for (const route of app.routes) {
-    const { path, method, handler } = route as { path: string; method: string; handler: unknown };
-    if (path in direct || !ROUTABLE_METHODS.has(method)) continue;
-    let methods = byPath.get(path);
-    if (methods === undefined) {
-      methods = {};
-      byPath.set(path, methods);
-    }
-    if (path === OPENAPI_JSON && method === "GET") methods[method] = genericHandler(openApiHandler(app, options));
-    else if (typeof handler === "function") methods[method] = genericHandler((request) => app.handle(request));
-    else if (handler instanceof Response) methods[method] = genericHandler(() => handler.clone());
-    else {
-      // An HTML import: Bun bundles and serves it itself, outside any handler. The entry only
-      // lists the method for Allow and preflights; it is never called.
-      passThrough[path] = handler;
-      methods[method] = () => new Response(null, { status: 500 });
-    }
-  }
-  for (const [path, methods] of byPath) specs.push({ path, methods });
-
+  const table = routeTable(options);
+  const byPath = routesByPath(table);
   const envelope = createEnvelope(
     {
       logger: options.logger,
@@ -493,18 +516,13 @@ export function createService(options: AppOptions): Service {
       metrics: options.metrics ?? null,
       draining: options.state === undefined ? () => false : () => (options.state as () => ServerState)() === "draining",
     },
-    specs,
+    byPath,
   );
-  const routes: Record<string, Record<string, Handler> | unknown> = {};
-  for (const spec of specs) {
-    if (spec.path in passThrough) {
-      routes[spec.path] = passThrough[spec.path];
-      continue;
-    }
+  const routes: Record<string, Record<string, Handler>> = {};
+  for (const entry of byPath) {
     const wrapped: Record<string, Handler> = {};
-    for (const [method, handler] of Object.entries(spec.methods)) wrapped[method] = envelope.wrap(spec, handler);
-    routes[spec.path] = wrapped;
+    for (const [method, handler] of Object.entries(entry.methods)) wrapped[method] = envelope.wrap(entry, handler);
+    routes[entry.path] = wrapped;
   }
-  return { app, routes, fetch: envelope.fallback };
+  return { table, routes, fetch: envelope.fallback };
 }
-

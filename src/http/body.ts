@@ -5,6 +5,12 @@
  */
 import { ProblemError } from "../query/errors.ts";
 
+/**
+ * Largest POST body, in bytes (docs/api.md "POST /api/users": at most 64 KiB; "HTTP envelope",
+ * Limits: it holds while the body streams in).
+ */
+export const MAX_BODY_BYTES = 64 * 1024;
+
 /** What is logged when the client closes the connection before the whole body arrived. */
 export const CLIENT_ABORT_MESSAGE = "the client closed the connection before sending the whole body";
 

@@ -4,8 +4,8 @@
  * while draining, the request duration metric — as plain functions wrapped around each route's
  * handler, so that Bun's router calls them with no framework layer in between. Conditional
  * requests and compression of the data routes live in their handlers (app.ts), which know the
- * normalized request before running the query; routes served by the Elysia app get the generic
- * treatment here ({@link genericHandler}).
+ * normalized request before running the query; the other routes (the OpenAPI document) get the
+ * generic treatment here ({@link genericHandler}).
  */
 import type { Logger } from "pino";
 import type { ApiKeyCheck } from "./api-keys.ts";
@@ -13,18 +13,11 @@ import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotia
 import { type CorsPolicy, addCorsHeaders, allowedOrigin, isPreflight, preflightHeaders } from "./cors.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import { problemResponse } from "./responses.ts";
+import type { PathRoutes } from "./routes.ts";
 import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
 
 /** A route handler: a Request in, a Response out (at once, or later). */
 export type Handler = (request: Request) => Response | Promise<Response>;
-
-/** A served path: its template and its methods (whether it needs an API key follows from the path, {@link needsApiKey}). */
-export interface RouteSpec {
-  /** The path, as Bun's router matches it; also the `route` label of the metrics. */
-  path: string;
-  /** Handlers by method (`GET` also answers `HEAD`: Bun's router calls it for both). */
-  methods: Record<string, Handler>;
-}
 
 /** What the envelope of one server needs. */
 export interface EnvelopeOptions {
@@ -43,9 +36,10 @@ export interface EnvelopeOptions {
 export const OTHER_ROUTE = "other";
 
 /**
- * True for a path that needs `Authorization: Bearer <key>` when keys are on (docs/api.md "HTTP
- * envelope", API keys): `/api/*` and `/metrics`. `/healthz`, `/readyz`, the pages and the
- * OpenAPI document stay open.
+ * True for a path no route serves that still needs `Authorization: Bearer <key>` when keys are
+ * on before it learns its 404 or 405 (docs/api.md "API keys": `/api/*` and `/metrics`), so that
+ * a client without a key learns nothing of the API's paths. A served path needs one when its
+ * routes say so (routes.ts `Route.keyed`).
  */
 export function needsApiKey(path: string): boolean {
   return path === "/metrics" || path === "/api" || path.startsWith("/api/");
@@ -85,10 +79,10 @@ export function allowOf(methods: Iterable<string>): string {
 /** An envelope: wraps handlers and answers what no route matches. */
 export interface Envelope {
   /**
-   * A route's handler wrapped: API key (when the path needs one), CORS, `Connection: close`
-   * while draining, duration metric; a thrown error becomes a logged 500 problem.
+   * A route's handler wrapped: API key (when the path's routes need one), CORS,
+   * `Connection: close` while draining, duration metric; a thrown error becomes a logged 500 problem.
    */
-  wrap: (route: RouteSpec, handler: Handler) => Handler;
+  wrap: (route: PathRoutes, handler: Handler) => Handler;
   /**
    * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
    * method is 405 with `Allow`, or 204 to `OPTIONS` (a CORS preflight from an allowed origin
@@ -101,11 +95,12 @@ export interface Envelope {
 
 /**
  * Creates the envelope of one server.
- * @param routes every served path (for 405, `Allow` and preflights)
+ * @param routes every served path (for 405, `Allow`, preflights and the key check of a wrong method)
  */
-export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteSpec[]): Envelope {
+export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRoutes[]): Envelope {
   const { logger, cors, apiKeys, metrics, draining } = options;
   const allowByPath = new Map(routes.map((r) => [r.path, allowOf(Object.keys(r.methods))]));
+  const keyedPaths = new Set(routes.filter((r) => r.keyed).map((r) => r.path));
 
   const internalError = (error: unknown, request: Request): Response => internalErrorResponse(logger, error, request);
 
@@ -146,9 +141,9 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteS
     return finish(label, request, response, started);
   };
 
-  const wrap = (route: RouteSpec, handler: Handler): Handler => {
+  const wrap = (route: PathRoutes, handler: Handler): Handler => {
     const label = route.path;
-    if (apiKeys === null || !needsApiKey(route.path)) {
+    if (apiKeys === null || !route.keyed) {
       return (request) => run(label, request, handler, performance.now());
     }
     return (request) => {
@@ -164,7 +159,7 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteS
     const allow = allowByPath.get(path);
     const label = allow === undefined ? OTHER_ROUTE : path;
     const preflight = isPreflight(request);
-    if (!preflight && needsApiKey(path)) {
+    if (!preflight && (allow === undefined ? needsApiKey(path) : keyedPaths.has(path))) {
       const refused = unauthorized(request);
       if (refused !== null) return finish(label, request, refused, started);
     }
@@ -189,12 +184,12 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteS
 }
 
 /**
- * A handler for a route that the Elysia app serves (the OpenAPI document, the pages and their
- * assets): `serve` answers, then an HTML page without a Content-Security-Policy gets
+ * A handler for a route that is not over the data (the OpenAPI document, say): `serve`
+ * answers, then an HTML page without a Content-Security-Policy gets
  * {@link HTML_SECURITY_HEADERS}, and a compressible body of 1 KiB or more that the route did not
  * encode or tag itself (a route with an ETag handles its representations) is compressed, with
  * `Vary: Accept-Encoding`.
- * @param serve answers the request (the Elysia app's `handle`, or a static response's clone)
+ * @param serve answers the request
  */
 export function genericHandler(serve: Handler): Handler {
   return (request) => {

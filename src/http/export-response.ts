@@ -37,17 +37,19 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * The export 200: every row of `cursor` as CSV (a header line first) or NDJSON, streamed: each
  * pull of the body writes the next batch, so at most a batch or two is held whatever the row
  * count; a client that stops reading stops the pulls, and one that disconnects cancels the
- * stream (no further batch is made). `Content-Disposition: attachment; filename="users-<snapshotId>.<ext>"`.
+ * stream (no further batch is made). `Content-Disposition: attachment; filename="<resource>-<snapshotId>.<ext>"`
+ * (docs/api.md "Export", "Resource name").
  * Compressed with gzip when the client accepts it (a streaming compressor; the body's length
  * is unknown up front either way).
  * @param gzip true when the client accepts gzip
  * @param logger where a stopped export is noted (rows written of the total)
+ * @param resource the resource name (resource.ts), the file name's first part
  */
-export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger): Response {
+export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger, resource: string): Response {
   const header: Uint8Array | null = format === "csv" ? csvHeader(store.schema) : null;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
-    "content-disposition": `attachment; filename="users-${store.snapshotId}.${format}"`,
+    "content-disposition": `attachment; filename="${resource}-${store.snapshotId}.${format}"`,
     etag,
     "x-snapshot-id": store.snapshotId,
     "cache-control": "no-cache",

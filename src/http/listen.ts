@@ -3,7 +3,7 @@
  * of starting.ts): one set of socket options, so that a server taking another's socket over
  * keeps its limits.
  */
-import { MAX_BODY_BYTES } from "./app.ts";
+import { MAX_BODY_BYTES } from "./body.ts";
 
 /**
  * Bun's own request body limit, in bytes: a small multiple of {@link MAX_BODY_BYTES}, so that

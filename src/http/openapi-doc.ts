@@ -1,348 +1,392 @@
 /**
- * The OpenAPI 3.1 description of the service, for the docs UI and for code generators
- * (openapi-typescript, openapi-generator): named component schemas under
- * `components.schemas` — the records, the three response bodies, the POST body with AG Grid's
- * sort and filter models, problem+json — that the operations reference with `$ref`; reusable
- * responses and headers; the optional bearer key. Nullable values are written the 3.1 way
- * (`type: [..., "null"]` or `oneOf` with `{type: "null"}`). Request schemas state their defaults in
- * words, not with `default`: generators such as openapi-typescript make a property with a
- * default required, which would force clients to send what they may leave out.
+ * The OpenAPI 3.1 document the server serves at /openapi/json (docs/api.md "The OpenAPI
+ * document"), for the docs UI and for code generators (openapi-typescript, openapi-generator).
  *
- * Documentation only: requests are validated by src/query, responses are pre-serialized, and
- * nothing here is checked at run time. @elysiajs/openapi copies each route's `detail` into its
- * operation as it is, and merges {@link openApiDocumentation} (info, servers, tags, components)
- * into the document it serves at /openapi/json.
+ * Made from the route table (routes.ts), never written beside it: the paths are the table's
+ * routes that carry an operation, each operation's `security` (and its 401) follows the route's
+ * `keyed`, and the data routes' paths follow the resource name. What describes the served
+ * snapshot comes from its schema and the kinds: the record (`User`: each column's
+ * `jsonSchema`), the sortable and filterable column ids, a `filter[<col>]` parameter per column
+ * (its kind's `getFormDoc`), and AG Grid's filter models (openapi-filters.ts, from the operator
+ * registry). The rest — components named under `components.schemas` that the operations
+ * reference with `$ref`, reusable responses and headers, the optional bearer key — is written
+ * here. Nullable values are written the 3.1 way (`type: [..., "null"]` or `oneOf` with
+ * `{type: "null"}`). Request schemas state their defaults in words, not with `default`:
+ * generators such as openapi-typescript make a property with a default required, which would
+ * force clients to send what they may leave out.
  *
- * Source of the rules: the contract in docs/api.md (limits: src/query/get.ts, src/query/post.ts,
- * src/query/errors.ts; the body limit: src/http/app.ts MAX_BODY_BYTES).
+ * Limits come from the modules that enforce them (src/query, src/kinds/operators.ts, body.ts).
  */
-import { MAX_LISTED_ERRORS } from "../query/errors.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
-import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
-import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../query/facets.ts";
 import { KINDS } from "../kinds/registry.ts";
-import type { Schema } from "../schema/kinds.ts";
+import { MAX_LISTED_ERRORS } from "../query/errors.ts";
+import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../query/facets.ts";
+import { DEFAULT_PAGE_SIZE } from "../query/get.ts";
+import { DEFAULT_BLOCK_SIZE } from "../query/post.ts";
+import { COLUMN_ID, COLUMN_KINDS, type Schema } from "../schema/kinds.ts";
+import { MAX_BODY_BYTES } from "./body.ts";
+import { filterModelSchemas } from "./openapi-filters.ts";
+import type { DocContext, Operation, Route } from "./routes.ts";
 
 /** A `$ref` to a named component. */
-const ref = (kind: "schemas" | "responses" | "headers" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: "schemas" | "responses" | "headers", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const schema = (name: string) => ref("schemas", name);
 const response = (name: string) => ref("responses", name);
 const header = (name: string) => ref("headers", name);
 
-/** The largest POST body, as the documents say it (src/http/app.ts MAX_BODY_BYTES). */
-const BODY_LIMIT = "64 KiB";
-
-/** AG Grid text filter types (src/query/post.ts). */
-const TEXT_TYPES = ["contains", "notContains", "equals", "notEqual", "startsWith", "endsWith", "blank", "notBlank"];
-
-/** AG Grid number filter types (src/query/post.ts). */
-const NUMBER_TYPES = ["equals", "notEqual", "lessThan", "lessThanOrEqual", "greaterThan", "greaterThanOrEqual", "inRange", "blank", "notBlank"];
+/** The largest POST body, as the document says it. */
+const BODY_LIMIT = `${MAX_BODY_BYTES / 1024} KiB`;
 
 /** A problem+json media type object. */
 const problemContent = { "application/problem+json": { schema: schema("Problem") } };
 
-/** Column ids a filter may name: every kind but json. */
-function filterableIds(s: Schema): string[] {
-  return s.columns.filter((c) => KINDS[c.kind].filterTypes.length > 0).map((c) => c.id);
+/** The properties of the body of POST on the listing (AG Grid's getRows request), shared with explain's body. */
+function rowsRequestProperties(s: Schema) {
+  return {
+    startRow: { type: "integer", minimum: 0, description: "First row of the window (0-based); default 0." },
+    endRow: { type: "integer", minimum: 0, description: `End of the window, exclusive; at least startRow; default startRow + ${DEFAULT_BLOCK_SIZE}. Not clamped to the total.` },
+    sortModel: {
+      type: "array",
+      items: schema("SortModelItem"),
+      description: `Sort keys by priority; default \`[]\` (${s.key} order). Rows still tied after the last key are ordered by ${s.key}.`,
+    },
+    filterModel: { oneOf: [schema("FilterModel"), { type: "null" }], description: "`null` or `{}`: no filter." },
+    quickFilter: schema("QuickFilter"),
+  };
 }
 
 /**
- * The named schemas (`components.schemas`) for a snapshot's schema: the record (`User`) has every
- * column, each nullable by its kind but the key (src/kinds: `jsonSchema`);
- * the column ids and the filter model name the schema's columns.
+ * The named schemas (`components.schemas`) for the served snapshot: the record (`User`) has
+ * every column, each nullable by its kind but the key (src/kinds: `jsonSchema`); the column
+ * ids and the filter models name the schema's columns.
  */
-function componentSchemas(s: Schema) {
+function componentSchemas({ schema: s, paths }: DocContext) {
   const ids = s.columns.map((c) => c.id);
   const sortable = s.columns.filter((c) => KINDS[c.kind].sortable).map((c) => c.id);
-  const filterable = filterableIds(s);
+  const filterable = s.columns.filter((c) => KINDS[c.kind].filterTypes.length > 0).map((c) => c.id);
   return {
-  ColumnId: {
-    type: "string",
-    enum: sortable,
-    description: `A sortable column id (every column but json ones). Any other id in a sort or filter is a 400 that lists the columns: ${ids.join(", ")}.`,
-  },
-  SortDirection: { type: "string", enum: ["asc", "desc"] },
-  User: {
-    type: "object",
-    description: "One user record, every column in schema order (GET /api/users/schema lists them).",
-    required: ids,
-    properties: Object.fromEntries(s.columns.map((c) => [c.id, KINDS[c.kind].jsonSchema(c, c.id === s.key)])),
-  },
-  ColumnKind: { type: "string", enum: Object.keys(KINDS) },
-  Column: {
-    type: "object",
-    required: ["id", "kind"],
-    properties: {
-      id: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]{0,63}$" },
-      kind: schema("ColumnKind"),
-      values: { type: "array", items: { type: "string" }, description: "An enum's values, in their sort order." },
+    ColumnId: {
+      type: "string",
+      enum: sortable,
+      description: `A sortable column id (every column but json ones). Any other id in a sort or filter is a 400 that lists the columns: ${ids.join(", ")}.`,
     },
-  },
-  SnapshotSchema: {
-    type: "object",
-    description: "The served snapshot's columns in schema order, its row count and id.",
-    required: ["columns", "rows", "snapshotId"],
-    properties: { columns: { type: "array", items: schema("Column") }, rows: { type: "integer", minimum: 0 }, snapshotId: { type: "string" } },
-  },
-  FieldError: {
-    type: "object",
-    description: "One bad query parameter (GET: `parameter`) or body field (POST: `pointer`) and what is wrong with it.",
-    required: ["detail"],
-    properties: {
-      parameter: { type: "string", description: "The query parameter's name as sent, e.g. `filter[id]`." },
-      pointer: { type: "string", description: "A JSON pointer (RFC 6901) into the body, e.g. `/filterModel/id/filter`; empty for the whole body." },
-      detail: { type: "string" },
+    SortDirection: { type: "string", enum: ["asc", "desc"] },
+    User: {
+      type: "object",
+      description: `One record, every column in schema order (GET ${paths.schema} lists them); \`${s.key}\` is the key.`,
+      required: ids,
+      properties: Object.fromEntries(s.columns.map((c) => [c.id, KINDS[c.kind].jsonSchema(c, c.id === s.key)])),
     },
-  },
-  Problem: {
-    type: "object",
-    description: "An error, as application/problem+json (RFC 9457). Never a partial page, never a stack trace.",
-    required: ["type", "title", "status", "detail"],
-    properties: {
-      type: { type: "string", description: "A relative URI naming the kind of problem, e.g. `/problems/bad-parameter`." },
-      title: { type: "string", description: "The same for every problem of a type." },
-      status: { type: "integer", description: "The HTTP status." },
-      detail: { type: "string", description: "What went wrong in this request, for a person." },
-      errors: {
-        type: "array",
-        maxItems: MAX_LISTED_ERRORS,
-        items: schema("FieldError"),
-        description: `Each bad parameter or body field, in request order; at most ${MAX_LISTED_ERRORS}.`,
+    ColumnKind: { type: "string", enum: [...COLUMN_KINDS] },
+    Column: {
+      type: "object",
+      required: ["id", "kind"],
+      properties: {
+        id: { type: "string", pattern: COLUMN_ID.source },
+        kind: schema("ColumnKind"),
+        values: { type: "array", items: { type: "string" }, description: "An enum's values, in their sort order." },
       },
-      moreErrors: { type: "integer", minimum: 1, description: `Bad fields left out of \`errors\` (present only when there were more than ${MAX_LISTED_ERRORS}).` },
-      requestId: { type: "string", description: "500 only: the id under which the error was logged." },
-      state: { type: "string", enum: ["starting", "draining"], description: "503 only: why the server is not ready." },
     },
-  },
-  GetUsersResponse: {
-    type: "object",
-    description: "A page: shape A (`data`, `total`, `page`, `pageSize`) and shape B (`data`, `pagination`, `meta`) in one object.",
-    required: ["data", "total", "page", "pageSize", "pagination", "meta"],
-    properties: {
-      data: { type: "array", items: schema("User") },
-      total: { type: "integer", minimum: 0, description: "Rows matching the filters (all pages)." },
-      page: { type: "integer", minimum: 1 },
-      pageSize: { type: "integer", minimum: 1 },
-      pagination: {
-        type: "object",
-        required: ["page", "pageSize", "total", "totalPages"],
-        properties: {
-          page: { type: "integer", minimum: 1 },
-          pageSize: { type: "integer", minimum: 1 },
-          total: { type: "integer", minimum: 0 },
-          totalPages: { type: "integer", minimum: 0, description: "ceil(total / pageSize); 0 when total is 0." },
+    SnapshotSchema: {
+      type: "object",
+      description: "The served snapshot's columns in schema order, its row count and id.",
+      required: ["columns", "rows", "snapshotId"],
+      properties: { columns: { type: "array", items: schema("Column") }, rows: { type: "integer", minimum: 0 }, snapshotId: { type: "string" } },
+    },
+    FieldError: {
+      type: "object",
+      description: "One bad query parameter (GET: `parameter`) or body field (POST: `pointer`) and what is wrong with it.",
+      required: ["detail"],
+      properties: {
+        parameter: { type: "string", description: "The query parameter's name as sent, e.g. `filter[id]`." },
+        pointer: { type: "string", description: "A JSON pointer (RFC 6901) into the body, e.g. `/filterModel/id/filter`; empty for the whole body." },
+        detail: { type: "string" },
+      },
+    },
+    Problem: {
+      type: "object",
+      description: "An error, as application/problem+json (RFC 9457). Never a partial page, never a stack trace.",
+      required: ["type", "title", "status", "detail"],
+      properties: {
+        type: { type: "string", description: "A relative URI naming the kind of problem, e.g. `/problems/bad-parameter`." },
+        title: { type: "string", description: "The same for every problem of a type." },
+        status: { type: "integer", description: "The HTTP status." },
+        detail: { type: "string", description: "What went wrong in this request, for a person." },
+        errors: {
+          type: "array",
+          maxItems: MAX_LISTED_ERRORS,
+          items: schema("FieldError"),
+          description: `Each bad parameter or body field, in request order; at most ${MAX_LISTED_ERRORS}.`,
         },
+        moreErrors: { type: "integer", minimum: 1, description: `Bad fields left out of \`errors\` (present only when there were more than ${MAX_LISTED_ERRORS}).` },
+        requestId: { type: "string", description: "500 only: the id under which the error was logged." },
+        state: { type: "string", enum: ["starting", "draining"], description: "503 only: why the server is not ready." },
       },
-      meta: {
-        type: "object",
-        description: "The sort and filters applied, normalized; empty when none.",
-        properties: {
-          sortBy: schema("ColumnId"),
-          sortOrder: schema("SortDirection"),
-          filters: {
-            type: "object",
-            description: "Each applied filter's value, normalized (status lower case, id numbers canonical); empty values left out.",
-            properties: Object.fromEntries(filterable.map((c) => [c, { type: "string" }])),
-            additionalProperties: false,
+    },
+    GetUsersResponse: {
+      type: "object",
+      description: "A page: shape A (`data`, `total`, `page`, `pageSize`) and shape B (`data`, `pagination`, `meta`) in one object.",
+      required: ["data", "total", "page", "pageSize", "pagination", "meta"],
+      properties: {
+        data: { type: "array", items: schema("User") },
+        total: { type: "integer", minimum: 0, description: "Rows matching the filters (all pages)." },
+        page: { type: "integer", minimum: 1 },
+        pageSize: { type: "integer", minimum: 1 },
+        pagination: {
+          type: "object",
+          required: ["page", "pageSize", "total", "totalPages"],
+          properties: {
+            page: { type: "integer", minimum: 1 },
+            pageSize: { type: "integer", minimum: 1 },
+            total: { type: "integer", minimum: 0 },
+            totalPages: { type: "integer", minimum: 0, description: "ceil(total / pageSize); 0 when total is 0." },
+          },
+        },
+        meta: {
+          type: "object",
+          description: "The sort, filters and search applied, normalized; empty when none.",
+          properties: {
+            sortBy: schema("ColumnId"),
+            sortOrder: schema("SortDirection"),
+            filters: {
+              type: "object",
+              description: "Each applied filter's value, normalized (enum values as declared, numbers canonical); empty values left out.",
+              properties: Object.fromEntries(filterable.map((c) => [c, { type: "string" }])),
+              additionalProperties: false,
+            },
+            q: { type: "string", description: "The global search applied, its terms joined by single spaces." },
           },
         },
       },
     },
-  },
-  SortModelItem: {
-    type: "object",
-    description: "One sort key of AG Grid's sortModel; array order is priority.",
-    required: ["colId", "sort"],
-    properties: {
-      colId: schema("ColumnId"),
-      sort: schema("SortDirection"),
-      type: {
-        type: "string",
-        enum: ["default", "absolute"],
-        description: "Default `default`. `absolute` orders `id` by its absolute value (ties: the negative first when ascending); other columns ignore it.",
-      },
-    },
-  },
-  TextFilterModel: {
-    type: "object",
-    description:
-      "AG Grid text filter, on every column but json ones. Compares folded strings (NFKD, marks removed, lower case; the input is not trimmed) of the value's output string (numbers as `String(n)`, dates as `YYYY-MM-DD`, date-times as ISO 8601 UTC). `blank` matches empty or white-space values; null passes only `notEqual`, `notContains` and `blank`.",
-    required: ["filterType"],
-    additionalProperties: false,
-    properties: {
-      filterType: { type: "string", enum: ["text"] },
-      type: { type: ["string", "null"], enum: [...TEXT_TYPES, null], description: "Default (absent or null): `contains`." },
-      filter: { type: ["string", "number", "null"], maxLength: MAX_FILTER_LENGTH, description: "Needed by every type but `blank` and `notBlank`." },
-      filterTo: { type: ["string", "null"], description: "Sent by AG Grid; unused by text filters." },
-    },
-  },
-  NumberFilterModel: {
-    type: "object",
-    description: "AG Grid number filter, on number columns. `inRange` is exclusive at both ends; null passes only `blank`.",
-    required: ["filterType"],
-    additionalProperties: false,
-    properties: {
-      filterType: { type: "string", enum: ["number"] },
-      type: { type: ["string", "null"], enum: [...NUMBER_TYPES, null], description: "Default (absent or null): `equals`." },
-      filter: { type: ["number", "string", "null"], description: "A number, or a numeric string (coerced). Needed by every type but `blank` and `notBlank`." },
-      filterTo: { type: ["number", "string", "null"], description: "The upper bound of `inRange`." },
-    },
-  },
-  DateFilterModel: {
-    type: "object",
-    description: "AG Grid date filter, on date and date-time columns: compares UTC calendar days (`inRange` strictly between the two days); null passes only `blank`.",
-    required: ["filterType"],
-    additionalProperties: false,
-    properties: {
-      filterType: { type: "string", enum: ["date"] },
-      type: { type: ["string", "null"], enum: ["equals", "notEqual", "lessThan", "greaterThan", "inRange", "blank", "notBlank", null], description: "Default (absent or null): `equals`." },
-      dateFrom: { type: ["string", "null"], description: "A day: `2024-03-01 00:00:00` (AG Grid's form), `2024-03-01` or an ISO 8601 date-time. Needed by every type but `blank` and `notBlank`." },
-      dateTo: { type: ["string", "null"], description: "The upper day of `inRange`." },
-    },
-  },
-  SetFilterModel: {
-    type: "object",
-    description: "AG Grid set filter: the value equals one of `values` (whole values, folded; `status` case-insensitive; `id` numerically). `null` stands for blank values. An empty list matches nothing.",
-    required: ["filterType", "values"],
-    additionalProperties: false,
-    properties: {
-      filterType: { type: "string", enum: ["set"] },
-      values: { type: "array", items: { type: ["string", "number", "null"], maxLength: MAX_FILTER_LENGTH } },
-    },
-  },
-  CombinedFilterModel: {
-    type: "object",
-    description: `AG Grid combined filter: one column's conditions joined with AND or OR; at most ${MAX_CONDITIONS_PER_COLUMN} conditions.`,
-    required: ["operator", "conditions"],
-    additionalProperties: false,
-    properties: {
-      filterType: { type: "string", enum: ["text", "number", "date", "set"], description: "Each condition's filterType must equal it." },
-      operator: { type: "string", enum: ["AND", "OR"] },
-      conditions: {
-        type: "array",
-        minItems: 1,
-        maxItems: MAX_CONDITIONS_PER_COLUMN,
-        items: { oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("DateFilterModel"), schema("SetFilterModel")] },
-      },
-    },
-  },
-  ColumnFilterModel: {
-    description: "One column's filter model: text, number (number columns), date (date and date-time columns), set, or combined. A model the column's kind does not take is a 400.",
-    oneOf: [schema("TextFilterModel"), schema("NumberFilterModel"), schema("DateFilterModel"), schema("SetFilterModel"), schema("CombinedFilterModel")],
-  },
-  FilterModel: {
-    type: "object",
-    description: `AG Grid's filterModel: a filter model per column, all ANDed; a null column is no filter. At most ${MAX_PREDICATES} conditions in all.`,
-    additionalProperties: false,
-    properties: Object.fromEntries(filterable.map((c) => [c, { oneOf: [schema("ColumnFilterModel"), { type: "null" }] }])),
-  },
-  PostUsersRequest: {
-    type: "object",
-    description:
-      "AG Grid Infinite Row Model's getRows request. Other fields (`context`, …) are ignored, except that non-empty `rowGroupCols`, `groupKeys`, `pivotCols`, `valueCols` or `pivotMode: true` are a 400: grouping and pivoting are not served.",
-    properties: {
-      startRow: { type: "integer", minimum: 0, description: "First row of the window (0-based); default 0." },
-      endRow: { type: "integer", minimum: 0, description: "End of the window, exclusive; at least startRow; default startRow + 100. Not clamped to the total." },
-      sortModel: { type: "array", items: schema("SortModelItem"), description: "Sort keys by priority; default `[]` (id order). Rows still tied after the last key are ordered by id." },
-      filterModel: { oneOf: [schema("FilterModel"), { type: "null" }], description: "`null` or `{}`: no filter." },
-      quickFilter: schema("QuickFilter"),
-    },
-  },
-  QuickFilter: {
-    type: ["string", "null"],
-    maxLength: MAX_FILTER_LENGTH,
-    description:
-      "The global search (AG Grid's quick filter text): split on white space; every term, folded, must be contained in the folded string of id, a text column or an enum column. ANDed with the filters; empty or null: no search.",
-  },
-  FacetsRequest: {
-    type: "object",
-    required: ["columns"],
-    description: "The columns to count, and the filters and search as POST /api/users takes them (sortModel, startRow and endRow are ignored).",
-    properties: {
-      columns: { type: "array", minItems: 1, maxItems: MAX_FACET_COLUMNS, items: { type: "string", enum: s.columns.filter((c) => c.kind !== "json").map((c) => c.id) } },
-      filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
-      quickFilter: schema("QuickFilter"),
-      limit: { type: "integer", minimum: 1, maximum: MAX_FACET_LIMIT, default: DEFAULT_FACET_LIMIT, description: "Most values listed per column." },
-      search: { type: ["string", "null"], maxLength: MAX_FILTER_LENGTH, description: "Keep the values whose folded string contains this." },
-    },
-  },
-  ValueCount: {
-    type: "object",
-    required: ["value", "count"],
-    properties: { value: { type: ["string", "boolean"] }, count: { type: "integer", minimum: 1 } },
-  },
-  Facet: {
-    description: "enum, boolean and text columns list values (count descending, then value order); number, date and datetime columns give min and max. Counts are over the rows matching every filter except the column's own.",
-    oneOf: [
-      {
-        type: "object",
-        required: ["kind", "values", "distinct", "nulls"],
-        properties: {
-          kind: { type: "string", enum: ["enum", "boolean", "text"] },
-          values: { type: "array", items: schema("ValueCount") },
-          distinct: { type: "integer", minimum: 0, description: "Distinct values with a matching row (after search), listed or not." },
-          nulls: { type: "integer", minimum: 0 },
+    SortModelItem: {
+      type: "object",
+      description: "One sort key of AG Grid's sortModel; array order is priority.",
+      required: ["colId", "sort"],
+      properties: {
+        colId: schema("ColumnId"),
+        sort: schema("SortDirection"),
+        type: {
+          type: "string",
+          enum: ["default", "absolute"],
+          description: "Default `default`. `absolute` orders a number column by its absolute value (ties: the negative first when ascending); other kinds ignore it.",
         },
       },
-      {
-        type: "object",
-        required: ["kind", "min", "max", "nulls"],
-        properties: {
-          kind: { type: "string", enum: ["number", "date", "datetime"] },
-          min: { type: ["number", "string", "null"] },
-          max: { type: ["number", "string", "null"] },
-          nulls: { type: "integer", minimum: 0 },
-        },
+    },
+    ...filterModelSchemas(s),
+    PostUsersRequest: {
+      type: "object",
+      description:
+        "AG Grid Infinite Row Model's getRows request. Other fields (`context`, …) are ignored, except that non-empty `rowGroupCols`, `groupKeys`, `pivotCols`, `valueCols` or `pivotMode: true` are a 400: grouping and pivoting are not served.",
+      properties: rowsRequestProperties(s),
+    },
+    QuickFilter: {
+      type: ["string", "null"],
+      maxLength: MAX_FILTER_LENGTH,
+      description:
+        "The global search (AG Grid's quick filter text): split on white space; every term, folded, must be contained in the folded string of the key, a text column or an enum column. ANDed with the filters; empty or null: no search.",
+    },
+    FacetsRequest: {
+      type: "object",
+      required: ["columns"],
+      description: `The columns to count, and the filters and search as POST ${paths.rows} takes them (sortModel, startRow and endRow are ignored).`,
+      properties: {
+        columns: { type: "array", minItems: 1, maxItems: MAX_FACET_COLUMNS, items: { type: "string", enum: s.columns.filter((c) => c.kind !== "json").map((c) => c.id) } },
+        filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
+        quickFilter: schema("QuickFilter"),
+        limit: { type: "integer", minimum: 1, maximum: MAX_FACET_LIMIT, default: DEFAULT_FACET_LIMIT, description: "Most values listed per column." },
+        search: { type: ["string", "null"], maxLength: MAX_FILTER_LENGTH, description: "Keep the values whose folded string contains this." },
       },
-    ],
-  },
-  FacetsResponse: {
-    type: "object",
-    required: ["facets", "total"],
-    properties: {
-      facets: { type: "object", additionalProperties: schema("Facet") },
-      total: { type: "integer", minimum: 0, description: "Rows matching every filter and the search." },
     },
-  },
-  ExportRequest: {
-    type: "object",
-    description: "The format, and the sort, filters and search as POST /api/users takes them (startRow and endRow are ignored: every matching row).",
-    properties: {
-      format: { type: "string", enum: ["csv", "ndjson"], default: "csv" },
-      sortModel: { type: "array", items: schema("SortModelItem") },
-      filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
-      quickFilter: schema("QuickFilter"),
+    ValueCount: {
+      type: "object",
+      required: ["value", "count"],
+      properties: { value: { type: ["string", "boolean"] }, count: { type: "integer", minimum: 1 } },
     },
-  },
-  PostUsersResponse: {
-    type: "object",
-    description: "Shape C: the window's rows and the number of matching rows (AG Grid's lastRow).",
-    required: ["data", "total"],
-    properties: { data: { type: "array", items: schema("User") }, total: { type: "integer", minimum: 0 } },
-  },
-  Health: {
-    type: "object",
-    required: ["status", "rows", "snapshotId"],
-    properties: {
-      status: { type: "string", enum: ["ok"] },
-      rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
-      snapshotId: { type: "string", description: "Id of the snapshot being served." },
-      createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
-      ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+    Facet: {
+      description:
+        "enum, boolean and text columns list values (count descending, then value order); number, date and datetime columns give min and max. Counts are over the rows matching every filter except the column's own.",
+      oneOf: [
+        {
+          type: "object",
+          required: ["kind", "values", "distinct", "nulls"],
+          properties: {
+            kind: { type: "string", enum: ["enum", "boolean", "text"] },
+            values: { type: "array", items: schema("ValueCount") },
+            distinct: { type: "integer", minimum: 0, description: "Distinct values with a matching row (after search), listed or not." },
+            nulls: { type: "integer", minimum: 0 },
+          },
+        },
+        {
+          type: "object",
+          required: ["kind", "min", "max", "nulls"],
+          properties: {
+            kind: { type: "string", enum: ["number", "date", "datetime"] },
+            min: { type: ["number", "string", "null"] },
+            max: { type: ["number", "string", "null"] },
+            nulls: { type: "integer", minimum: 0 },
+          },
+        },
+      ],
     },
-  },
-  Ready: {
-    type: "object",
-    description: "The service is serving a loaded snapshot.",
-    required: ["status", "rows", "snapshotId"],
-    properties: {
-      status: { type: "string", enum: ["ready"] },
-      rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
-      snapshotId: { type: "string", description: "Id of the snapshot being served." },
-      createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
-      ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+    FacetsResponse: {
+      type: "object",
+      required: ["facets", "total"],
+      properties: {
+        facets: { type: "object", additionalProperties: schema("Facet") },
+        total: { type: "integer", minimum: 0, description: "Rows matching every filter and the search." },
+      },
     },
-  },
+    ExportRequest: {
+      type: "object",
+      description: `The format, and the sort, filters and search as POST ${paths.rows} takes them (startRow and endRow are ignored: every matching row).`,
+      properties: {
+        format: { type: "string", enum: ["csv", "ndjson"], default: "csv" },
+        sortModel: { type: "array", items: schema("SortModelItem") },
+        filterModel: { oneOf: [schema("FilterModel"), { type: "null" }] },
+        quickFilter: schema("QuickFilter"),
+      },
+    },
+    PostUsersResponse: {
+      type: "object",
+      description: "Shape C: the window's rows and the number of matching rows (AG Grid's lastRow).",
+      required: ["data", "total"],
+      properties: { data: { type: "array", items: schema("User") }, total: { type: "integer", minimum: 0 } },
+    },
+    ExplainRequest: {
+      type: "object",
+      description: `POST ${paths.rows}'s body, and \`analyze\`.`,
+      properties: {
+        ...rowsRequestProperties(s),
+        analyze: { type: ["boolean", "null"], description: "Run the query too: every step gets `rows` and `ms`. Default false." },
+      },
+    },
+    ExplainResponse: {
+      type: "object",
+      description: "The normalized query and the plan the engine made for it (run, with analyze).",
+      required: ["query", "plan"],
+      properties: { query: schema("NormalizedQuery"), plan: schema("PlanStep") },
+    },
+    NormalizedQuery: {
+      type: "object",
+      description: "The one query both listing requests parse into: the filter tree, the sort keys and the row window.",
+      required: ["filter", "sort", "offset", "limit"],
+      properties: {
+        filter: { oneOf: [schema("Predicate"), { type: "null" }], description: "null: every row." },
+        sort: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["column", "direction", "absolute"],
+            properties: { column: { type: "string" }, direction: schema("SortDirection"), absolute: { type: "boolean" } },
+          },
+          description: `Rows still tied after the last key are ordered by ${s.key}.`,
+        },
+        offset: { type: "integer", minimum: 0, description: "First row of the window." },
+        limit: { type: "integer", minimum: 0, description: "Rows in the window." },
+      },
+    },
+    Predicate: {
+      description: "A node of the filter tree: a test on one column, the global search, or all (`and`) or any (`or`) of its children.",
+      oneOf: [
+        {
+          type: "object",
+          required: ["kind", "column", "test"],
+          properties: { kind: { type: "string", enum: ["column"] }, column: { type: "string" }, test: schema("ColumnTest") },
+        },
+        { type: "object", required: ["kind", "terms"], properties: { kind: { type: "string", enum: ["search"] }, terms: { type: "array", items: { type: "string" } } } },
+        {
+          type: "object",
+          required: ["kind", "children"],
+          properties: { kind: { type: "string", enum: ["and", "or"] }, children: { type: "array", minItems: 1, items: schema("Predicate") } },
+        },
+      ],
+    },
+    ColumnTest: {
+      description:
+        "What a filter on a column compiles to: `range` (values in the interval; a missing bound is unbounded; dates and date-times written as in the records; `negate`: the values outside it), `null`, `text` (an AG Grid text condition on folded strings) or `set` (folded whole values).",
+      oneOf: [
+        {
+          type: "object",
+          required: ["op", "negate"],
+          properties: {
+            op: { type: "string", enum: ["range"] },
+            lo: { type: ["number", "string", "boolean"] },
+            loOpen: { type: "boolean" },
+            hi: { type: ["number", "string", "boolean"] },
+            hiOpen: { type: "boolean" },
+            negate: { type: "boolean" },
+          },
+        },
+        { type: "object", required: ["op", "negate"], properties: { op: { type: "string", enum: ["null"] }, negate: { type: "boolean" } } },
+        { type: "object", required: ["op", "type", "value"], properties: { op: { type: "string", enum: ["text"] }, type: { type: "string" }, value: { type: "string" } } },
+        {
+          type: "object",
+          required: ["op", "values", "nulls"],
+          properties: { op: { type: "string", enum: ["set"] }, values: { type: "array", items: { type: "string" } }, nulls: { type: "boolean" } },
+        },
+      ],
+    },
+    PlanStep: {
+      type: "object",
+      description:
+        "One step of the plan: what it does (`op`), the column and stored index it reads, the rows and cost the planner expects; with analyze, the rows it gave and the milliseconds it took (its children included). The root orders the filter's rows and cuts the window.",
+      required: ["op", "estimatedRows", "estimatedCost"],
+      properties: {
+        op: { type: "string", description: "The step's operation (the list is in docs/api.md, \"Explain\")." },
+        column: { type: "string" },
+        index: { type: "string", description: "The stored index read." },
+        detail: { type: "string", description: "The test, search term or window, for a person." },
+        estimatedRows: { type: "integer", minimum: 0 },
+        estimatedCost: { type: "integer", minimum: 0, description: "In the planner's units (about a nanosecond each)." },
+        rows: { type: "integer", minimum: 0, description: "Analyze only: rows the step gave (the root: the window's rows)." },
+        ms: { type: "number", minimum: 0, description: "Analyze only: milliseconds the step took." },
+        children: { type: "array", items: schema("PlanStep") },
+      },
+    },
+    ResourceIndex: {
+      type: "object",
+      description: "Where this server serves its data routes and its OpenAPI document.",
+      required: ["resource", "paths", "openapi"],
+      properties: {
+        resource: { type: "string", description: "The resource name: the data routes are under /api/<resource>." },
+        paths: {
+          type: "object",
+          required: ["rows", "schema", "facets", "export", "explain"],
+          properties: {
+            rows: { type: "string", description: "The listing (GET and POST)." },
+            schema: { type: "string" },
+            facets: { type: "string" },
+            export: { type: "string" },
+            explain: { type: "string" },
+          },
+        },
+        openapi: { type: "string", description: "The path of this document." },
+      },
+    },
+    Health: {
+      type: "object",
+      required: ["status", "rows", "snapshotId"],
+      properties: {
+        status: { type: "string", enum: ["ok"] },
+        rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
+        snapshotId: { type: "string", description: "Id of the snapshot being served." },
+        createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
+        ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+      },
+    },
+    Ready: {
+      type: "object",
+      description: "The service is serving a loaded snapshot.",
+      required: ["status", "rows", "snapshotId"],
+      properties: {
+        status: { type: "string", enum: ["ready"] },
+        rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
+        snapshotId: { type: "string", description: "Id of the snapshot being served." },
+        createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
+        ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+      },
+    },
   };
 }
 
@@ -350,6 +394,11 @@ function componentSchemas(s: Schema) {
 const HEADERS = {
   ETag: {
     description: "Tag of this answer: a hash of the snapshot id and the normalized request. Send it back in If-None-Match.",
+    schema: { type: "string" },
+  },
+  WeakETag: {
+    description:
+      "A weak tag (`W/\"…\"`) of the snapshot id and the normalized request: answers with the tag mean the same query on the same data, though a plan may differ as the caches fill. Send it back in If-None-Match.",
     schema: { type: "string" },
   },
   XSnapshotId: { description: "Id of the snapshot that answered.", schema: { type: "string" } },
@@ -385,11 +434,11 @@ const SECURITY_SCHEMES = {
     type: "http",
     scheme: "bearer",
     description:
-      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request needs `Authorization: Bearer <key>`; /healthz and /readyz stay open.",
+      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request needs `Authorization: Bearer <key>`; /healthz, /readyz and this document stay open.",
   },
 };
 
-/** Security of the key-protected operations: a key, or none when keys are off. */
+/** Security of a keyed operation: a key, or none when keys are off. */
 const KEYED = [{ apiKey: [] }, {}];
 
 /** The headers of a POST data answer: the tag and the snapshot id (no 304, no caching). */
@@ -398,51 +447,64 @@ const POST_HEADERS = { ETag: header("ETag"), "X-Snapshot-Id": header("XSnapshotI
 /** The headers of every 200 of a GET data route. */
 const DATA_HEADERS = { ...POST_HEADERS, "Cache-Control": header("CacheControl") };
 
+/** The headers of an explain answer: a weak tag. */
+const EXPLAIN_HEADERS = { ETag: header("WeakETag"), "X-Snapshot-Id": header("XSnapshotId"), "Cache-Control": header("CacheControl"), Vary: header("Vary") };
+
 /**
- * The document-level parts merged by @elysiajs/openapi into the served document: info,
- * servers, tags and every component; the paths come from the routes' `detail`.
- * @param s the served snapshot's schema (docs/api.md: the document describes its columns)
- * @returns an OpenAPI 3.1 fragment (plain JSON)
+ * The OpenAPI document of the routes that carry an operation, for a served snapshot.
+ * @param routes the route table (routes.ts), in its order
+ * @param context the served snapshot's schema and the server's settings
+ * @returns an OpenAPI 3.1 document (plain JSON)
  */
-export function openApiDocumentation(s: Schema) {
+export function openApiDocument(routes: readonly Route[], context: DocContext): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    if (route.operation === null) continue;
+    const operation = route.operation(context);
+    const responses = operation.responses as Record<string, unknown>;
+    const security = route.keyed ? KEYED : [];
+    const keyed = route.keyed ? { 401: response("Unauthorized") } : {};
+    paths[route.path] ??= {};
+    paths[route.path][route.method.toLowerCase()] = { ...operation, security, responses: sortedResponses({ ...responses, ...keyed }) };
+  }
   return {
+    openapi: "3.1.1",
     info: {
-      title: "Users listing service",
+      title: `${context.paths.name} listing service`,
       version: "1.0.0",
       description:
-        "Server-side paging, sorting and filtering of user records for TanStack Table (GET) and AG Grid's Infinite Row Model (POST). Errors are application/problem+json; an unknown path (a trailing slash included) is a 404 and a known path with another method a 405. The full contract, with examples: docs/api.md in the repository.",
+        "Server-side paging, sorting and filtering of records for TanStack Table (GET) and AG Grid's Infinite Row Model (POST), with search, facets, export and explain. Errors are application/problem+json; an unknown path (a trailing slash included) is a 404 and a known path with another method a 405. The full contract, with examples: docs/api.md in the repository.",
     },
     servers: [{ url: "/", description: "This server" }],
     tags: [
-      { name: "users", description: "The listing" },
+      { name: context.paths.name, description: `The data: listing, schema, facets, export and explain of ${context.paths.rows}` },
       { name: "service", description: "Health, readiness and metrics" },
     ],
-    components: { schemas: componentSchemas(s), responses: RESPONSES, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
-    // The operations routes are described here whatever `detail` their routes carry (the
-    // plugin lets these paths replace the ones it derives from the routes).
-    paths: { "/readyz": { get: readyDoc }, "/metrics": { get: metricsDoc } },
+    paths,
+    components: { schemas: componentSchemas(context), responses: RESPONSES, headers: HEADERS, securitySchemes: SECURITY_SCHEMES },
   };
 }
 
-/** An example GET `filter[col]` value per kind, for the document. */
-const FILTER_EXAMPLES: Record<string, string> = { number: "18,65", date: "2024-01-01,2024-03-31", datetime: "2024-01-01,2024-03-31", boolean: "true", text: "x", enum: "x" };
+/** Responses in status order (the document reads in order: 200 first). */
+function sortedResponses(responses: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
 
-/** The GET /api/users operation's `detail`: parameters (both clients' spellings) and responses. */
 /** A query parameter's description. */
 const queryParameter = (name: string, schema: object, description: string) => ({ name, in: "query", required: false, schema, description });
 
-/** The `filter[<col>]`, `q` and `search` parameters of the GET data routes, for the schema's columns. */
+/** The `filter[<col>]`, `q` and `search` parameters of the GET data routes, for the schema's columns (each kind's `getFormDoc`). */
 function filterParameters(s: Schema) {
-  const filter = (column: string, description: string, example: string) => ({
-    ...queryParameter(`filter[${column}]`, { type: "string", maxLength: MAX_FILTER_LENGTH }, description),
-    example,
-  });
   return [
     ...s.columns.flatMap((c) => {
       const form = KINDS[c.kind].getFormDoc(c.id === s.key);
-      return form === null ? [] : [filter(c.id, `${c.kind}: ${form}`, c.kind === "enum" ? (c.values?.[0] ?? "x") : FILTER_EXAMPLES[c.kind])];
+      return form === null ? [] : [queryParameter(`filter[${c.id}]`, { type: "string", maxLength: MAX_FILTER_LENGTH }, `${c.kind}: ${form}`)];
     }),
-    queryParameter("q", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Global search: white-space separated terms, each contained (case- and accent-insensitively) in the key, a text column or an enum column; ANDed with the filters."),
+    queryParameter(
+      "q",
+      { type: "string", maxLength: MAX_FILTER_LENGTH },
+      "Global search: white-space separated terms, each contained (case- and accent-insensitively) in the key, a text column or an enum column; ANDed with the filters.",
+    ),
     queryParameter("search", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Another spelling of q."),
   ];
 }
@@ -451,90 +513,115 @@ function filterParameters(s: Schema) {
 const IF_NONE_MATCH = { name: "If-None-Match", in: "header", required: false, schema: { type: "string" }, description: "An ETag of an earlier answer: 304 while it is current." };
 
 /** The sort parameters of the GET data routes. */
-const SORT_PARAMETERS = [
-  queryParameter("sortBy", schema("ColumnId"), "Column to sort by; without it rows come in id order."),
-  queryParameter("sort", schema("ColumnId"), "Another spelling of sortBy."),
-  queryParameter("sortOrder", { type: "string", enum: ["asc", "desc"], default: "asc" }, "Sort direction; any case (`DESC`)."),
-  queryParameter("order", { type: "string", enum: ["asc", "desc"] }, "Another spelling of sortOrder."),
-];
+function sortParameters(s: Schema) {
+  return [
+    queryParameter("sortBy", schema("ColumnId"), `Column to sort by; without it rows come in ${s.key} order.`),
+    queryParameter("sort", schema("ColumnId"), "Another spelling of sortBy."),
+    queryParameter("sortOrder", { type: "string", enum: ["asc", "desc"], default: "asc" }, "Sort direction; any case (`DESC`)."),
+    queryParameter("order", { type: "string", enum: ["asc", "desc"] }, "Another spelling of sortOrder."),
+  ];
+}
 
-export function getUsersDoc(maxPageSize: number, s: Schema) {
+/** Every parameter of GET on the listing: paging (both clients' spellings), sort, filters, search. */
+function rowsParameters({ schema: s, maxPageSize }: DocContext) {
   const q = queryParameter;
+  return [
+    q("page", { type: "integer", minimum: 1, default: 1 }, "1-based page; a page past the end has no rows and the true total."),
+    q("pageSize", { type: "integer", minimum: 1, maximum: maxPageSize, default: DEFAULT_PAGE_SIZE }, "Rows per page."),
+    q("limit", { type: "integer", minimum: 1, maximum: maxPageSize }, "Another spelling of pageSize."),
+    ...sortParameters(s),
+    ...filterParameters(s),
+  ];
+}
+
+/** The error and 304 answers of a GET data route (401 is added for keyed routes). */
+const GET_ANSWERS = { 304: response("NotModified"), 400: response("BadRequest"), 405: response("MethodNotAllowed"), 500: response("InternalError") };
+
+/** The error answers of a POST data route (401 is added for keyed routes). */
+const POST_ANSWERS = {
+  400: response("BadRequest"),
+  405: response("MethodNotAllowed"),
+  413: response("PayloadTooLarge"),
+  415: response("UnsupportedMediaType"),
+  500: response("InternalError"),
+};
+
+/** A JSON request body of a named schema. */
+const jsonBody = (name: string, required: boolean) => ({ required, content: { "application/json": { schema: schema(name) } } });
+
+/** A 200 answer of a named JSON schema. */
+const jsonAnswer = (description: string, name: string, headers: object) => ({ description, headers, content: { "application/json": { schema: schema(name) } } });
+
+/** GET on the listing (TanStack Table). */
+export function getRowsDoc(context: DocContext): Operation {
   return {
     operationId: "getUsers",
-    summary: "List users (TanStack Table: page, sort, filters in the query string)",
+    summary: `List ${context.paths.name} (TanStack Table: page, sort, filters in the query string)`,
     description:
-      "A page of the sorted, filtered users. Brackets may be raw (`filter[name]`) or percent-encoded (`filter%5Bname%5D`), spaces `+` or `%20`. Two spellings given for one parameter must agree. Unknown parameters are ignored. HEAD answers the same headers without a body.",
-    tags: ["users"],
-    security: KEYED,
-    parameters: [
-      q("page", { type: "integer", minimum: 1, default: 1 }, "1-based page; a page past the end has no rows and the true total."),
-      q("pageSize", { type: "integer", minimum: 1, maximum: maxPageSize, default: 10 }, "Rows per page."),
-      q("limit", { type: "integer", minimum: 1, maximum: maxPageSize }, "Another spelling of pageSize."),
-      ...SORT_PARAMETERS,
-      ...filterParameters(s),
-      IF_NONE_MATCH,
-    ],
+      "A page of the sorted, filtered rows. Brackets may be raw (`filter[name]`) or percent-encoded (`filter%5Bname%5D`), spaces `+` or `%20`. Two spellings given for one parameter must agree. Unknown parameters are ignored. HEAD answers the same headers without a body.",
+    tags: [context.paths.name],
+    parameters: [...rowsParameters(context), IF_NONE_MATCH],
+    responses: { 200: jsonAnswer("A page of rows", "GetUsersResponse", DATA_HEADERS), ...GET_ANSWERS },
+  };
+}
+
+/** POST on the listing (AG Grid's Infinite Row Model). */
+export function postRowsDoc({ maxPageSize, paths }: DocContext): Operation {
+  return {
+    operationId: "postUsers",
+    summary: `List ${paths.name} (AG Grid Infinite Row Model: a row window)`,
+    description: `Rows [startRow, endRow) of the sorted, filtered rows; endRow - startRow at most ${maxPageSize}. The body is JSON (no Content-Type: read as JSON), at most ${BODY_LIMIT}; an empty body asks for the first ${DEFAULT_BLOCK_SIZE} rows.`,
+    tags: [paths.name],
+    requestBody: jsonBody("PostUsersRequest", false),
+    responses: { 200: jsonAnswer("A row window and the total", "PostUsersResponse", POST_HEADERS), ...POST_ANSWERS },
+  };
+}
+
+/** GET schema. */
+export function schemaDoc({ paths }: DocContext): Operation {
+  return {
+    operationId: "getSchema",
+    summary: "The served snapshot's columns (id, kind, enum values), row count and snapshot id",
+    tags: [paths.name],
     responses: {
-      200: { description: "A page of users", headers: DATA_HEADERS, content: { "application/json": { schema: schema("GetUsersResponse") } } },
-      ...dataRouteAnswers("get"),
+      200: jsonAnswer("The schema", "SnapshotSchema", DATA_HEADERS),
+      304: response("NotModified"),
+      405: response("MethodNotAllowed"),
+      500: response("InternalError"),
     },
   };
 }
 
-/**
- * The error and 304 answers of a data route: a GET's 304, 400, 401, 405, 500; a POST's 400,
- * 401, 405, 413, 415, 500.
- */
-function dataRouteAnswers(method: "get" | "post") {
-  return method === "get"
-    ? { 304: response("NotModified"), 400: response("BadRequest"), 401: response("Unauthorized"), 405: response("MethodNotAllowed"), 500: response("InternalError") }
-    : {
-        400: response("BadRequest"),
-        401: response("Unauthorized"),
-        405: response("MethodNotAllowed"),
-        413: response("PayloadTooLarge"),
-        415: response("UnsupportedMediaType"),
-        500: response("InternalError"),
-      };
-}
-
-/** GET /api/users/facets's `detail`. */
-export function getFacetsDoc(s: Schema) {
+/** GET facets. */
+export function getFacetsDoc({ schema: s, paths }: DocContext): Operation {
   const q = queryParameter;
   return {
     operationId: "getFacets",
     summary: "Distinct values with counts, or value ranges, per column (set filters, faceted tables)",
     description:
       "Per column, the counts are taken over the rows matching every filter except that column's own, so a set filter can show the other choices. Paging and sort parameters are ignored. HEAD answers the same headers without a body.",
-    tags: ["users"],
-    security: KEYED,
+    tags: [paths.name],
     parameters: [
-      { ...q("columns", { type: "string" }, "The columns to count, a comma list (not json columns)."), required: true, example: "status" },
+      { ...q("columns", { type: "string" }, "The columns to count, a comma list (not json columns)."), required: true },
       q("facetLimit", { type: "integer", minimum: 1, maximum: MAX_FACET_LIMIT, default: DEFAULT_FACET_LIMIT }, "Most values listed per column."),
       q("facetSearch", { type: "string", maxLength: MAX_FILTER_LENGTH }, "Keep the values whose folded string contains this."),
       ...filterParameters(s),
       IF_NONE_MATCH,
     ],
-    responses: {
-      200: { description: "The facets and the matching row count", headers: DATA_HEADERS, content: { "application/json": { schema: schema("FacetsResponse") } } },
-      ...dataRouteAnswers("get"),
-    },
+    responses: { 200: jsonAnswer("The facets and the matching row count", "FacetsResponse", DATA_HEADERS), ...GET_ANSWERS },
   };
 }
 
-/** POST /api/users/facets's `detail`. */
-export const postFacetsDoc = {
-  operationId: "postFacets",
-  summary: "Facets for an AG Grid filter model and quick filter",
-  tags: ["users"],
-  security: KEYED,
-  requestBody: { required: true, content: { "application/json": { schema: schema("FacetsRequest") } } },
-  responses: {
-    200: { description: "The facets and the matching row count", headers: POST_HEADERS, content: { "application/json": { schema: schema("FacetsResponse") } } },
-    ...dataRouteAnswers("post"),
-  },
-};
+/** POST facets. */
+export function postFacetsDoc({ paths }: DocContext): Operation {
+  return {
+    operationId: "postFacets",
+    summary: "Facets for an AG Grid filter model and quick filter",
+    tags: [paths.name],
+    requestBody: jsonBody("FacetsRequest", true),
+    responses: { 200: jsonAnswer("The facets and the matching row count", "FacetsResponse", POST_HEADERS), ...POST_ANSWERS },
+  };
+}
 
 /** The export answer's content. */
 const EXPORT_CONTENT = {
@@ -542,136 +629,117 @@ const EXPORT_CONTENT = {
   "application/x-ndjson": { schema: { type: "string", description: "One JSON record per line." } },
 };
 
-/** The export answer's headers. */
-const EXPORT_HEADERS = {
-  ...DATA_HEADERS,
-  "Content-Disposition": { description: 'attachment; filename="users-<snapshotId>.<csv|ndjson>"', schema: { type: "string" } },
-};
+/** The export answer's Content-Disposition header, naming the resource. */
+function dispositionHeader(name: string) {
+  return { description: `attachment; filename="${name}-<snapshotId>.<csv|ndjson>"`, schema: { type: "string" } };
+}
 
-/** GET /api/users/export's `detail`. */
-export function getExportDoc(s: Schema) {
+/** GET export. */
+export function getExportDoc({ schema: s, paths }: DocContext): Operation {
   return {
     operationId: "getExport",
     summary: "Every matching row, in order, streamed as CSV or NDJSON",
-    description: "The sort, filter and search parameters of GET /api/users; paging is ignored. Streamed with back-pressure; gzip when accepted.",
-    tags: ["users"],
-    security: KEYED,
-    parameters: [queryParameter("format", { type: "string", enum: ["csv", "ndjson"], default: "csv" }, "The body's format."), ...SORT_PARAMETERS, ...filterParameters(s), IF_NONE_MATCH],
+    description: `The sort, filter and search parameters of GET ${paths.rows}; paging is ignored. Streamed with back-pressure; gzip when accepted.`,
+    tags: [paths.name],
+    parameters: [queryParameter("format", { type: "string", enum: ["csv", "ndjson"], default: "csv" }, "The body's format."), ...sortParameters(s), ...filterParameters(s), IF_NONE_MATCH],
     responses: {
-      200: { description: "Every matching row", headers: EXPORT_HEADERS, content: EXPORT_CONTENT },
-      ...dataRouteAnswers("get"),
+      200: { description: "Every matching row", headers: { ...DATA_HEADERS, "Content-Disposition": dispositionHeader(paths.name) }, content: EXPORT_CONTENT },
+      ...GET_ANSWERS,
     },
   };
 }
 
-/** POST /api/users/export's `detail`. */
-export const postExportDoc = {
-  operationId: "postExport",
-  summary: "Every row matching an AG Grid sort and filter model, streamed as CSV or NDJSON",
-  tags: ["users"],
-  security: KEYED,
-  requestBody: { required: false, content: { "application/json": { schema: schema("ExportRequest") } } },
-  responses: {
-    200: { description: "Every matching row", headers: { ...POST_HEADERS, "Content-Disposition": EXPORT_HEADERS["Content-Disposition"] }, content: EXPORT_CONTENT },
-    ...dataRouteAnswers("post"),
-  },
-};
-
-/** The POST /api/users operation's `detail`: the AG Grid request body and responses. */
-export function postUsersDoc(maxPageSize: number) {
+/** POST export. */
+export function postExportDoc({ paths }: DocContext): Operation {
   return {
-    operationId: "postUsers",
-    summary: "List users (AG Grid Infinite Row Model: a row window)",
-    description: `Rows [startRow, endRow) of the sorted, filtered users; endRow - startRow at most ${maxPageSize}. The body is JSON (no Content-Type: read as JSON), at most ${BODY_LIMIT}; an empty body asks for the first 100 rows.`,
-    tags: ["users"],
-    security: KEYED,
-    requestBody: { required: false, content: { "application/json": { schema: schema("PostUsersRequest") } } },
+    operationId: "postExport",
+    summary: "Every row matching an AG Grid sort and filter model, streamed as CSV or NDJSON",
+    tags: [paths.name],
+    requestBody: jsonBody("ExportRequest", false),
     responses: {
-      200: {
-        description: "A row window and the total",
-        headers: POST_HEADERS,
-        content: { "application/json": { schema: schema("PostUsersResponse") } },
-      },
-      400: response("BadRequest"),
-      401: response("Unauthorized"),
+      200: { description: "Every matching row", headers: { ...POST_HEADERS, "Content-Disposition": dispositionHeader(paths.name) }, content: EXPORT_CONTENT },
+      ...POST_ANSWERS,
+    },
+  };
+}
+
+/** GET explain. */
+export function getExplainDoc(context: DocContext): Operation {
+  return {
+    operationId: "getExplain",
+    summary: "The plan of a GET listing request, without reading rows (analyze: run it and time each step)",
+    description: `Takes GET ${context.paths.rows}'s parameters, with the same errors, and \`analyze\`. Without analyze no row is read; with it the query runs as the listing would (waiting its turn when expensive) and never answers 304.`,
+    tags: [context.paths.name],
+    parameters: [
+      ...rowsParameters(context),
+      queryParameter("analyze", { type: "string", enum: ["true", "false"], default: "false" }, "`true`: run the query too; every step gets `rows` and `ms`. Any case."),
+      IF_NONE_MATCH,
+    ],
+    responses: { 200: jsonAnswer("The normalized query and its plan", "ExplainResponse", EXPLAIN_HEADERS), ...GET_ANSWERS },
+  };
+}
+
+/** POST explain. */
+export function postExplainDoc({ paths }: DocContext): Operation {
+  return {
+    operationId: "postExplain",
+    summary: "The plan of a POST listing request, without reading rows (analyze: run it and time each step)",
+    description: `Takes POST ${paths.rows}'s body, with the same errors, and \`analyze\`.`,
+    tags: [paths.name],
+    requestBody: jsonBody("ExplainRequest", false),
+    responses: { 200: jsonAnswer("The normalized query and its plan", "ExplainResponse", EXPLAIN_HEADERS), ...POST_ANSWERS },
+  };
+}
+
+/** GET /api: where the data routes are. */
+export function resourceIndexDoc(): Operation {
+  return {
+    operationId: "getResourceIndex",
+    summary: "Where the data routes are (the resource name) and the OpenAPI document",
+    tags: ["service"],
+    responses: { 200: { description: "The paths", content: { "application/json": { schema: schema("ResourceIndex") } } }, 405: response("MethodNotAllowed") },
+  };
+}
+
+/** GET /healthz. */
+export function healthDoc(): Operation {
+  return {
+    operationId: "getHealth",
+    summary: "Health: row count and snapshot id",
+    tags: ["service"],
+    responses: {
+      200: { description: "Serving", content: { "application/json": { schema: schema("Health") } } },
       405: response("MethodNotAllowed"),
-      413: response("PayloadTooLarge"),
-      415: response("UnsupportedMediaType"),
       500: response("InternalError"),
     },
   };
 }
 
-/** The GET /healthz operation's `detail`. */
-export const healthDoc = {
-  operationId: "getHealth",
-  summary: "Health: row count and snapshot id",
-  tags: ["service"],
-  security: [],
-  responses: {
-    200: { description: "Serving", content: { "application/json": { schema: schema("Health") } } },
-    405: response("MethodNotAllowed"),
-    500: response("InternalError"),
-  },
-};
-
-/** The GET /readyz operation's `detail`. */
-export const readyDoc = {
-  operationId: "getReady",
-  summary: "Readiness: 200 while serving a loaded snapshot, 503 while starting or draining",
-  tags: ["service"],
-  security: [],
-  responses: {
-    200: { description: "Ready", content: { "application/json": { schema: schema("Ready") } } },
-    405: response("MethodNotAllowed"),
-    503: response("NotReady"),
-  },
-};
-
-/** The GET /metrics operation's `detail`. */
-export const metricsDoc = {
-  operationId: "getMetrics",
-  summary: "Prometheus metrics",
-  description:
-    "Prometheus text format: request durations by route, method and status; requests in flight; engine cache hits, misses and bytes; snapshot rows, id and load time; reloads by result.",
-  tags: ["service"],
-  security: KEYED,
-  responses: {
-    200: { description: "The metrics", content: { "text/plain": { schema: { type: "string" } } } },
-    401: response("Unauthorized"),
-    405: response("MethodNotAllowed"),
-  },
-};
-
-/** The GET /api/users/schema operation's `detail`. */
-export const schemaDoc = {
-  operationId: "getSchema",
-  summary: "The served snapshot's columns (id, kind, enum values), row count and snapshot id",
-  tags: ["users"],
-  security: KEYED,
-  responses: {
-    200: { description: "The schema", headers: DATA_HEADERS, content: { "application/json": { schema: schema("SnapshotSchema") } } },
-    304: response("NotModified"),
-    401: response("Unauthorized"),
-    405: response("MethodNotAllowed"),
-    500: response("InternalError"),
-  },
-};
-
-/**
- * The served document for a snapshot's schema: `base` (the document as @elysiajs/openapi serves
- * it) with the components and the GET /api/users parameters of `s`. Used when the served
- * snapshot's schema is not the one the app was built with (a reload).
- */
-export function documentFor(base: Record<string, unknown>, s: Schema, maxPageSize: number): Record<string, unknown> {
-  const doc = structuredClone(base) as { components?: { schemas?: unknown }; paths?: Record<string, { get?: { parameters?: unknown } }> };
-  doc.components = { ...(doc.components ?? {}), schemas: componentSchemas(s) };
-  const get = doc.paths?.["/api/users"]?.get;
-  if (get !== undefined) get.parameters = getUsersDoc(maxPageSize, s).parameters;
-  const facets = doc.paths?.["/api/users/facets"]?.get;
-  if (facets !== undefined) facets.parameters = getFacetsDoc(s).parameters;
-  const exported = doc.paths?.["/api/users/export"]?.get;
-  if (exported !== undefined) exported.parameters = getExportDoc(s).parameters;
-  return doc as Record<string, unknown>;
+/** GET /readyz. */
+export function readyDoc(): Operation {
+  return {
+    operationId: "getReady",
+    summary: "Readiness: 200 while serving a loaded snapshot, 503 while starting or draining",
+    tags: ["service"],
+    responses: {
+      200: { description: "Ready", content: { "application/json": { schema: schema("Ready") } } },
+      405: response("MethodNotAllowed"),
+      503: response("NotReady"),
+    },
+  };
 }
 
+/** GET /metrics. */
+export function metricsDoc(): Operation {
+  return {
+    operationId: "getMetrics",
+    summary: "Prometheus metrics",
+    description:
+      "Prometheus text format: request durations by route, method and status; requests in flight; engine cache hits, misses and bytes; snapshot rows, id and load time; reloads by result.",
+    tags: ["service"],
+    responses: {
+      200: { description: "The metrics", content: { "text/plain": { schema: { type: "string" } } } },
+      405: response("MethodNotAllowed"),
+    },
+  };
+}

@@ -1,5 +1,5 @@
 /**
- * Responses of /api/users, their bodies assembled as bytes around the pre-serialized rows
+ * Responses of the data routes (/api/users, or the resource's), their bodies assembled as bytes around the pre-serialized rows
  * (docs/api.md "GET /api/users" success body, shapes A + B; "POST /api/users", shape C),
  * problem+json responses, and the headers and compression of docs/api.md "HTTP envelope".
  *
@@ -148,11 +148,24 @@ export function schemaResponse(store: Store, etag: string, coding: Coding | null
  * `X-Snapshot-Id`, `Cache-Control` and `Vary`.
  * @param etag the answer's quoted entity tag, computed without running the query (conditional.ts `entityTag`)
  * @param snapshotId the id of the snapshot that would answer
+ * @param sent the tag as the answers carry it: `etag`, or its weak form `W/<etag>` (explain's)
  */
-export function notModified(request: Request, etag: string, snapshotId: string): Response | null {
+export function notModified(request: Request, etag: string, snapshotId: string, sent: string = etag): Response | null {
   const ifNoneMatch = request.headers.get("if-none-match");
   if (ifNoneMatch === null || !ifNoneMatchHits(ifNoneMatch, etag)) return null;
-  return new Response(null, { status: 304, headers: { etag, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" } });
+  return new Response(null, { status: 304, headers: { etag: sent, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" } });
+}
+
+/**
+ * An explain 200 (docs/api.md "Explain"): `body` as JSON with the data headers, the entity tag
+ * in its weak form (`W/"…"`: the same query on the same data, though the plan may differ as the
+ * caches fill, and timings always do).
+ * @param etag the quoted entity tag (conditional.ts `entityTag`)
+ * @param coding the negotiated coding, or null for none
+ */
+export function explainResponse(body: unknown, etag: string, snapshotId: string, coding: Coding | null): Response {
+  const headers = { "content-type": JSON_TYPE, etag: `W/${etag}`, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" };
+  return bytesResponse(encoder.encode(JSON.stringify(body)), 200, headers, coding);
 }
 
 /** The HTTP status of each problem kind (docs/api.md "Errors"). */

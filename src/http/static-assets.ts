@@ -17,8 +17,8 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Elysia } from "elysia";
 import type { Coding } from "./compress.ts";
+import type { Plugin, Route } from "./routes.ts";
 
 /** Folder of the built assets, relative to the project root (inside dist/, which git ignores). */
 export const ASSETS_DIR = join("dist", "assets");
@@ -348,17 +348,21 @@ export function staticAssets(): StaticAssets {
 }
 
 /**
- * An Elysia plugin serving one group of the built assets: GET (and HEAD) of each path, hidden
- * from the OpenAPI document.
+ * The routes (routes.ts) of one group of the built assets: GET (and HEAD) of each path, open
+ * without an API key, left out of the OpenAPI document.
  * @param group `"demo"`: the demo page at `/` and its bundle under `/assets/`; `"docs"`: the
  *   docs UI page at `/openapi` and the Scalar bundle under `/openapi/assets/`
  * @throws Error as {@link staticAssets} does
  */
-export function staticAssetsPlugin(group: AssetGroup): Elysia<any> {
+export function staticAssetsPlugin(group: AssetGroup): Plugin {
   const assets = staticAssets();
-  const plugin = new Elysia();
-  for (const path of assets.paths(group)) {
-    plugin.get(path, ({ request }) => assets.serve(request, path) as Response, { detail: { hide: true } });
-  }
-  return plugin as unknown as Elysia<any>;
+  const routes: Route[] = assets.paths(group).map((path) => ({
+    method: "GET",
+    path,
+    // the router hands over GET and HEAD of this path only: the asset is there
+    handler: (request: Request) => assets.serve(request, path) as Response,
+    operation: null,
+    keyed: false,
+  }));
+  return { routes };
 }

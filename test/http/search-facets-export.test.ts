@@ -12,22 +12,21 @@ import pino from "pino";
 import { DEFAULT_DATA } from "../../src/cli.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { buildStoreFromRecords } from "../support/table-store.ts";
 import { oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
 import { csvRows } from "../support/csv.ts";
 import { openRaw } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
-import { SEED_SPECS, type WideRecord, buildWideStore } from "../support/table-store.ts";
+import { SEED_SPECS, type Table, type WideRecord, buildStoreFromRecords, buildWideStore } from "../support/table-store.ts";
 
-/** The default data's table, for the oracle. */
-const SEED_TABLE = { specs: SEED_SPECS, key: "id" };
+/** The default data's table: the seed's four columns, keyed by id. */
+const SEED_TABLE: Table = { specs: SEED_SPECS, key: "id" };
 
 let srv: TestServer;
 let records: WideRecord[];
+// building the default data's 100,000 users takes seconds on a busy machine: past the hook's default bound
 beforeAll(() => {
   srv = startTestServer("default");
   records = Array.from(generateUsers(DEFAULT_DATA)) as WideRecord[];
-  // building the default data (when absent) takes seconds on a busy machine
 }, 120_000);
 afterAll(() => srv.close());
 
@@ -56,12 +55,12 @@ describe("global search on the default data", () => {
       if (c.status !== undefined) params.set("filter[status]", c.status);
       const get = await json(await fetch(`${srv.url}/api/users?${params}`));
       expect(get.status).toBe(200);
-      expect({ keys: (get.body.data as WideRecord[]).map((r) => r.id), total: get.body.total }).toEqual(expected);
+      expect({ keys: (get.body.data as WideRecord[]).map((r): unknown => r.id), total: get.body.total }).toEqual(expected);
       expect((get.body.meta as { q: string }).q).toBe(c.q.split(/\s+/).filter(Boolean).join(" "));
       const alias = await json(await fetch(`${srv.url}/api/users?${params.toString().replace(/^q=/, "search=")}`));
       expect(alias.body.total).toBe(expected.total);
       const post = await json(await postJson("/api/users", { startRow: 0, endRow: 20, sortModel: [{ colId: c.sortBy, sort: "asc" }], filterModel, quickFilter: c.q }));
-      expect({ keys: (post.body.data as WideRecord[]).map((r) => r.id), total: post.body.total }).toEqual(expected);
+      expect({ keys: (post.body.data as WideRecord[]).map((r): unknown => r.id), total: post.body.total }).toEqual(expected);
     }
   }, 120_000);
 
@@ -158,7 +157,7 @@ describe("export on the default data", () => {
     expect(rows[0]).toEqual(["id", "name", "email", "status"]);
     const expected = oracleRows(records, SEED_TABLE, { sortModel: [{ colId: "email", sort: "desc" }], filterModel: { status: { filterType: "set", values: ["active"] } }, quickFilter: "ma" });
     expect(expected.length).toBeGreaterThan(1000);
-    expect(rows.slice(1)).toEqual(expected.map((r) => [String(r.id), r.name, r.email, r.status]));
+    expect(rows.slice(1)).toEqual(expected.map((r) => [String(r.id), String(r.name), String(r.email), String(r.status)]));
     const gz = await fetch(`${srv.url}/api/users/export?format=csv&q=ma&sortBy=email&sortOrder=desc&filter[status]=active`, { headers: { "accept-encoding": "gzip" }, decompress: false } as RequestInit);
     expect(gz.headers.get("content-encoding")).toBe("gzip");
     expect(gunzipSync(Buffer.from(await gz.arrayBuffer())).toString("utf8")).toBe(text);

@@ -1,0 +1,75 @@
+/**
+ * The route table: every path the server answers, once, with what serves it and what documents
+ * it. Bun's router and the envelope (envelope.ts: API keys, 404/405 and `Allow`, preflights,
+ * metrics labels) are made from it, and so is the OpenAPI document (openapi-doc.ts): a route
+ * cannot be served without being listed, nor documented without being served.
+ */
+import type { Schema } from "../schema/kinds.ts";
+import type { Handler } from "./envelope.ts";
+import type { ResourcePaths } from "./resource.ts";
+
+/** The methods a route may serve (`GET` also answers `HEAD`: Bun's router calls it for both). */
+export type RouteMethod = "GET" | "POST";
+
+/** What an operation's description depends on: the served snapshot's schema and the server's settings. */
+export interface DocContext {
+  /** The served snapshot's schema (docs/api.md "Columns beyond the four": the document describes its columns). */
+  schema: Schema;
+  /** Largest page size / row window, in rows. */
+  maxPageSize: number;
+  /** The data routes' paths (docs/api.md "Resource name"). */
+  paths: ResourcePaths;
+}
+
+/**
+ * An OpenAPI 3.1 operation object (plain JSON) without `security`, which the document derives
+ * from {@link Route.keyed}.
+ */
+export type Operation = Record<string, unknown>;
+
+/** One route: a method on a path. */
+export interface Route {
+  method: RouteMethod;
+  /** The path, matched exactly (no trailing slash, no parameters); also the `route` label of the metrics. */
+  path: string;
+  /** Answers the request; every failure is its own problem+json answer. */
+  handler: Handler;
+  /** The route's OpenAPI operation for a context, or null for a route the document leaves out (the pages and their files). */
+  operation: ((context: DocContext) => Operation) | null;
+  /**
+   * True when the route needs `Authorization: Bearer <key>` while API keys are on
+   * (docs/api.md "API keys"): every route that reads the data, and the metrics.
+   */
+  keyed: boolean;
+}
+
+/** Routes served beside the API: the demo page and its files, say (`serve --no-demo` leaves them out). */
+export interface Plugin {
+  routes: readonly Route[];
+}
+
+/** One path of the table: its routes' handlers by method, and whether it needs a key. */
+export interface PathRoutes {
+  path: string;
+  methods: Record<string, Handler>;
+  keyed: boolean;
+}
+
+/**
+ * The table grouped by path, in table order.
+ * @throws Error when two routes share a path and a method, or a path's routes disagree on `keyed`
+ */
+export function routesByPath(routes: readonly Route[]): PathRoutes[] {
+  const byPath = new Map<string, PathRoutes>();
+  for (const route of routes) {
+    let entry = byPath.get(route.path);
+    if (entry === undefined) {
+      entry = { path: route.path, methods: {}, keyed: route.keyed };
+      byPath.set(route.path, entry);
+    }
+    if (route.method in entry.methods) throw new Error(`internal: ${route.method} ${route.path} is in the route table twice`);
+    if (entry.keyed !== route.keyed) throw new Error(`internal: the routes of ${route.path} disagree on whether they need an API key`);
+    entry.methods[route.method] = route.handler;
+  }
+  return [...byPath.values()];
+}
