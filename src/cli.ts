@@ -209,7 +209,7 @@ export function createCli(): Command {
         cacheDir,
         reusePort: opts.reusePort === true,
         listener: starting?.server,
-        plugins: opts.demo === false ? [] : [demoPlugin()],
+        plugins: opts.demo === false ? [] : [demoPlugin(`/api/${resource}`)],
         logger,
         cors,
         apiKeys,

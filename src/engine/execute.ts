@@ -194,8 +194,6 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
       filterStep.ms = 0;
     }
   } else {
-    // the planner looked the filter up without counting (PlanContext.cachedFilter): the miss is counted here
-    if (plan.filterKey !== "") engine.filters.misses++;
     filter = resultOf(store, runStep({ store, analyze }, filterStep));
     if (plan.filterKey !== "") {
       // a miss: the planner looked without counting (it only peeks)

@@ -89,9 +89,15 @@ function componentSchemas({ schema: s, paths }: DocContext) {
     },
     SnapshotSchema: {
       type: "object",
-      description: "The served snapshot's columns in schema order, its row count and id.",
-      required: ["columns", "rows", "snapshotId"],
-      properties: { columns: { type: "array", items: schema("Column") }, rows: { type: "integer", minimum: 0 }, snapshotId: { type: "string" } },
+      description: "The served snapshot's columns in schema order, its key and partition columns, its row count and id.",
+      required: ["columns", "key", "partition", "rows", "snapshotId"],
+      properties: {
+        columns: { type: "array", items: schema("Column") },
+        key: { type: "string", description: "The key column's id: unique, never null; every order's ties are broken by it." },
+        partition: { type: ["string", "null"], description: "The enum column the rows are partitioned by (filters on it are slices), or null." },
+        rows: { type: "integer", minimum: 0 },
+        snapshotId: { type: "string" },
+      },
     },
     FieldError: {
       type: "object",

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import type { UserRecord } from "../../src/generate/record.ts";
+import { demoPlugin } from "../../src/demo/plugin.ts";
 import { DEFAULT_RESOURCE, parseResourceName, resourcePaths } from "../../src/http/resource.ts";
 import { type RunningServer, startServer } from "../../src/server.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
@@ -91,6 +92,26 @@ describe("serve --resource people", () => {
     const ndjson = await call("POST", "/api/people/export", { format: "ndjson" });
     expect(ndjson.headers.get("content-disposition")).toBe(`attachment; filename="people-${server.engine().store.snapshotId}.ndjson"`);
   });
+
+  test("the demo page names the resource's base on its root element (what the page's script reads)", async () => {
+    const withDemo = startServer({ snapshot: join(dir, "people.snap"), port: 0, host: "127.0.0.1", maxPageSize: 100, logger: pino({ level: "silent" }), resource: "people", plugins: [demoPlugin("/api/people")] });
+    try {
+      const page = await fetch(`${withDemo.url}/`, { headers: { "accept-encoding": "gzip, br" } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toContain("text/html");
+      expect(page.headers.get("content-security-policy")).not.toBeNull();
+      const html = await page.text();
+      expect(html).toContain('data-api-base="/api/people"');
+      expect(html).not.toContain('data-api-base="/api/users"');
+      const again = await fetch(`${withDemo.url}/`, { headers: { "if-none-match": page.headers.get("etag") as string } });
+      expect(again.status).toBe(304);
+      const head = await fetch(`${withDemo.url}/`, { method: "HEAD" });
+      expect(head.status).toBe(200);
+      expect(await head.text()).toBe("");
+    } finally {
+      await withDemo.stop();
+    }
+  }, 60_000);
 
   test("/api tells where the data routes are", async () => {
     const r = await call("GET", "/api");
