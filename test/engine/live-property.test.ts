@@ -16,6 +16,11 @@ import type { Change, ChangeBatch } from "../../src/live/changes.ts";
 import { lsnText } from "../../src/live/changes.ts";
 import { parseFacetsPost } from "../../src/query/facets.ts";
 import { parsePostBody } from "../../src/query/post.ts";
+import { ALL_PARTS, type StoredColumn, partOf } from "../../src/kinds/kind.ts";
+import { compactTable } from "../../src/live/compact.ts";
+import type { DeltaVersion } from "../../src/live/delta.ts";
+import { buildStore } from "../../src/store/build.ts";
+import { rowsToJson } from "../../src/store/rows-json.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { TEXTS, filterModelArb, filterable, quickArb, sortModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, compareKeys, oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
@@ -171,6 +176,29 @@ describe("a live replica's engine against the naive oracle", () => {
             const expected = oracleRows(rows, table, b).map((r) => r[table.key]);
             expect({ keys, total: cursor.total }).toEqual({ keys: expected, total: expected.length });
           }
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
+    );
+  }, 300_000);
+
+  test("compaction: a version's table builds the very store a build of its rows builds", () => {
+    fc.assert(
+      fc.property(caseArb, ({ table, records, batches }) => {
+        const model = new Map<unknown, TableRecord>(records.map((r) => [r[table.key], r]));
+        let engine = createEngine(buildTableStore(records, table));
+        let lsn = 0x1000;
+        for (const specs of batches) engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolve(table, model, specs) });
+        const rows = [...model.values()];
+        if (rows.length === 0) return;
+        const compacted = buildStore(compactTable(engine.live as DeltaVersion));
+        const fresh = buildTableStore(rows, table);
+        expect(compacted.rowCount).toBe(fresh.rowCount);
+        expect(compacted.schema).toEqual(fresh.schema);
+        expect(rowsToJson(compacted, Uint32Array.from({ length: compacted.rowCount }, (_, i) => i))).toEqual(rowsToJson(fresh, Uint32Array.from({ length: fresh.rowCount }, (_, i) => i)));
+        for (const [id, column] of fresh.columns) {
+          const other = compacted.columns.get(id) as StoredColumn;
+          for (const part of ALL_PARTS) expect({ id, part, data: partOf(other, part) }).toEqual({ id, part, data: partOf(column, part) });
         }
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
