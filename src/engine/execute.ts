@@ -429,3 +429,19 @@ export function extraRecords(engine: Engine): ExtraRecords | null {
   if (live === null || live.rows === 0) return null;
   return { first: engine.store.rowCount, bytes: live.delta.recordBytes, offsets: live.delta.recordOffsets };
 }
+
+/**
+ * The id of the state an engine answers from (docs/api.md "Live replicas"): its snapshot's id,
+ * or `<snapshotId>@<LSN>` once a batch of changes is applied — what `X-Snapshot-Id` shows and
+ * entity tags are made from.
+ */
+export function versionId(engine: Engine): string {
+  const live = engine.live;
+  return live === null || live.sequence === 0 ? engine.store.snapshotId : `${engine.store.snapshotId}@${live.lsn}`;
+}
+
+/** Rows an engine serves: the store's, less the tombstoned ones, plus the live changed rows. */
+export function rowCountOf(engine: Engine): number {
+  const live = engine.live;
+  return live === null ? engine.store.rowCount : engine.store.rowCount - live.deaths + live.live;
+}
