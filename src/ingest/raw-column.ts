@@ -1,16 +1,22 @@
 /**
- * A column beyond the seed's four as the readers collect it, before its kind is known: each
- * row's value with its JSON type (or as CSV text), packed (no JS value per row), plus the
- * profile its kind is inferred from (schema/infer.ts). Once every record is read, the column is
- * converted to its kind's typed form by its kind (src/kinds: `KINDS[kind].convert`); a value that
- * does not fit the kind stops the build with the record's line.
+ * A field of the input as the readers collect it, before its kind is known: each row's value
+ * with its JSON type (or as CSV text), packed (no JS value per row), plus the profile its kind is
+ * inferred from (schema/infer.ts). Every field is one (docs/api.md "Any users table": no field is
+ * special, the key included). Once every record is read, the column is converted to its kind's
+ * typed form by its kind (src/kinds: `KINDS[kind].convert`); a value that does not fit the kind
+ * stops the build with the record's line.
+ *
+ * Values are appended in row order. The NDJSON reader's fast path writes a record's values
+ * first ({@link beginValue}, {@link commitString}) and profiles them only once the whole line is
+ * known to be good ({@link profileRow}), undoing them otherwise ({@link rollBack}); the other
+ * readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
  */
-import { appendString, type GrowingByteColumn, growingByteColumn } from "../bits/byte-column.ts";
-import { type ColumnProfile, emptyProfile, profileJson, profileText } from "../schema/infer.ts";
+import { appendString, type GrowingByteColumn, growingByteColumn, reserveValue } from "../bits/byte-column.ts";
+import { type ColumnProfile, emptyProfile, profileJson, profileText, profileUtf8 } from "../schema/infer.ts";
 
 /** What a row's value was, as read. */
 export const RAW = {
-  /** JSON null, a missing field, an empty CSV field. */
+  /** JSON null, a missing field, an unquoted empty CSV field. */
   NULL: 0,
   /** A JSON number (in `numbers`). */
   NUMBER: 1,
@@ -18,14 +24,15 @@ export const RAW = {
   STRING: 2,
   /** A JSON boolean (1 or 0 in `numbers`). */
   BOOLEAN: 3,
-  /** A JSON object or array (its JSON text in `strings`). */
+  /** A JSON object or array (its compact JSON text in `strings`). */
   OBJECT: 4,
-  /** A CSV field (its text in `strings`): typed only by the column's kind. */
+  /** A CSV field (its text in `strings`; a quoted empty field is the empty text): typed only by the column's kind. */
   TEXT: 5,
 } as const;
 
 /** A column being read: per row a tag ({@link RAW}), a number slot and a string slot. */
 export interface RawColumn {
+  /** The field's name: a column id (`[A-Za-z_][A-Za-z0-9_]{0,63}`, checked by the reader). */
   id: string;
   /** Rows so far. */
   count: number;
@@ -34,7 +41,7 @@ export interface RawColumn {
   /**
    * Per row: the number or boolean (0/1) when that is what it was; for a string (or CSV text
    * counted as one) the date or date-time it parsed as while the profile tested it
-   * (schema/infer.ts `allStringsAre`), else NaN.
+   * (schema/infer.ts `allStringsAre`), else NaN. Same length as `tags`.
    */
   numbers: Float64Array;
   /** Per row: the string, JSON text or CSV text (empty for the other tags), UTF-8. */
@@ -42,33 +49,137 @@ export interface RawColumn {
   profile: ColumnProfile;
 }
 
-/** An empty raw column named `id`, with room for `rows` rows. */
-export function rawColumn(id: string, rows = 1024): RawColumn {
-  return { id, count: 0, tags: new Uint8Array(rows), numbers: new Float64Array(rows), strings: growingByteColumn(rows, rows * 8), profile: emptyProfile() };
+/** An empty raw column named `id`, with room for `rows` rows and `bytes` bytes of strings. */
+export function rawColumn(id: string, rows = 1024, bytes = rows * 8): RawColumn {
+  const capacity = Math.max(2, rows);
+  return {
+    id,
+    count: 0,
+    tags: new Uint8Array(capacity),
+    numbers: new Float64Array(capacity),
+    strings: growingByteColumn(capacity, Math.max(64, bytes)),
+    profile: emptyProfile(),
+  };
 }
 
-/** Makes room for one more row. */
-function reserveRow(column: RawColumn): number {
+/** Makes room for rows up to `rows` (exclusive), doubling the arrays. */
+function reserveRows(column: RawColumn, rows: number): void {
+  let capacity = column.tags.length;
+  if (rows <= capacity) return;
+  while (capacity < rows) capacity *= 2;
+  const tags = new Uint8Array(capacity);
+  tags.set(column.tags.subarray(0, column.count));
+  column.tags = tags;
+  const numbers = new Float64Array(capacity);
+  numbers.set(column.numbers.subarray(0, column.count));
+  column.numbers = numbers;
+}
+
+/**
+ * Fills the rows from `count` up to `rows` with nulls (the records before this one that lacked
+ * the field), in one step.
+ * @throws RangeError when the string offsets cannot grow (4 GiB)
+ */
+export function padNulls(column: RawColumn, rows: number): void {
+  const from = column.count;
+  if (from >= rows) return;
+  reserveRows(column, rows);
+  column.tags.fill(RAW.NULL, from, rows);
+  const strings = column.strings;
+  while (strings.offsets.length < rows + 1) reserveOffsets(strings);
+  const end = strings.offsets[from];
+  strings.offsets.fill(end, from + 1, rows + 1);
+  strings.count = rows;
+  column.count = rows;
+  column.profile.nulls += rows - from;
+}
+
+/** Doubles a growing byte column's offsets. */
+function reserveOffsets(strings: GrowingByteColumn): void {
+  const offsets = new Uint32Array(strings.offsets.length * 2);
+  offsets.set(strings.offsets.subarray(0, strings.count + 1));
+  strings.offsets = offsets;
+}
+
+/**
+ * Starts the next row's value without profiling it (the NDJSON fast path): the row is reserved
+ * and counted, its tag is NULL and its string empty until set.
+ * @returns the row
+ */
+export function beginValue(column: RawColumn): number {
   const row = column.count;
-  if (row === column.tags.length) {
-    const tags = new Uint8Array(row * 2);
-    tags.set(column.tags);
-    column.tags = tags;
-    const numbers = new Float64Array(row * 2);
-    numbers.set(column.numbers);
-    column.numbers = numbers;
-  }
+  if (row === column.tags.length) reserveRows(column, row + 1);
+  const strings = column.strings;
+  if (strings.count + 2 > strings.offsets.length) reserveOffsets(strings);
+  strings.offsets[row + 1] = strings.offsets[row];
+  strings.count = row + 1;
+  column.tags[row] = RAW.NULL;
   column.count = row + 1;
   return row;
 }
 
 /**
- * Adds the next row's JSON value (`undefined`: the field is missing, a null). A number of
- * magnitude 2^53 or more must have been checked against its literal by the reader first
- * (schema/values.ts `isExactLiteral`): a parsed double no longer tells whether it was rounded.
+ * Makes room for `bytes` more string bytes in the row begun last (whose string is empty so far):
+ * afterwards `strings.bytes` has room from `strings.offsets[row]` on.
+ * @throws RangeError when the column would exceed 4 GiB
+ */
+export function reserveString(column: RawColumn, bytes: number): void {
+  const strings = column.strings;
+  // the row begun last starts at offsets[count - 1]; reserveValue measures from offsets[count]
+  if (strings.offsets[strings.count - 1] + bytes <= strings.bytes.length) return;
+  strings.count--;
+  reserveValue(strings, bytes);
+  strings.count++;
+}
+
+/** Sets the string of the row begun last: the bytes from `strings.offsets[row]` up to `end`, written into the free room. */
+export function commitString(column: RawColumn, row: number, end: number): void {
+  column.strings.offsets[row + 1] = end;
+}
+
+/** Undoes the values from row `row` on (the NDJSON fast path, when a line turns out not to fit it); their profile was not counted yet. */
+export function rollBack(column: RawColumn, row: number): void {
+  if (column.count <= row) return;
+  column.count = row;
+  column.strings.count = row;
+}
+
+/**
+ * Counts the value of `row` (written by {@link beginValue}) in the column's profile: what
+ * {@link addJsonValue} does for the same JSON value. A string's bytes are profiled as they are
+ * (schema/infer.ts `profileUtf8`), and the date or date-time it parsed as is kept in `numbers`.
+ */
+export function profileRow(column: RawColumn, row: number): void {
+  const profile = column.profile;
+  const tag = column.tags[row];
+  if (tag === RAW.STRING) {
+    const offsets = column.strings.offsets;
+    const parsed = profileUtf8(profile, column.strings.bytes, offsets[row], offsets[row + 1]);
+    // NaN is not written: a string's slot is read only when every string parsed (convert.ts)
+    if (parsed === parsed) column.numbers[row] = parsed;
+  } else if (tag === RAW.NUMBER) profile.numbers++;
+  else if (tag === RAW.NULL) profile.nulls++;
+  else if (tag === RAW.BOOLEAN) profile.booleans++;
+  else profile.objects++;
+}
+
+/** Reserves the next row (profiled by the caller). */
+function reserveRow(column: RawColumn): number {
+  const row = column.count;
+  if (row === column.tags.length) reserveRows(column, row + 1);
+  column.count = row + 1;
+  return row;
+}
+
+/**
+ * Adds the next row's JSON value (`undefined`: the field is missing, a null) and profiles it. A
+ * number of magnitude 2^53 or more must have been checked against its literal by the reader
+ * first (schema/values.ts `isExactLiteral`): a parsed double no longer tells whether it was
+ * rounded. An object or array is kept as its JSON.stringify text.
+ * @returns the bytes of the value's text (its string, or its JSON text; 0 for the other types)
  * @throws RangeError when the strings exceed 4 GiB
  */
-export function addJsonValue(column: RawColumn, value: unknown): void {
+export function addJsonValue(column: RawColumn, value: unknown): number {
   const row = reserveRow(column);
   const parsed = profileJson(column.profile, value);
   let text = "";
@@ -87,16 +198,27 @@ export function addJsonValue(column: RawColumn, value: unknown): void {
     column.tags[row] = RAW.OBJECT;
     text = JSON.stringify(value);
   }
-  appendString(column.strings, text);
+  return appendText(column.strings, text);
 }
 
 /**
- * Adds the next row's CSV field (`""` is null).
+ * Adds the next row's CSV field and profiles it. PostgreSQL's CSV rule: an unquoted empty field
+ * is null, a quoted one (`""`) is the empty text (a string for a text column, a bad value for
+ * the other kinds).
+ * @param quoted whether the field was quoted in the file
+ * @returns the field's bytes
  * @throws RangeError when the strings exceed 4 GiB
  */
-export function addTextValue(column: RawColumn, text: string): void {
+export function addTextValue(column: RawColumn, text: string, quoted = false): number {
   const row = reserveRow(column);
-  column.numbers[row] = profileText(column.profile, text);
-  column.tags[row] = text === "" ? RAW.NULL : RAW.TEXT;
-  appendString(column.strings, text);
+  column.numbers[row] = profileText(column.profile, text, quoted);
+  column.tags[row] = text === "" && !quoted ? RAW.NULL : RAW.TEXT;
+  return appendText(column.strings, text);
+}
+
+/** Appends `text` as the next string and returns its bytes. */
+function appendText(strings: GrowingByteColumn, text: string): number {
+  const at = strings.offsets[strings.count];
+  appendString(strings, text);
+  return strings.offsets[strings.count] - at;
 }

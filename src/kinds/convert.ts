@@ -106,24 +106,59 @@ export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedCo
   return { kind: "boolean", codes, values: ["false", "true"], nulls };
 }
 
+/** 32-bit FNV-1a of `bytes[from .. to)`: how {@link convertEnum} finds a value's code without decoding it. */
+function fnv1a(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let p = from; p < to; p++) h = Math.imul(h ^ bytes[p], 0x01000193);
+  return h >>> 0;
+}
+
 /**
  * An enum's values as codes (0 null, i + 1 for `spec.values[i]`): strings equal to a value.
+ * Each row's bytes are matched against the values' UTF-8 (the last value found first, then by
+ * hash), without a JS string per row.
  * @throws ConversionError for the first value outside `spec.values`
  */
 export function convertEnum(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
   const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const values = spec.values ?? [];
-  const codeOf = new Map(values.map((v, i) => [v, i + 1]));
+  const encoded = values.map((v) => new TextEncoder().encode(v));
+  // hash → the codes of the values with that hash
+  const codesByHash = new Map<number, number[]>();
+  for (let i = 0; i < encoded.length; i++) {
+    const h = fnv1a(encoded[i], 0, encoded[i].length);
+    const list = codesByHash.get(h);
+    if (list === undefined) codesByHash.set(h, [i + 1]);
+    else list.push(i + 1);
+  }
+  const { bytes, offsets } = strings;
+  const same = (code: number, from: number, to: number): boolean => {
+    const value = encoded[code - 1];
+    if (value.length !== to - from) return false;
+    for (let k = 0; k < value.length; k++) if (value[k] !== bytes[from + k]) return false;
+    return true;
+  };
   const codes = new Uint8Array(n);
+  let last = 1;
   for (let row = 0; row < n; row++) {
     const tag = tags[row];
     if (tag === RAW.NULL) nulls++;
     else if (tag === RAW.STRING || tag === RAW.TEXT) {
-      const text = stringAt(strings, row);
-      const code = codeOf.get(text);
-      if (code === undefined) fail(row, `${show(text)} is not one of its values (${values.map((v) => JSON.stringify(v)).join(", ")})`);
-      codes[row] = code as number;
+      const from = offsets[row];
+      const to = offsets[row + 1];
+      let code = 0;
+      if (last <= encoded.length && same(last, from, to)) code = last;
+      else {
+        const candidates = codesByHash.get(fnv1a(bytes, from, to));
+        if (candidates !== undefined) for (const c of candidates) if (same(c, from, to)) code = c;
+      }
+      if (code === 0) {
+        const text = stringAt(strings, row);
+        fail(row, `${show(text)} is not one of its values (${values.map((v) => JSON.stringify(v)).join(", ")})`);
+      }
+      codes[row] = code;
+      last = code;
     } else fail(row, `${typeName(tag)} is not one of its values`);
   }
   return { kind: "enum", codes, values: [...values], nulls };
