@@ -11,7 +11,7 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { MAX_VALUE_BYTES } from "./limits.ts";
-import { RAW, type RawColumn, beginValue, commitString, padNulls, profileRow, reserveString, rollBack } from "./raw-column.ts";
+import { RAW, type RawColumn, growStringBytes, padNulls, profileRow, reserveString, rollBack, roomFor } from "./raw-column.ts";
 import { type ByteConsumer, type ColumnsBuilder, IngestError, addJsonRecord, firstInvalidUtf8, invalidUtf8Reason, isBlank, parseErrorText, valueTooLongReason } from "./records.ts";
 
 const utf8 = new TextEncoder();
@@ -34,6 +34,23 @@ function sameBytes(key: Uint8Array, bytes: Uint8Array, from: number, to: number)
   if (length !== to - from) return false;
   for (let k = 0; k < length; k++) if (bytes[from + k] !== key[k]) return false;
   return true;
+}
+
+/**
+ * The index in `known` (the distinct values a profile tracks, as UTF-8) of the value
+ * `bytes[from .. to)`, or -1: the value at `last` is compared first, then each of the others.
+ */
+function distinctIndex(known: Uint8Array[], last: number, bytes: Uint8Array, from: number, to: number): number {
+  const length = to - from;
+  for (let i = 0; i < known.length; i++) {
+    const k = i === 0 ? last : i <= last ? i - 1 : i;
+    const value = known[k];
+    if (value.length !== length) continue;
+    let same = true;
+    for (let b = 0; same && b < length; b++) same = value[b] === bytes[from + b];
+    if (same) return k;
+  }
+  return -1;
 }
 
 /** The index of the first byte at or after `p` (before `end`) that is not JSON whitespace other than LF. */
@@ -373,29 +390,42 @@ function literalEnd(bytes: Uint8Array, p: number, end: number): number {
 
 /**
  * Copies the JSON string whose opening quote is at `source[p]` into the column as the value of
- * `row` (begun), unescaping it to UTF-8. The copy is never longer than the source, so room for
- * the rest of the line is enough.
- * @returns the index after the closing quote; -1 at a control character, a bad escape, a lone
- *   surrogate escape (the general path reports it) or the line's end
+ * `row` (its room made), unescaping it to UTF-8, and sets its tag and string end. `end` bounds
+ * the bytes that may be read (the line's LF, which no JSON string holds, stops the copy first).
+ * @returns the index after the closing quote; -1 at a control character (the line's end
+ *   included), a bad escape, a lone surrogate escape (the general path reports it) or `end`
  */
 function copyString(column: RawColumn, row: number, source: Uint8Array, p: number, end: number): number {
-  reserveString(column, end - p);
-  const bytes = column.strings.bytes;
+  let bytes = column.strings.bytes;
   let at = column.strings.offsets[row];
   let q = p + 1;
+  // source bytes that may be copied before the column's room runs out (one byte of output each)
+  let limit = Math.min(end, q + bytes.length - at);
   // the plain run (inlined for speed: most strings have no escape)
   for (;;) {
-    if (q >= end) return -1;
+    if (q >= limit) {
+      if (q >= end) return -1;
+      growStringBytes(column, at, at + Math.min(end - q, bytes.length));
+      bytes = column.strings.bytes;
+      limit = Math.min(end, q + bytes.length - at);
+      continue;
+    }
     const c = source[q++];
     if (c === 34) {
       column.tags[row] = RAW.STRING;
-      commitString(column, row, at);
+      column.strings.offsets[row + 1] = at;
       return q;
     }
     if (c === 92 || c < 0x20) break;
     bytes[at++] = c;
   }
-  return copyEscaped(column, row, source, q - 1, end, at);
+  q--;
+  if (source[q] < 0x20) return -1;
+  // an escape: room for the rest of the line, which the unescaped string cannot outgrow
+  let lineEnd = (source as Buffer).indexOf(10, q);
+  if (lineEnd < 0 || lineEnd > end) lineEnd = end;
+  growStringBytes(column, at, at + (lineEnd - q));
+  return copyEscaped(column, row, source, q, lineEnd, at);
 }
 
 /**
@@ -409,7 +439,7 @@ function copyEscaped(column: RawColumn, row: number, source: Uint8Array, q: numb
     const c = source[p++];
     if (c === 34) {
       column.tags[row] = RAW.STRING;
-      commitString(column, row, at);
+      column.strings.offsets[row + 1] = at;
       return p;
     }
     if (c >= 0x20 && c !== 92) {
@@ -469,8 +499,10 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
   // no JS string for a name.
   const shapeSeparators: Uint8Array[] = [];
   const shapeColumns: (RawColumn | null)[] = [];
-  // The columns the line being read has written to, in member order.
+  // The columns the line being read has written to, in member order; and those of them whose
+  // value is profiled once the line is known to be good.
   const touched: RawColumn[] = [];
+  const pendingColumns: RawColumn[] = [];
 
   /** JSON.parse of one line's text and the record's validation. */
   const textLine = (text: string): void => {
@@ -498,7 +530,8 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
   };
 
   /**
-   * Reads the value at `bytes[p]` into `column` as the value of `row` (begun).
+   * Reads the value at `bytes[p]` into `column` as the value of `row` (its room made): its tag,
+   * number and string end.
    * @returns the index after the value, or -1 when the general path must read the line
    */
   const readValue = (column: RawColumn, row: number, bytes: Latin1Sliceable, p: number, end: number): number => {
@@ -512,6 +545,7 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
       if ((x >= MAX_EXACT_INTEGER || x <= -MAX_EXACT_INTEGER) && !isExactLiteral(bytes.latin1Slice(p, to), x)) return -1;
       column.tags[row] = RAW.NUMBER;
       column.numbers[row] = x;
+      column.strings.offsets[row + 1] = column.strings.offsets[row];
       return to;
     }
     if (b === 123 || b === 91) {
@@ -524,10 +558,13 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
         const target = column.strings.bytes;
         for (let k = p; k < same; k++) target[at + k - p] = bytes[k];
         column.tags[row] = RAW.OBJECT;
-        commitString(column, row, at + same - p);
+        column.strings.offsets[row + 1] = at + same - p;
         return same;
       }
-      const to = scanNested(bytes, p, end);
+      // not written as JSON.stringify would: bounded by the line's LF, parsed and written again
+      let stop = bytes.indexOf(10, p);
+      if (stop < 0 || stop > end) stop = end;
+      const to = scanNested(bytes, p, stop);
       if (to < 0) return -1;
       let text: string;
       try {
@@ -540,7 +577,7 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
       const at = column.strings.offsets[row];
       const { written } = utf8.encodeInto(text, column.strings.bytes.subarray(at));
       column.tags[row] = RAW.OBJECT;
-      commitString(column, row, at + written);
+      column.strings.offsets[row + 1] = at + written;
       return to;
     }
     const to = literalEnd(bytes, p, end);
@@ -548,8 +585,20 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
     if (b === 116 || b === 102) {
       column.tags[row] = RAW.BOOLEAN;
       column.numbers[row] = b === 116 ? 1 : 0;
-    }
+    } else column.tags[row] = RAW.NULL;
+    column.strings.offsets[row + 1] = column.strings.offsets[row];
     return to;
+  };
+
+  // Where the line read last by the fast path ends: its LF, or the end of the data.
+  let lineEnd = 0;
+
+  /** True when only blanks follow `p` up to the line's LF or `end`; sets {@link lineEnd}. */
+  const atLineEnd = (bytes: Uint8Array, p: number, end: number): boolean => {
+    const q = skipBlanks(bytes, p, end);
+    if (q !== end && bytes[q] !== 10) return false;
+    lineEnd = q;
+    return true;
   };
 
   /**
@@ -563,10 +612,10 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
     let q = skipBlanks(bytes, p, end);
     // '{' before the first member, ',' before the others; '}' ends the object
     const open = bytes[q];
-    if (open === 125 && member > 0) return skipBlanks(bytes, q + 1, end) === end ? LINE_END : -1;
+    if (open === 125 && member > 0) return atLineEnd(bytes, q + 1, end) ? LINE_END : -1;
     if (open !== (member === 0 ? 123 : 44)) return -1;
     q = skipBlanks(bytes, q + 1, end);
-    if (member === 0 && bytes[q] === 125) return skipBlanks(bytes, q + 1, end) === end ? LINE_END : -1;
+    if (member === 0 && bytes[q] === 125) return atLineEnd(bytes, q + 1, end) ? LINE_END : -1;
     // '"': a member name, ASCII without escapes (a column id, or a field left out)
     if (bytes[q] !== 34) return -1;
     const keyFrom = q + 1;
@@ -591,22 +640,54 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
   };
 
   /**
-   * The fast path: reads the line `bytes[from .. end)` (valid UTF-8, no LF) as a record and
-   * returns true; or undoes what it wrote and returns false for the general path. A blank line
-   * is read as nothing. Each member's separator (`,"name":`) is first compared, as bytes, with
-   * the one the same member had on an earlier line, which says which column the value goes to.
+   * Rows every column has room for (tags, numbers, string offsets), so that the fast path need
+   * not check each value; 0 after the general path, which may have made a column.
    */
-  const fastLine = (bytes: Latin1Sliceable, from: number, end: number): boolean => {
-    if (skipBlanks(bytes, from, end) === end) return true;
+  let roomRows = 0;
+
+  /** Makes room in every column for row `row` and the next; returns the rows all have room for. */
+  const makeRoomAll = (row: number): number => {
+    let room = Number.MAX_SAFE_INTEGER;
+    for (const column of columns.columns) room = Math.min(room, roomFor(column, Math.max(row + 2, column.tags.length)));
+    return room;
+  };
+
+  /**
+   * The fast path: reads the line that starts at `bytes[from]` (valid UTF-8) as a record and
+   * returns the index of its LF (or `end`, the end of the data); or undoes what it wrote and
+   * returns -1 for the general path. A blank line is read as nothing. The line's end is found as
+   * it is read: no JSON value holds a raw LF, so every scan stops there. Each member's separator
+   * (`,"name":`) is first compared, as bytes, with the one the same member had on an earlier
+   * line, which says which column the value goes to. A value is counted in its column's profile
+   * at once when that is only a count (a number; a string of a column that can no longer be a
+   * date or a date-time, and no longer an enum or one of its values so far) and undone if the
+   * line turns out not to fit; any other value is profiled once the line is known to be good.
+   */
+  const fastLine = (bytes: Latin1Sliceable, from: number, end: number): number => {
+    if (atLineEnd(bytes, from, end)) return lineEnd;
     const row = columns.rows;
+    if (row + 2 > roomRows) roomRows = makeRoomAll(row);
     let count = 0;
+    let pending = 0;
+    let tooLong: RawColumn | null = null;
     let p = from;
     let ok = false;
     for (let member = 0; ; member++) {
       let column: RawColumn | null;
       const separator = member < shapeSeparators.length ? shapeSeparators[member] : null;
-      if (separator !== null && sameBytes(separator, bytes, p, p + separator.length)) {
-        p += separator.length;
+      // inlined for speed: the separator compared byte for byte with the earlier line's
+      let matched = separator !== null;
+      if (separator !== null) {
+        const length = separator.length;
+        for (let k = 0; k < length; k++) {
+          if (bytes[p + k] !== separator[k]) {
+            matched = false;
+            break;
+          }
+        }
+      }
+      if (matched) {
+        p += (separator as Uint8Array).length;
         column = shapeColumns[member];
       } else {
         p = memberStart(bytes, p, end, member);
@@ -617,30 +698,152 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
         if (p < 0) break;
         column = shapeColumns[member];
       }
-      if (column === null) p = skipValue(bytes, p, end);
-      else {
-        // a member named twice: JSON.parse keeps the last, the general path too
-        if (column.count > row) break;
-        if (column.count < row) padNulls(column, row);
-        beginValue(column);
-        touched[count++] = column;
-        // '"': a string, the commonest value, read without the dispatch
-        p = bytes[p] === 34 ? copyString(column, row, bytes, p, end) : readValue(column, row, bytes, p, end);
+      if (column === null) {
+        p = skipValue(bytes, p, end);
+        if (p < 0) break;
+        continue;
       }
+      // a member named twice: JSON.parse keeps the last, the general path too
+      if (column.count !== row) {
+        if (column.count > row) break;
+        padNulls(column, row);
+      }
+      const first = bytes[p];
+      if (first === 34) {
+        // '"': a string, the commonest value. Inlined for speed: a string without escapes copied
+        // byte by byte; any other (an escape, a full column, not JSON) read again by copyString
+        const strings = column.strings;
+        const target = strings.bytes;
+        const offsets = strings.offsets;
+        let at = offsets[row];
+        let q = p + 1;
+        const limit = Math.min(end, q + target.length - at);
+        let c = 0;
+        for (;;) {
+          if (q >= limit) {
+            c = -1;
+            break;
+          }
+          c = bytes[q++];
+          if (c === 34) break;
+          if (c === 92 || c < 0x20) {
+            c = -1;
+            break;
+          }
+          target[at++] = c;
+        }
+        if (c === 34) {
+          column.tags[row] = RAW.STRING;
+          offsets[row + 1] = at;
+          p = q;
+        } else p = copyString(column, row, bytes, p, end);
+      } else if (first === 45 || (first >= 48 && first <= 57)) {
+        // '-' or a digit: a number. Inlined for speed: an integer of 1 to 15 digits without a
+        // leading zero read here (exact in a double); any other number by readNumber
+        let to = p;
+        let x = 0;
+        if (first >= 49) {
+          let d = first;
+          do {
+            x = x * 10 + (d - 48);
+            d = bytes[++to];
+          } while (to < end && d >= 48 && d <= 57);
+          // '.', 'e', 'E' or more than 15 digits: not such an integer
+          if (to - p > MAX_FAST_DIGITS || d === 46 || d === 101 || d === 69) to = -1;
+        } else to = -1;
+        if (to < 0) {
+          to = readNumber(bytes, p, end);
+          x = numberRead;
+        }
+        // beyond ±2^53: kept only when its literal is exact; the general path says why not
+        if (to < 0 || ((x >= MAX_EXACT_INTEGER || x <= -MAX_EXACT_INTEGER) && !isExactLiteral(bytes.latin1Slice(p, to), x))) p = -1;
+        else {
+          column.tags[row] = RAW.NUMBER;
+          column.numbers[row] = x;
+          const offsets = column.strings.offsets;
+          offsets[row + 1] = offsets[row];
+          p = to;
+        }
+      } else p = readValue(column, row, bytes, p, end);
       if (p < 0) break;
+      column.count = row + 1;
+      column.strings.count = row + 1;
+      touched[count++] = column;
+      const profile = column.profile;
+      const tag = column.tags[row];
+      if (tag === RAW.STRING) {
+        const offsets = column.strings.offsets;
+        const valueFrom = offsets[row];
+        const valueTo = offsets[row + 1];
+        if (valueTo - valueFrom > MAX_VALUE_BYTES && tooLong === null) tooLong = column;
+        // inlined for speed (profileRow's rule for these): a string of a column that can no
+        // longer be a date or a date-time only counts, when the column can no longer be an enum
+        // either or the string is one of the distinct values already seen
+        if (profile.dates !== profile.strings && profile.datetimes !== profile.strings) {
+          if (profile.distinct === null) profile.strings++;
+          else {
+            // the distinct value seen last compared first (inlined for speed), then the others
+            const known = profile.distinctUtf8;
+            const last = profile.lastDistinct;
+            let same = last < known.length && known[last].length === valueTo - valueFrom;
+            if (same) {
+              const value = known[last];
+              const target = column.strings.bytes;
+              for (let b = 0; same && b < value.length; b++) same = value[b] === target[valueFrom + b];
+            }
+            const k = same ? last : distinctIndex(known, last, column.strings.bytes, valueFrom, valueTo);
+            if (k >= 0) {
+              profile.strings++;
+              profile.lastDistinct = k;
+              column.distinctCodes[row] = k + 1;
+            } else pendingColumns[pending++] = column;
+          }
+        } else pendingColumns[pending++] = column;
+      } else if (tag === RAW.NUMBER) profile.numbers++;
+      else {
+        const offsets = column.strings.offsets;
+        if (offsets[row + 1] - offsets[row] > MAX_VALUE_BYTES && tooLong === null) tooLong = column;
+        pendingColumns[pending++] = column;
+      }
+      // '}' then the line's end (inlined for speed: the commonest end of a record)
+      if (bytes[p] === 125) {
+        const after = p + 1;
+        if (after === end || bytes[after] === 10) {
+          lineEnd = after;
+          ok = true;
+          break;
+        }
+        if (atLineEnd(bytes, after, end)) {
+          ok = true;
+          break;
+        }
+      }
     }
     if (!ok) {
-      for (let k = 0; k < count; k++) rollBack(touched[k], row);
-      return false;
+      // undo the counts made at once, then the values
+      for (let k = 0; k < count; k++) {
+        const column = touched[k];
+        let counted = true;
+        for (let j = 0; j < pending; j++) if (pendingColumns[j] === column) counted = false;
+        if (counted) {
+          if (column.tags[row] === RAW.NUMBER) column.profile.numbers--;
+          else column.profile.strings--;
+        }
+        rollBack(column, row);
+      }
+      return -1;
     }
-    for (let k = 0; k < count; k++) {
-      const column = touched[k];
-      const offsets = column.strings.offsets;
-      if (offsets[row + 1] - offsets[row] > MAX_VALUE_BYTES) throw new IngestError(file, line, valueTooLongReason(column.id, offsets[row + 1] - offsets[row]));
-      profileRow(column, row);
+    if (tooLong !== null) {
+      const offsets = tooLong.strings.offsets;
+      throw new IngestError(file, line, valueTooLongReason(tooLong.id, offsets[row + 1] - offsets[row]));
     }
-    columns.endRecord(line);
-    return true;
+    for (let k = 0; k < pending; k++) profileRow(pendingColumns[k], row);
+    // inlined for speed: columns.endRecord(line)
+    if (row < columns.lines.length) {
+      columns.lines[row] = line;
+      columns.rows = row + 1;
+    } else columns.endRecord(line);
+    return lineEnd;
   };
 
   return {
@@ -657,10 +860,17 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
       const valid = isUtf8(data);
       let from = 0;
       while (from < stop) {
-        let end = data.indexOf(10, from);
-        if (end < 0) end = stop;
-        // An empty line is skipped without decoding.
-        if (end > from && !(valid && fastLine(data, from, end))) slowLine(data, from, end, fileOffset);
+        let end = valid ? fastLine(data, from, stop) : -1;
+        if (end < 0) {
+          end = data.indexOf(10, from);
+          if (end < 0) end = stop;
+          // An empty line is skipped without decoding.
+          if (end > from) {
+            slowLine(data, from, end, fileOffset);
+            // the general path may have made a column
+            roomRows = 0;
+          }
+        }
         line++;
         from = end + 1;
       }

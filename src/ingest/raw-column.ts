@@ -7,7 +7,7 @@
  * stops the build with the record's line.
  *
  * Values are appended in row order. The NDJSON reader's fast path writes a record's values
- * first ({@link beginValue}, {@link commitString}) and profiles them only once the whole line is
+ * first ({@link makeRoom}, {@link endValue}) and profiles them only once the whole line is
  * known to be good ({@link profileRow}), undoing them otherwise ({@link rollBack}); the other
  * readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
  */
@@ -46,6 +46,14 @@ export interface RawColumn {
   numbers: Float64Array;
   /** Per row: the string, JSON text or CSV text (empty for the other tags), UTF-8. */
   strings: GrowingByteColumn;
+  /**
+   * Per row of a string (or CSV text counted as one) while the profile tracks the distinct
+   * values (`profile.distinct` not null): 1 + the value's index among them, so that an enum is
+   * converted without comparing strings again (src/kinds/convert.ts); 0 for a string counted
+   * otherwise. Meaningless for the other tags, and once the profile stops tracking. Same length
+   * as `tags`.
+   */
+  distinctCodes: Uint8Array;
   profile: ColumnProfile;
 }
 
@@ -58,6 +66,7 @@ export function rawColumn(id: string, rows = 1024, bytes = rows * 8): RawColumn 
     tags: new Uint8Array(capacity),
     numbers: new Float64Array(capacity),
     strings: growingByteColumn(capacity, Math.max(64, bytes)),
+    distinctCodes: new Uint8Array(capacity),
     profile: emptyProfile(),
   };
 }
@@ -73,6 +82,9 @@ function reserveRows(column: RawColumn, rows: number): void {
   const numbers = new Float64Array(capacity);
   numbers.set(column.numbers.subarray(0, column.count));
   column.numbers = numbers;
+  const codes = new Uint8Array(capacity);
+  codes.set(column.distinctCodes.subarray(0, column.count));
+  column.distinctCodes = codes;
 }
 
 /**
@@ -102,39 +114,59 @@ function reserveOffsets(strings: GrowingByteColumn): void {
 }
 
 /**
- * Starts the next row's value without profiling it (the NDJSON fast path): the row is reserved
- * and counted, its tag is NULL and its string empty until set.
- * @returns the row
+ * Makes room in the column for rows below `rows` (its tags, numbers and string offsets), doubling
+ * the arrays as needed.
+ * @returns the rows it has room for now (at least `rows`)
  */
-export function beginValue(column: RawColumn): number {
-  const row = column.count;
-  if (row === column.tags.length) reserveRows(column, row + 1);
-  const strings = column.strings;
-  if (strings.count + 2 > strings.offsets.length) reserveOffsets(strings);
-  strings.offsets[row + 1] = strings.offsets[row];
-  strings.count = row + 1;
-  column.tags[row] = RAW.NULL;
-  column.count = row + 1;
-  return row;
+export function roomFor(column: RawColumn, rows: number): number {
+  if (rows > column.tags.length) reserveRows(column, rows);
+  while (rows + 1 > column.strings.offsets.length) reserveOffsets(column.strings);
+  return Math.min(column.tags.length, column.strings.offsets.length - 1);
 }
 
 /**
- * Makes room for `bytes` more string bytes in the row begun last (whose string is empty so far):
- * afterwards `strings.bytes` has room from `strings.offsets[row]` on.
+ * Makes room for the next row's value (row `count`) without adding it (the NDJSON fast path):
+ * the caller then writes its tag, number and string end (`strings.offsets[count + 1]`, equal to
+ * `strings.offsets[count]` for a value without a string) and counts it with {@link endValue}.
+ */
+export function makeRoom(column: RawColumn): void {
+  const row = column.count;
+  if (row >= column.tags.length) reserveRows(column, row + 1);
+  if (row + 2 > column.strings.offsets.length) reserveOffsets(column.strings);
+}
+
+/**
+ * Makes room for `bytes` string bytes for the next row's value, from `strings.offsets[count]`.
  * @throws RangeError when the column would exceed 4 GiB
  */
 export function reserveString(column: RawColumn, bytes: number): void {
   const strings = column.strings;
-  // the row begun last starts at offsets[count - 1]; reserveValue measures from offsets[count]
-  if (strings.offsets[strings.count - 1] + bytes <= strings.bytes.length) return;
-  strings.count--;
-  reserveValue(strings, bytes);
-  strings.count++;
+  if (strings.offsets[strings.count] + bytes > strings.bytes.length) reserveValue(strings, bytes);
 }
 
-/** Sets the string of the row begun last: the bytes from `strings.offsets[row]` up to `end`, written into the free room. */
-export function commitString(column: RawColumn, row: number, end: number): void {
-  column.strings.offsets[row + 1] = end;
+/**
+ * Grows the column's string bytes to hold at least `size` bytes, keeping the first `used` (a
+ * value being copied in may already be partly written past `strings.offsets[count]`).
+ * @throws RangeError when the column would exceed 4 GiB
+ */
+export function growStringBytes(column: RawColumn, used: number, size: number): void {
+  const strings = column.strings;
+  if (size <= strings.bytes.length) return;
+  const capacity = Math.min(MAX_STRING_BYTES, Math.max(strings.bytes.length * 2, size));
+  if (size > capacity) throw new RangeError("string column exceeds 4 GiB");
+  const bytes = new Uint8Array(capacity);
+  bytes.set(strings.bytes.subarray(0, used));
+  strings.bytes = bytes;
+}
+
+/** Most string bytes a column holds: its offsets are 32-bit. */
+const MAX_STRING_BYTES = 0xffffffff;
+
+/** Counts the next row's value, written after {@link makeRoom} (its profile is counted by {@link profileRow}). */
+export function endValue(column: RawColumn): void {
+  const row = column.count + 1;
+  column.count = row;
+  column.strings.count = row;
 }
 
 /** Undoes the values from row `row` on (the NDJSON fast path, when a line turns out not to fit it); their profile was not counted yet. */
@@ -145,7 +177,7 @@ export function rollBack(column: RawColumn, row: number): void {
 }
 
 /**
- * Counts the value of `row` (written by {@link beginValue}) in the column's profile: what
+ * Counts the value of `row` (written after {@link makeRoom}) in the column's profile: what
  * {@link addJsonValue} does for the same JSON value. A string's bytes are profiled as they are
  * (schema/infer.ts `profileUtf8`), and the date or date-time it parsed as is kept in `numbers`.
  */
@@ -157,6 +189,7 @@ export function profileRow(column: RawColumn, row: number): void {
     const parsed = profileUtf8(profile, column.strings.bytes, offsets[row], offsets[row + 1]);
     // NaN is not written: a string's slot is read only when every string parsed (convert.ts)
     if (parsed === parsed) column.numbers[row] = parsed;
+    if (profile.distinct !== null) column.distinctCodes[row] = profile.lastDistinct + 1;
   } else if (tag === RAW.NUMBER) profile.numbers++;
   else if (tag === RAW.NULL) profile.nulls++;
   else if (tag === RAW.BOOLEAN) profile.booleans++;
@@ -193,6 +226,7 @@ export function addJsonValue(column: RawColumn, value: unknown): number {
   } else if (typeof value === "string") {
     column.tags[row] = RAW.STRING;
     column.numbers[row] = parsed;
+    column.distinctCodes[row] = column.profile.distinct !== null ? column.profile.lastDistinct + 1 : 0;
     text = value;
   } else {
     column.tags[row] = RAW.OBJECT;
@@ -211,8 +245,12 @@ export function addJsonValue(column: RawColumn, value: unknown): number {
  */
 export function addTextValue(column: RawColumn, text: string, quoted = false): number {
   const row = reserveRow(column);
-  column.numbers[row] = profileText(column.profile, text, quoted);
+  const profile = column.profile;
+  const strings = profile.strings;
+  column.numbers[row] = profileText(profile, text, quoted);
   column.tags[row] = text === "" && !quoted ? RAW.NULL : RAW.TEXT;
+  // counted as a string while the distinct values are tracked: its code
+  column.distinctCodes[row] = profile.strings !== strings && profile.distinct !== null ? profile.lastDistinct + 1 : 0;
   return appendText(column.strings, text);
 }
 

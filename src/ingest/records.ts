@@ -210,6 +210,9 @@ export class ColumnsBuilder {
         const numbers = new Float64Array(rows);
         numbers.set(column.numbers.subarray(0, column.count));
         column.numbers = numbers;
+        const codes = new Uint8Array(rows);
+        codes.set(column.distinctCodes.subarray(0, column.count));
+        column.distinctCodes = codes;
       }
       const strings = column.strings;
       if (strings.offsets.length < rows + 1) {

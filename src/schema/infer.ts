@@ -30,14 +30,21 @@ export interface ColumnProfile {
   /** Of the strings: those that are a date (`YYYY-MM-DD`), and those that are a date-time. */
   dates: number;
   datetimes: number;
-  /** Distinct strings seen, while there are at most {@link MAX_INFERRED_ENUM_VALUES}; null once there are more. */
-  distinct: Set<string> | null;
   /**
-   * The same distinct strings as UTF-8, in the order first seen (what {@link profileUtf8}
-   * compares a value's bytes with, without a JS string); emptied when `distinct` becomes null.
+   * Distinct strings seen, each with its index in the order first seen, while there are at most
+   * {@link MAX_INFERRED_ENUM_VALUES}; null once there are more.
+   */
+  distinct: Map<string, number> | null;
+  /**
+   * The same distinct strings as UTF-8, by index (what {@link profileUtf8} compares a value's
+   * bytes with, without a JS string); emptied when `distinct` becomes null.
    */
   distinctUtf8: Uint8Array[];
-  /** The index in `distinctUtf8` of the last value found there (compared first: runs of one value are common). */
+  /**
+   * The index of the distinct value counted last: after a string is counted while `distinct` is
+   * not null, that string's index (the readers keep it per row: ingest/raw-column.ts
+   * `distinctCodes`); compared first, as runs of one value are common.
+   */
   lastDistinct: number;
   /** True when the values came as CSV text (untyped) rather than JSON values. */
   fromText: boolean;
@@ -45,7 +52,7 @@ export interface ColumnProfile {
 
 /** A profile of no values. */
 export function emptyProfile(): ColumnProfile {
-  return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Set(), distinctUtf8: [], lastDistinct: 0, fromText: false };
+  return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Map(), distinctUtf8: [], lastDistinct: 0, fromText: false };
 }
 
 /**
@@ -68,10 +75,13 @@ function addString(profile: ColumnProfile, value: string): number {
     if (!Number.isNaN(parsed)) profile.datetimes++;
   }
   const distinct = profile.distinct;
-  if (distinct !== null && !distinct.has(value)) {
-    if (distinct.size === MAX_INFERRED_ENUM_VALUES) dropDistinct(profile);
+  if (distinct !== null) {
+    const known = distinct.get(value);
+    if (known !== undefined) profile.lastDistinct = known;
+    else if (distinct.size === MAX_INFERRED_ENUM_VALUES) dropDistinct(profile);
     else {
-      distinct.add(value);
+      profile.lastDistinct = distinct.size;
+      distinct.set(value, distinct.size);
       profile.distinctUtf8.push(encoder.encode(value));
     }
   }
@@ -126,7 +136,7 @@ export function profileUtf8(profile: ColumnProfile, bytes: Uint8Array, from: num
       if (found >= 0) profile.lastDistinct = found;
       else if (known.length === MAX_INFERRED_ENUM_VALUES) dropDistinct(profile);
       else {
-        profile.distinct.add(decoder.decode(bytes.subarray(from, to)));
+        profile.distinct.set(decoder.decode(bytes.subarray(from, to)), known.length);
         profile.lastDistinct = known.length;
         // a copy (a Buffer's slice would be a view)
         known.push(Uint8Array.prototype.slice.call(bytes, from, to));
@@ -220,7 +230,7 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
   const distinct = profile.distinct;
   // An enum's values are non-empty strings (as a schema file declares them): "" makes text.
   if (strings === nonNull && distinct !== null && distinct.size * MIN_ROWS_PER_ENUM_VALUE <= rows && !distinct.has("")) {
-    return { kind: "enum", values: [...distinct].sort(collator.compare) };
+    return { kind: "enum", values: [...distinct.keys()].sort(collator.compare) };
   }
   return { kind: "text" };
 }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { RAW, addJsonValue, addTextValue, beginValue, commitString, padNulls, profileRow, rawColumn, reserveString, rollBack } from "../../src/ingest/raw-column.ts";
+import fc from "fast-check";
+import { RAW, addJsonValue, addTextValue, endValue, makeRoom, padNulls, profileRow, rawColumn, reserveString, rollBack } from "../../src/ingest/raw-column.ts";
 import { ConversionError } from "../../src/kinds/convert.ts";
 import { convertColumn } from "../../src/kinds/registry.ts";
 import { inferKind } from "../../src/schema/infer.ts";
@@ -100,19 +101,22 @@ describe("raw columns as the readers fill them", () => {
     const atOnce = json(values);
     const later = rawColumn("c", 2);
     for (const v of values) {
-      padNulls(later, later.count);
-      const row = beginValue(later);
+      const row = later.count;
+      makeRoom(later);
+      later.strings.offsets[row + 1] = later.strings.offsets[row];
+      later.tags[row] = RAW.NULL;
       if (typeof v === "string" || (typeof v === "object" && v !== null)) {
         const text = typeof v === "string" ? v : JSON.stringify(v);
         const bytes = new TextEncoder().encode(text);
         reserveString(later, bytes.length);
         later.strings.bytes.set(bytes, later.strings.offsets[row]);
         later.tags[row] = typeof v === "string" ? RAW.STRING : RAW.OBJECT;
-        commitString(later, row, later.strings.offsets[row] + bytes.length);
+        later.strings.offsets[row + 1] = later.strings.offsets[row] + bytes.length;
       } else if (typeof v === "number" || typeof v === "boolean") {
         later.tags[row] = typeof v === "number" ? RAW.NUMBER : RAW.BOOLEAN;
         later.numbers[row] = Number(v);
       }
+      endValue(later);
       profileRow(later, row);
     }
     const { distinctUtf8: _a, lastDistinct: _b, ...profileLater } = later.profile;
@@ -126,12 +130,37 @@ describe("raw columns as the readers fill them", () => {
     addJsonValue(column, "a");
     padNulls(column, 1000);
     expect({ count: column.count, nulls: column.profile.nulls, strings: column.strings.count }).toEqual({ count: 1000, nulls: 999, strings: 1000 });
-    const row = beginValue(column);
+    const row = column.count;
+    makeRoom(column);
     column.tags[row] = RAW.NUMBER;
+    column.strings.offsets[row + 1] = column.strings.offsets[row];
+    endValue(column);
     rollBack(column, row);
     addJsonValue(column, "b");
     const text = convertColumn(column, { id: "c", kind: "text" }) as { strings: Parameters<typeof unpackStrings>[0]; isNull: Uint8Array };
     const strings = unpackStrings(text.strings);
     expect([strings[0], strings[500], strings[1000], strings.length, text.isNull[1000]]).toEqual(["a", "", "b", 1001, 0]);
+  });
+});
+
+describe("enum conversion", () => {
+  test("any sequence of values, of a few values or of many, gets each value's code", () => {
+    const few = ["active", "inactive", "invited"];
+    const many = Array.from({ length: 40 }, (_, i) => `v${i % 7}${"é".repeat(i % 3)}${i}`);
+    for (const values of [few, many]) {
+      fc.assert(
+        fc.property(fc.array(fc.option(fc.constantFrom(...values), { nil: null }), { maxLength: 60 }), fc.boolean(), (rows, asCsv) => {
+          const column = rawColumn("c", 2);
+          for (const v of rows) {
+            if (asCsv) addTextValue(column, v ?? "");
+            else addJsonValue(column, v);
+          }
+          const converted = convertColumn(column, { id: "c", kind: "enum", values }) as { codes: Uint8Array; nulls: number };
+          expect(Array.from(converted.codes)).toEqual(rows.map((v) => (v === null ? 0 : values.indexOf(v) + 1)));
+          expect(converted.nulls).toBe(rows.filter((v) => v === null).length);
+        }),
+        { numRuns: 200 },
+      );
+    }
   });
 });
