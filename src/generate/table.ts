@@ -17,7 +17,7 @@ import { WIDE_COLUMN_SPECS } from "./wide.ts";
 /** The generated table's key column. */
 export const GENERATED_KEY = "id";
 
-/** The columns of a generated table: the seed's shape (docs/api.md "Columns"). */
+/** The columns of a generated table: the seed's shape (docs/api.md "The records"). */
 export const GENERATED_COLUMNS: readonly ColumnSpec[] = [
   { id: "id", kind: "number" },
   { id: "name", kind: "text" },

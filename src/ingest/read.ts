@@ -9,10 +9,11 @@
  * null, unique), once the read is done (snapshot/columns.ts); a bad record found during the read
  * gives way to a duplicate key on an earlier line.
  *
- * Speed: NDJSON lines that are flat objects (strings, numbers, booleans, nulls; nested objects
+ * Speed: NDJSON lines that are objects of strings, numbers, booleans and nulls (nested objects
  * and arrays kept as JSON text) are read straight from the bytes, strings copied as UTF-8
  * without a JS string (ndjson.ts); other lines, JSON arrays and CSV decode the text and use
- * JSON.parse or a string scanner. bench figures: docs/operations.md.
+ * JSON.parse or a string scanner. `bun bench/ingest-read.ts` times the read phase of
+ * `snapshot build`; its figures are in docs/operations.md ("Reading a data file").
  *
  * Decisions (docs/api.md "Any users table"):
  * - An empty input, or one holding only whitespace (and blank lines), a JSON `[]` or a CSV
