@@ -15,6 +15,3 @@ export const MAX_COLUMNS = 512;
 
 /** Most characters (UTF-16 code units) a text key may have, as a filter value may (docs/api.md "Any users table", the key). */
 export const MAX_KEY_LENGTH = 256;
-
-/** The largest magnitude of a number key: every integer up to 2^53 is exact in a double. */
-export const MAX_KEY_MAGNITUDE = 2 ** 53;

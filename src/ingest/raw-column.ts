@@ -6,10 +6,12 @@
  * typed form by its kind (src/kinds: `KINDS[kind].convert`); a value that does not fit the kind
  * stops the build with the record's line.
  *
- * Values are appended in row order. The NDJSON reader's fast path writes a record's values
- * first ({@link makeRoom}, {@link endValue}) and profiles them only once the whole line is
- * known to be good ({@link profileRow}), undoing them otherwise ({@link rollBack}); the other
- * readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
+ * Values are appended in row order. The NDJSON reader's fast path makes room for a line's rows
+ * ({@link roomFor}), writes each value of row `count` itself — its tag, number, string bytes and
+ * string end `strings.offsets[count + 1]` — then counts it (`count` and `strings.count` one
+ * more); it profiles a value at once only where that is a count, the others once the whole line
+ * is known to be good ({@link profileRow}), and undoes them otherwise ({@link rollBack}). The
+ * other readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
  */
 import { appendString, type GrowingByteColumn, growingByteColumn, reserveValue } from "../bits/byte-column.ts";
 import { type ColumnProfile, emptyProfile, profileJson, profileText, profileUtf8 } from "../schema/infer.ts";
@@ -125,17 +127,6 @@ export function roomFor(column: RawColumn, rows: number): number {
 }
 
 /**
- * Makes room for the next row's value (row `count`) without adding it (the NDJSON fast path):
- * the caller then writes its tag, number and string end (`strings.offsets[count + 1]`, equal to
- * `strings.offsets[count]` for a value without a string) and counts it with {@link endValue}.
- */
-export function makeRoom(column: RawColumn): void {
-  const row = column.count;
-  if (row >= column.tags.length) reserveRows(column, row + 1);
-  if (row + 2 > column.strings.offsets.length) reserveOffsets(column.strings);
-}
-
-/**
  * Makes room for `bytes` string bytes for the next row's value, from `strings.offsets[count]`.
  * @throws RangeError when the column would exceed 4 GiB
  */
@@ -162,13 +153,6 @@ export function growStringBytes(column: RawColumn, used: number, size: number): 
 /** Most string bytes a column holds: its offsets are 32-bit. */
 const MAX_STRING_BYTES = 0xffffffff;
 
-/** Counts the next row's value, written after {@link makeRoom} (its profile is counted by {@link profileRow}). */
-export function endValue(column: RawColumn): void {
-  const row = column.count + 1;
-  column.count = row;
-  column.strings.count = row;
-}
-
 /** Undoes the values from row `row` on (the NDJSON fast path, when a line turns out not to fit it); their profile was not counted yet. */
 export function rollBack(column: RawColumn, row: number): void {
   if (column.count <= row) return;
@@ -177,7 +161,7 @@ export function rollBack(column: RawColumn, row: number): void {
 }
 
 /**
- * Counts the value of `row` (written after {@link makeRoom}) in the column's profile: what
+ * Counts the value of `row` (written by the NDJSON fast path) in the column's profile: what
  * {@link addJsonValue} does for the same JSON value. A string's bytes are profiled as they are
  * (schema/infer.ts `profileUtf8`), and the date or date-time it parsed as is kept in `numbers`.
  */

@@ -155,9 +155,6 @@ export function unknownExcludeReason(field: string, fields: readonly string[]): 
   return `--exclude ${show(field)} is not a field of the input; fields: ${fieldList(fields)}`;
 }
 
-/** A guess of the mean bytes per record in a file, to size the columns before the first records tell. */
-export const GUESSED_RECORD_BYTES = 64;
-
 /** Options of a {@link ColumnsBuilder}. */
 export interface BuilderOptions {
   /** Fields left out unread (`--exclude`): never collected, listed in `excluded` when seen. */

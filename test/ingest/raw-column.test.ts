@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { RAW, addJsonValue, addTextValue, endValue, makeRoom, padNulls, profileRow, rawColumn, reserveString, rollBack } from "../../src/ingest/raw-column.ts";
+import { RAW, addJsonValue, addTextValue, padNulls, profileRow, rawColumn, reserveString, rollBack, roomFor } from "../../src/ingest/raw-column.ts";
 import { ConversionError } from "../../src/kinds/convert.ts";
 import { convertColumn } from "../../src/kinds/registry.ts";
 import { inferKind } from "../../src/schema/infer.ts";
@@ -102,7 +102,7 @@ describe("raw columns as the readers fill them", () => {
     const later = rawColumn("c", 2);
     for (const v of values) {
       const row = later.count;
-      makeRoom(later);
+      roomFor(later, row + 2);
       later.strings.offsets[row + 1] = later.strings.offsets[row];
       later.tags[row] = RAW.NULL;
       if (typeof v === "string" || (typeof v === "object" && v !== null)) {
@@ -116,7 +116,8 @@ describe("raw columns as the readers fill them", () => {
         later.tags[row] = typeof v === "number" ? RAW.NUMBER : RAW.BOOLEAN;
         later.numbers[row] = Number(v);
       }
-      endValue(later);
+      later.count = row + 1;
+      later.strings.count = row + 1;
       profileRow(later, row);
     }
     const { distinctUtf8: _a, lastDistinct: _b, ...profileLater } = later.profile;
@@ -131,10 +132,11 @@ describe("raw columns as the readers fill them", () => {
     padNulls(column, 1000);
     expect({ count: column.count, nulls: column.profile.nulls, strings: column.strings.count }).toEqual({ count: 1000, nulls: 999, strings: 1000 });
     const row = column.count;
-    makeRoom(column);
+    roomFor(column, row + 2);
     column.tags[row] = RAW.NUMBER;
     column.strings.offsets[row + 1] = column.strings.offsets[row];
-    endValue(column);
+    column.count = row + 1;
+    column.strings.count = row + 1;
     rollBack(column, row);
     addJsonValue(column, "b");
     const text = convertColumn(column, { id: "c", kind: "text" }) as { strings: Parameters<typeof unpackStrings>[0]; isNull: Uint8Array };
