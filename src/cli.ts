@@ -271,7 +271,7 @@ export function createCli(): Command {
   snapshot
     .command("build")
     .description(
-      "build a snapshot from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records, stops the build)",
+      "build a snapshot of any users table from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records unless --allow-empty, stops the build); prints the columns decided, the fields left out and a warning per column that looks like a secret",
     )
     .argument("[input]", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input; none with --from")
     .option("--from <url>", "read from PostgreSQL (postgres://user:password@host:port/database) instead of a file, with --table or --query")
