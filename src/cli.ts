@@ -15,7 +15,9 @@ import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
 import packageJson from "../package.json" with { type: "json" };
 import type { InputFormat } from "./ingest/read.ts";
-import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
+import { type BuildProgress, type TableSummary, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
+import { delimiterProblem } from "./ingest/csv.ts";
+import type { ColumnSpec } from "./schema/kinds.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { followSource, waitForFirst } from "./publish/follow.ts";
@@ -89,6 +91,33 @@ function readSnapshotId(path: string): string {
 
 /** How `snapshot build` names the input formats on stderr. */
 const FORMAT_NAMES: Record<InputFormat, string> = { ndjson: "NDJSON", json: "a JSON array", csv: "CSV" };
+
+/** A comma list of names (`--exclude a,b`): trimmed, empty entries dropped. */
+function parseList(value: string): string[] {
+  const names = value.split(",").map((v) => v.trim()).filter((v) => v !== "");
+  if (names.length === 0) throw new InvalidArgumentError("give one or more names, separated by commas");
+  return names;
+}
+
+/** A CSV delimiter: one character, or `tab` (also `\\t`, as a shell passes it unquoted). */
+function parseDelimiter(value: string): string {
+  const delimiter = value === "tab" || value === "\\t" ? "\t" : value;
+  const problem = delimiterProblem(delimiter);
+  if (problem !== null) throw new InvalidArgumentError(problem);
+  return delimiter;
+}
+
+/**
+ * What `snapshot build` prints once the table is decided: every column with its kind (the key
+ * marked), the fields left out, and a warning per kept column that looks like a secret.
+ */
+export function describeTable(summary: TableSummary): string {
+  const column = (c: ColumnSpec) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}${c.id === summary.key ? " (key)" : ""}`;
+  let text = `columns: ${summary.columns.map(column).join(", ")}\n`;
+  if (summary.excluded.length > 0) text += `excluded: ${summary.excluded.join(", ")}\n`;
+  for (const warning of summary.warnings) text += `warning: ${warning}\n`;
+  return text;
+}
 
 /** Prints a build report on stderr. */
 function report(what: string, r: { rows: number; bytes: number; readMs: number; indexMs: number; writeMs: number; snapshotId: string }) {
@@ -251,7 +280,7 @@ export function createCli(): Command {
   snapshot
     .command("build")
     .description(
-      "build a snapshot from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records, stops the build)",
+      "build a snapshot of any users table from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records unless --allow-empty, stops the build); prints the columns decided, the fields left out and a warning per column that looks like a secret",
     )
     .argument("[input]", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input; none with --from")
     .option("--from <url>", "read from PostgreSQL (postgres://user:password@host:port/database) instead of a file, with --table or --query")
@@ -261,11 +290,16 @@ export function createCli(): Command {
     .addOption(
       new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
     )
-    .option("--schema <file>", 'column kinds as JSON {"columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
+    .option("--schema <file>", 'the key and column kinds as JSON {"key"?: "…", "columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
+    .option("--key <column>", "the key column: unique, never null, a number or a text such as a UUID (default: the schema file's key, else id)")
+    .option("--exclude <columns>", "leave these fields out (a comma list): never read into the snapshot (with --from, not even selected)", parseList)
+    .option("--allow-empty", "build a table of no rows from an input without records (its columns from --schema, the CSV header or the PostgreSQL table)")
+    .option("--delimiter <char>", "the CSV field delimiter: one character, or tab (default ,)", parseDelimiter)
     .action(async (input: string | undefined, opts) => {
       if (opts.from !== undefined) {
         if (input !== undefined) throw new InvalidArgumentError("give an input file or --from, not both");
         if ((opts.table === undefined) === (opts.query === undefined)) throw new InvalidArgumentError("--from needs --table or --query (one of them)");
+        if (opts.delimiter !== undefined) throw new InvalidArgumentError("--delimiter goes with a CSV input, not --from");
       } else if (input === undefined) throw new InvalidArgumentError("give an input file (or - for standard input), or --from postgres://…");
       else if (opts.table !== undefined || opts.query !== undefined) throw new InvalidArgumentError("--table and --query go with --from");
       const bar = progressBar("build");
@@ -288,20 +322,23 @@ export function createCli(): Command {
           }
           bar.update(p);
         };
-        const schema = {
+        const table = {
           schemaFile: opts.schema as string | undefined,
-          onSchema: (columns: readonly { id: string; kind: string; values?: string[] }[]) =>
-            process.stderr.write(`columns: ${columns.map((c) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}`).join(", ")}\n`),
+          key: opts.key as string | undefined,
+          exclude: opts.exclude as string[] | undefined,
+          allowEmpty: opts.allowEmpty === true,
+          onDecided: (summary: TableSummary) => process.stderr.write(describeTable(summary)),
         };
         let r: Awaited<ReturnType<typeof buildSnapshotFromFile>>;
         if (opts.from !== undefined) {
           process.stderr.write(`reading ${opts.table !== undefined ? `table ${opts.table}` : "a query"} from PostgreSQL\n`);
-          r = await buildSnapshotFromPostgres({ url: opts.from, table: opts.table, query: opts.query }, opts.output, onProgress, schema);
+          r = await buildSnapshotFromPostgres({ url: opts.from, table: opts.table, query: opts.query }, opts.output, onProgress, table);
         } else {
           r = await buildSnapshotFromFile(input as string, opts.output, onProgress, {
             format: opts.format as InputFormat | undefined,
+            delimiter: opts.delimiter as string | undefined,
             onFormat: ({ file, format, gzip }) => process.stderr.write(`reading ${file} as ${FORMAT_NAMES[format]}${gzip ? " (gzip)" : ""}\n`),
-            ...schema,
+            ...table,
           });
         }
         bar.stop();
@@ -317,10 +354,11 @@ export function createCli(): Command {
     .description("build a snapshot of generated users directly (no intermediate file)")
     .requiredOption("--count <rows>", "rows to generate", integer(0))
     .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
+    .option("--wide", "add created_at, birthday, role, age, verified, notes and prefs after the four columns")
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
     .action((opts) => {
       const bar = progressBar("build");
-      const r = buildSnapshotFromGenerator({ count: opts.count, seed: opts.seed }, opts.output, (p) => bar.update(p));
+      const r = buildSnapshotFromGenerator({ count: opts.count, seed: opts.seed, wide: opts.wide === true }, opts.output, (p) => bar.update(p));
       bar.stop();
       report(`built ${opts.output}`, r);
     });

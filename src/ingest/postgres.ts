@@ -4,13 +4,14 @@
  * binary)` (never the whole result in memory: the stream is read ahead of the parser, at most
  * {@link READ_AHEAD_BYTES} queued, so the server keeps rendering rows while a chunk is parsed),
  * each row rendered by the server as JSON and validated exactly as an NDJSON record is
- * (records.ts `addJsonRecord`: the seed's four, ids within ±2^53, every other column kept).
+ * (records.ts `addJsonRecord`: every column a field, none special; numbers kept exactly).
  * COPY rather than a cursor: the server streams without a round trip per batch, and the binary
  * format carries each row's text as it is (length-prefixed, no escapes), so the rows of a chunk
  * are decoded as one string and cut at NUL bytes, which neither JSON text nor PostgreSQL text
  * can hold.
  * The columns' PostgreSQL types decide their kinds (docs/api.md "Columns beyond the four"):
- * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text;
+ * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text (a
+ * uuid key is a text key: Supabase's `auth.users`);
  * enum types → enum with their declared order; date → date; timestamp, timestamptz →
  * datetime; boolean → boolean; json, jsonb → json. Other types are refused with the column's
  * name (cast them in `--query`). The client is the `postgres` package.
@@ -18,8 +19,8 @@
 import type { Readable } from "node:stream";
 import postgres from "postgres";
 import type { ColumnSpec } from "../schema/kinds.ts";
-import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, findFirstDuplicate, parseErrorText } from "./records.ts";
-import { duplicateError } from "./read.ts";
+import { duplicateKeyReason, rawKeyDuplicate } from "./key.ts";
+import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, parseErrorText, unknownExcludeReason } from "./records.ts";
 
 /** Where the rows come from: a table (optionally schema-qualified) or a query. */
 export interface PostgresSource {
@@ -32,7 +33,7 @@ export interface PostgresSource {
 /** What a PostgreSQL read gives the build: the columns, and the kinds the types declare. */
 export interface PostgresRead {
   columns: RawColumns;
-  /** A spec per column beyond the seed's four, in result order (what `--schema` would list). */
+  /** A spec per kept column, in result order (what `--schema` would list). */
   declared: ColumnSpec[];
   /** The source's name in error messages: `postgres:<table>` or `postgres:query`. */
   name: string;
@@ -216,17 +217,37 @@ export function quoteTable(table: string): string {
     .join(".");
 }
 
+/** A column name as a quoted identifier. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Options of {@link readPostgres}. */
+export interface PostgresReadOptions {
+  /** Columns left out: not selected at all, so their values never leave the database; each must be a column of the result. */
+  exclude?: readonly string[];
+  /** The key column: a bad row gives way to a duplicate of its value on an earlier row. */
+  key?: string;
+}
+
 /**
- * Reads every row of `source` into columns.
+ * Reads every row of `source` into raw columns, one per column of the result in its order (none
+ * special), and the kinds their types declare. Columns left out (`options.exclude`) are not
+ * selected: a table's columns are read from the catalog and the query sent is
+ * `SELECT <the other columns> FROM <table>` (so a role that may not read a left-out column can
+ * still build); a query's is `SELECT <the other columns> FROM (<query>)`.
  * @param onProgress rows read so far and the rows the source holds (counted first)
+ * @returns the columns (n rows, possibly 0: a table without rows still gives its columns), the
+ *   declared specs of the kept columns in result order, the source's name
  * @throws IngestError (`postgres:<table>:<row>: reason`, rows counted from 1) for the first bad
- *   row (as for an NDJSON record) or a duplicate id; `postgres:<table>:1: …` for a column of a
- *   type no kind holds, and for a connection or SQL error (its message)
+ *   row (as for an NDJSON record: a value over the limit, a number a double would round…) or a
+ *   duplicate key on an earlier row than it; `postgres:<table>:1: …` for an excluded name that
+ *   is not a column, a column of a type no kind holds, a column name that is not a column id,
+ *   too many columns, and a connection or SQL error (its message)
  */
-export async function readPostgres(source: PostgresSource, onProgress?: (rows: number, total: number) => void): Promise<PostgresRead> {
+export async function readPostgres(source: PostgresSource, onProgress?: (rows: number, total: number) => void, options: PostgresReadOptions = {}): Promise<PostgresRead> {
   if ((source.table === undefined) === (source.query === undefined)) throw new Error("readPostgres: give a table or a query, not both");
   const name = source.table !== undefined ? `postgres:${source.table}` : "postgres:query";
-  const from = source.table !== undefined ? `SELECT * FROM ${quoteTable(source.table)}` : (source.query as string);
   const sql = postgres(source.url, { max: 1, onnotice: () => {}, connection: { TimeZone: "UTC", application_name: "users-listing snapshot build" } });
   const failed = (error: unknown): never => {
     if (error instanceof IngestError) throw error;
@@ -235,24 +256,43 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
   // seconds `sql.end` waits for a query in progress: none after a refused row
   let endTimeout = 5;
   try {
-    const meta = await sql.unsafe(`SELECT * FROM (${from}) AS t LIMIT 0`).catch(failed);
-    const oids = meta.columns.map((c) => c.type);
+    // A table's columns come from the catalog, so that a column left out is never named in a
+    // query (a role without the privilege to read it can build); a query's from its result.
+    const all: { name: string; type: number }[] =
+      source.table !== undefined
+        ? (
+            await sql<{ name: string; type: number }[]>`
+              SELECT attname AS name, atttypid::int AS type FROM pg_attribute
+              WHERE attrelid = ${quoteTable(source.table)}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`.catch(failed)
+          ).map((c) => ({ name: c.name, type: c.type }))
+        : (await sql.unsafe(`SELECT * FROM (${source.query as string}) AS t LIMIT 0`).catch(failed)).columns.map((c) => ({ name: c.name, type: c.type }));
+    const names = all.map((c) => c.name);
+    const excluded = new Set(options.exclude ?? []);
+    for (const field of excluded) {
+      if (!names.includes(field)) throw new IngestError(name, 1, unknownExcludeReason(field, names));
+    }
+    const kept = all.filter((c) => !excluded.has(c.name));
+    const list = kept.map((c) => quoteIdentifier(c.name)).join(", ");
+    const from = source.table !== undefined ? `SELECT ${list} FROM ${quoteTable(source.table)}` : `SELECT ${list} FROM (${source.query as string}) AS s`;
+    const oids = kept.map((c) => c.type);
     const types = await sql<{ oid: number; typname: string; typtype: string; labels: string[] | null }[]>`
       SELECT t.oid::int AS oid, t.typname, t.typtype,
         (SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid) AS labels
       FROM pg_type t WHERE t.oid = ANY(${oids})`.catch(failed);
     const typeOf = new Map(types.map((t) => [t.oid, t]));
     const declared: ColumnSpec[] = [];
-    for (const column of meta.columns) {
-      if (["id", "name", "email", "status"].includes(column.name)) continue;
+    const builder = new ColumnsBuilder(name, { exclude: excluded });
+    for (const column of kept) {
       const type = typeOf.get(column.type);
       if (type?.typtype === "e") declared.push({ id: column.name, kind: "enum", values: type.labels ?? [] });
       else if (KIND_OF_TYPE[column.type] !== undefined) declared.push({ id: column.name, kind: KIND_OF_TYPE[column.type] });
-      else throw new IngestError(name, 1, `column "${column.name}" has type ${type?.typname ?? column.type}, which no column kind holds; cast it in --query (to text, say)`);
+      else throw new IngestError(name, 1, `column "${column.name}" has type ${type?.typname ?? column.type}, which no column kind holds; cast it in --query (to text, say), or leave it out with --exclude`);
+      // every kept column, in the result's order, even when no row comes
+      builder.column(column.name, 1);
     }
+    for (const field of names) if (excluded.has(field)) builder.column(field, 1);
     const [{ count }] = await sql.unsafe(`SELECT count(*)::float8 AS count FROM (${from}) AS t`).catch(failed);
     const total = Number(count);
-    const builder = new ColumnsBuilder();
     let row = 0;
     let reported = 0;
     let copy: Awaited<ReturnType<ReturnType<typeof sql.unsafe>["readable"]>> | null = null;
@@ -278,13 +318,14 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
       // stop reading: the connection, mid-COPY, is closed at once below
       copy?.destroy();
       endTimeout = 0;
-      // the first bad row in row order: a duplicate id on an earlier row wins
-      const duplicate = findFirstDuplicate(builder.ids, builder.n);
-      if (duplicate !== null) throw duplicateError(name, builder, duplicate);
+      // the first bad row in row order: a duplicate key on an earlier row wins
+      const key = options.key === undefined ? undefined : builder.lookup(options.key);
+      const found = key ? rawKeyDuplicate(key, builder.rows) : null;
+      if (found !== null && (!(error instanceof IngestError) || builder.lines[found.duplicate.index] < error.line)) {
+        throw new IngestError(name, builder.lines[found.duplicate.index], duplicateKeyReason(found.value, builder.lines[found.duplicate.firstIndex]));
+      }
       failed(error);
     }
-    const duplicate = findFirstDuplicate(builder.ids, builder.n);
-    if (duplicate !== null) throw duplicateError(name, builder, duplicate);
     return { columns: builder.finish(), declared, name };
   } finally {
     await sql.end({ timeout: endTimeout });
