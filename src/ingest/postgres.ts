@@ -28,6 +28,12 @@ export interface PostgresSource {
   url: string;
   table?: string;
   query?: string;
+  /**
+   * An exported snapshot (`pg_export_snapshot()`, or a logical replication slot's, created with
+   * it): the rows are read in a REPEATABLE READ transaction set to it, so they are exactly the
+   * commits it saw (docs/live-replicas.md §7, the first snapshot).
+   */
+  snapshot?: string;
 }
 
 /** What a PostgreSQL read gives the build: the columns, and the kinds the types declare. */
@@ -256,6 +262,39 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
   // seconds `sql.end` waits for a query in progress: none after a refused row
   let endTimeout = 5;
   try {
+    if (source.snapshot === undefined) return await readWith(sql, source, name, failed, options, onProgress, () => {
+      endTimeout = 0;
+    });
+    const snapshot = source.snapshot;
+    if (!/^[0-9A-Fa-f-]+$/.test(snapshot)) throw new Error(`readPostgres: ${JSON.stringify(snapshot)} is not an exported snapshot's name`);
+    return (await sql
+      .begin("isolation level repeatable read read only", async (tx) => {
+        await tx.unsafe(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
+        return readWith(tx as unknown as postgres.Sql, source, name, failed, options, onProgress, () => {
+          endTimeout = 0;
+        });
+      })
+      .catch(failed)) as PostgresRead;
+  } finally {
+    await sql.end({ timeout: endTimeout });
+  }
+}
+
+/**
+ * {@link readPostgres}'s reading, through `sql` (the connection, or a transaction on it).
+ * @param failed turns an error into the read's IngestError (and throws it)
+ * @param refused called when a row was refused mid-COPY (the connection is then closed at once)
+ */
+async function readWith(
+  sql: postgres.Sql,
+  source: PostgresSource,
+  name: string,
+  failed: (error: unknown) => never,
+  options: PostgresReadOptions,
+  onProgress: ((rows: number, total: number) => void) | undefined,
+  refused: () => void,
+): Promise<PostgresRead> {
+  {
     // A table's columns come from the catalog, so that a column left out is never named in a
     // query (a role without the privilege to read it can build); a query's from its result.
     const all: { name: string; type: number }[] =
@@ -315,9 +354,9 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
       });
       onProgress?.(row, total);
     } catch (error) {
-      // stop reading: the connection, mid-COPY, is closed at once below
+      // stop reading: the connection, mid-COPY, is closed at once by the caller
       copy?.destroy();
-      endTimeout = 0;
+      refused();
       // the first bad row in row order: a duplicate key on an earlier row wins
       const key = options.key === undefined ? undefined : builder.lookup(options.key);
       const found = key ? rawKeyDuplicate(key, builder.rows) : null;
@@ -327,7 +366,5 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
       failed(error);
     }
     return { columns: builder.finish(), declared, name };
-  } finally {
-    await sql.end({ timeout: endTimeout });
   }
 }
