@@ -38,7 +38,7 @@ export function changeBatches(store: Store, fraction: number, seed = 7): ChangeB
   const count = Math.round(n * fraction);
   const keys = store.columns.get(store.schema.key)?.distinct as Float64Array;
   let nextId = keys[n - 1] + 1;
-  const donors = generateUsers({ count: Math.ceil(count / 2) + 1, seed: seed + 1 })[Symbol.iterator]();
+  const donors = generateUsers({ count: count + 1, seed: seed + 1 })[Symbol.iterator]();
   const touched = new Set<number>();
   const changes: Change[] = [];
   const pickRow = () => {

@@ -22,7 +22,7 @@ export async function buildBinary(root = join(import.meta.dir, "..")): Promise<s
   mkdirSync(join(root, "dist"), { recursive: true });
   const outfile = join(root, BINARY);
   const proc = Bun.spawn(
-    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "src/store/column-worker.ts", "--outfile", outfile],
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "src/store/column-worker.ts", "src/publish/compact-worker.ts", "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

@@ -474,3 +474,32 @@ export function deltaRanks(delta: DeltaStore, column: DeltaColumn, rows: number)
   }
   return column.rank2;
 }
+
+/**
+ * The record of the live row holding `key` in `version` (or in the base when null), parsed; null
+ * when no live row holds it. For the rare reader of one whole row (a publisher filling in the
+ * values PostgreSQL did not resend).
+ */
+export function currentRecord(base: Store, version: DeltaVersion | null, key: KeyValue): Record<string, unknown> | null {
+  const decode = (bytes: Uint8Array) => JSON.parse(recordDecoder.decode(bytes)) as Record<string, unknown>;
+  if (version !== null) {
+    const delta = version.delta;
+    const latest = version.rows === delta.rows && version.deltaDeaths === delta.deltaDeaths;
+    // the latest version's key map, else a scan of the rows the version sees
+    const found = latest ? (delta.keyMap.get(key) ?? -1) : findLive(version, key);
+    if (found >= 0) return decode(delta.recordBytes.subarray(delta.recordOffsets[found], delta.recordOffsets[found + 1]));
+  }
+  const row = baseKeysBelow(base, key);
+  if (!baseHoldsKey(base, row, key) || (version !== null && baseRowDead(version, row))) return null;
+  const { bytes, start, end } = recordSpan(base.records, row);
+  return decode(bytes.subarray(start, end));
+}
+
+const recordDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The live delta row (local) of `key` in `version`, or -1. */
+function findLive(version: DeltaVersion, key: KeyValue): number {
+  const delta = version.delta;
+  for (let d = version.rows - 1; d >= 0; d--) if (!deltaRowDead(version, d) && compareKeys(delta.keys[d], key) === 0) return d;
+  return -1;
+}

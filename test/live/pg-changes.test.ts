@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { readPostgres } from "../../src/ingest/postgres.ts";
-import { ChangeStream, type StreamEvent, createSlot, dropSlot, ensurePublication, slotState, valueOfText } from "../../src/live/pg-changes.ts";
+import { ChangeStream, type StreamEvent, createSlot, dropSlot, ensurePublication, slotState, valueOfText } from "../../src/publish/pg-changes.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 

@@ -20,7 +20,7 @@ import pg from "pg";
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from "pg-logical-replication";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { parseNumberText } from "../schema/values.ts";
-import { type Change, lsnText, lsnValue } from "./changes.ts";
+import { type Change, lsnText, lsnValue } from "../live/changes.ts";
 
 /** Type OIDs whose text output is a number (int2, int4, int8, float4, float8, numeric). */
 const NUMBER_TYPES = new Set([20, 21, 23, 700, 701, 1700]);
