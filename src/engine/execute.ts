@@ -21,7 +21,7 @@ import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAll, wi
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
-import { liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
+import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
 import { type PrintedStep, printStep } from "./plan.ts";
 import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
@@ -405,7 +405,7 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   }
   if (isKeyOrder(store, keys) && engine.plan !== "walk") {
     root.op = "keyOrder";
-    return sorted();
+    return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
   }
   const set = filter.set;
   if (engine.plan !== "auto") root.op = engine.plan;

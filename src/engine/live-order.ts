@@ -27,7 +27,7 @@ import { ByteLru } from "./cache.ts";
 import type { LiveFilter } from "./live-rows.ts";
 import type { Overlay } from "./merged-walk.ts";
 import { type Segment, buildSegments, orderAll } from "./order.ts";
-import { matchRows } from "./row-set.ts";
+import { type MatchSet, firstMatchRows, matchRows } from "./row-set.ts";
 
 /** A comparator of extended rows. */
 export type RowCompare = (a: number, b: number) => number;
@@ -453,4 +453,38 @@ export function liveOrderCache(version: DeltaVersion): ByteLru<Uint32Array> {
 /** Tombstones of a version (for the merged walk). */
 export function tombstones(version: DeltaVersion): Bitmap {
   return version.baseDead;
+}
+
+/**
+ * The window [offset, end) of a match set's live rows in key order (ascending, or its exact
+ * reverse): the set's first rows (or, descending, all of them from the last) less the tombstoned
+ * ones, merged by the key with Δ⁺ — O(end + |Δ⁺| log |Δ⁺|) ascending, like the base's first rows.
+ */
+export function liveKeyWindow(version: DeltaVersion, live: LiveFilter, set: MatchSet, desc: boolean, offset: number, end: number): Uint32Array {
+  const store = version.delta.base;
+  const compare = keyCompare(version);
+  const extra = Array.from(live.delta).sort(compare);
+  const dead = version.baseDead;
+  // ascending: the first rows of the set are enough (as many more as it has dead rows)
+  const base = desc ? matchRows(store, set) : firstMatchRows(store, set, end + live.deadInBase.length);
+  const out = new Uint32Array(end - offset);
+  let k = 0;
+  let b = desc ? base.length - 1 : 0;
+  let x = desc ? extra.length - 1 : 0;
+  const step = desc ? -1 : 1;
+  const more = (i: number, length: number) => (desc ? i >= 0 : i < length);
+  for (let at = 0; at < end; at++) {
+    while (more(b, base.length) && (dead[base[b] >>> 5] & (1 << (base[b] & 31))) !== 0) b += step;
+    const takeBase = more(b, base.length) && (!more(x, extra.length) || (desc ? compare(base[b], extra[x]) > 0 : compare(base[b], extra[x]) < 0));
+    let row: number;
+    if (takeBase) {
+      row = base[b];
+      b += step;
+    } else if (more(x, extra.length)) {
+      row = extra[x];
+      x += step;
+    } else break;
+    if (at >= offset) out[k++] = row;
+  }
+  return out.subarray(0, k);
 }

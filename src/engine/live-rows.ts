@@ -2,7 +2,7 @@
  * A filter over a live replica's rows (docs/live-replicas.md §4): the base's rows it selects (B,
  * the ordinary evaluation and its cache), less the tombstoned ones (B ∩ T, found by testing the
  * version's dead rows against B), plus the live delta rows that pass it (Δ⁺, each delta row's
- * values tested by its column's kind, `passesValue`: the rules a fresh snapshot's evaluation
+ * values tested by its column's kind, `valueTest`: the rules a fresh snapshot's evaluation
  * applies).
  *
  * A delta row's values never change, so whether it passes a filter never changes either: per
@@ -53,11 +53,11 @@ function valueAt(column: DeltaColumn, d: number): number | string | null {
 }
 
 /**
- * The rows in `[from, to)` (local) that a column's trigram lists can hold for a positive text
- * test of a folded needle of 3+ code points: the shortest list of its trigrams, or null when the
- * lists cannot narrow the test (no lists, a shorter needle, a negated or other test).
+ * The rows of `rows` (local, ascending) that a column's trigram lists can hold for a positive
+ * text test of a folded needle of 3+ code points: those in the shortest list of its trigrams; or
+ * null when the lists cannot narrow the test (no lists, a shorter needle, a negated or other test).
  */
-function gramCandidates(column: DeltaColumn, test: ColumnTest, from: number, to: number): number[] | null {
+function gramCandidates(column: DeltaColumn, test: ColumnTest, rows: Uint32Array): Uint32Array | null {
   if (column.grams === null || test.op !== "text") return null;
   const positive = positiveText(test.type);
   if (positive === null || positive.negate) return null;
@@ -68,56 +68,86 @@ function gramCandidates(column: DeltaColumn, test: ColumnTest, from: number, to:
     const list = column.grams.get(key) ?? [];
     if (best === null || list.length < best.length) best = list;
   }
-  const out: number[] = [];
-  for (const d of best ?? []) if (d >= from && d < to) out.push(d);
-  return out;
+  return intersect(rows, best ?? []);
 }
 
-/** Sets `pass[d − from]` for the rows of `[from, to)` that pass `test` on `column`. */
-function testColumn(column: DeltaColumn, test: ColumnTest, from: number, to: number, pass: Uint8Array): void {
-  const kind = KINDS[column.spec.kind];
-  const folded = column.folded;
-  const candidates = gramCandidates(column, test, from, to);
-  if (candidates !== null) {
-    for (const d of candidates) if (kind.passesValue(column.spec, test, valueAt(column, d), folded?.[d])) pass[d - from] = 1;
-    return;
+/** The rows of both ascending lists. */
+function intersect(a: Uint32Array, b: readonly number[]): Uint32Array {
+  const out = new Uint32Array(Math.min(a.length, b.length));
+  let k = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] < b[j]) i++;
+    else if (a[i] > b[j]) j++;
+    else {
+      out[k++] = a[i];
+      i++;
+      j++;
+    }
   }
-  for (let d = from; d < to; d++) if (kind.passesValue(column.spec, test, valueAt(column, d), folded?.[d])) pass[d - from] = 1;
+  return out.subarray(0, k);
+}
+
+/** The rows of `rows` (local, ascending) whose value in `column` passes `test`. */
+function testColumn(column: DeltaColumn, test: ColumnTest, rows: Uint32Array): Uint32Array {
+  const passes = KINDS[column.spec.kind].valueTest(column.spec, test);
+  const folded = column.folded;
+  const candidates = gramCandidates(column, test, rows) ?? rows;
+  const out = new Uint32Array(candidates.length);
+  let k = 0;
+  for (let i = 0; i < candidates.length; i++) {
+    const d = candidates[i];
+    if (passes(valueAt(column, d), folded?.[d])) out[k++] = d;
+  }
+  return out.subarray(0, k);
+}
+
+/** The union of ascending row lists, ascending. */
+function union(lists: Uint32Array[]): Uint32Array {
+  const all = new Set<number>();
+  for (const list of lists) for (const d of list) all.add(d);
+  return Uint32Array.from(all).sort();
+}
+
+/**
+ * The rows of `rows` (local, ascending) that pass a predicate tree: an AND's children each
+ * tested on the rows the ones before left, an OR's on all of them.
+ */
+function passingRows(delta: DeltaStore, p: Predicate, rows: Uint32Array): Uint32Array {
+  switch (p.kind) {
+    case "column":
+      return testColumn(delta.columns.get(p.column) as DeltaColumn, p.test, rows);
+    case "search": {
+      // every term in some searchable column (docs/api.md "Global search")
+      let left = rows;
+      for (const term of p.terms) {
+        const test: ColumnTest = { op: "text", type: "contains", value: term };
+        left = union(delta.base.searchable.map((column) => testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, left)));
+        if (left.length === 0) break;
+      }
+      return left;
+    }
+    case "and": {
+      let left = rows;
+      for (const child of p.children) {
+        left = passingRows(delta, child, left);
+        if (left.length === 0) break;
+      }
+      return left;
+    }
+    case "or":
+      return union(p.children.map((child) => passingRows(delta, child, rows)));
+  }
 }
 
 /** The pass (1/0, index d − from) of the rows `[from, to)` for a predicate tree. */
 function evaluateRows(delta: DeltaStore, p: Predicate, from: number, to: number): Uint8Array {
+  const rows = new Uint32Array(to - from);
+  for (let i = 0; i < rows.length; i++) rows[i] = from + i;
   const pass = new Uint8Array(to - from);
-  switch (p.kind) {
-    case "column":
-      testColumn(delta.columns.get(p.column) as DeltaColumn, p.test, from, to, pass);
-      return pass;
-    case "search": {
-      // every term in some searchable column (docs/api.md "Global search")
-      pass.fill(1);
-      for (const term of p.terms) {
-        const any = new Uint8Array(to - from);
-        const test: ColumnTest = { op: "text", type: "contains", value: term };
-        for (const column of delta.base.searchable) testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, from, to, any);
-        for (let i = 0; i < pass.length; i++) pass[i] &= any[i];
-      }
-      return pass;
-    }
-    case "and": {
-      pass.fill(1);
-      for (const child of p.children) {
-        const c = evaluateRows(delta, child, from, to);
-        for (let i = 0; i < pass.length; i++) pass[i] &= c[i];
-      }
-      return pass;
-    }
-    case "or":
-      for (const child of p.children) {
-        const c = evaluateRows(delta, child, from, to);
-        for (let i = 0; i < pass.length; i++) pass[i] |= c[i];
-      }
-      return pass;
-  }
+  for (const d of passingRows(delta, p, rows)) pass[d - from] = 1;
+  return pass;
 }
 
 /** The pass of every delta row below `rows` for `filter` (tested once per row, then kept). */
