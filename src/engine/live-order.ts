@@ -327,10 +327,10 @@ function overlayOf(version: DeltaVersion, live: LiveFilter, seg: Segment, fit: F
     const src = seg.reverse ? deadAt.length - 1 - i : i;
     outDead[i] = seg.reverse ? seg.end - 1 - deadAt[src] : deadAt[src] - seg.start;
   }
+  // the tombstoned rows of B in the segment's partition codes
   let deadMatches = 0;
-  const codes = store.partition?.codes;
   const all = allCodes(store);
-  for (const row of live.deadInBase) if (fits(fit, codes === undefined ? 0 : 2 * codes[row], Number.NaN, all)) deadMatches++;
+  for (let code = 0; code < live.deadCounts.length; code++) if (fits(fit, 2 * code, Number.NaN, all)) deadMatches += live.deadCounts[code];
   let rank2: ((row: number) => number) | null = null;
   let compare: RowCompare | null = null;
   if (runKeys !== null && seg.rank !== null && seg.permKey !== null) {
@@ -387,8 +387,8 @@ export function liveSegments(version: DeltaVersion, live: LiveFilter, keys: Sort
   return { segments, overlays };
 }
 
-/** The base rows of a filter result that are live, ascending. */
-function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
+/** The base rows of a filter result that are live (not in `dead`, the tombstones), ascending. */
+function liveBaseRows(store: Store, live: LiveFilter, dead: Uint32Array): Uint32Array {
   const base = live.base;
   let rows: Uint32Array;
   if (base.kind === "set") rows = matchRows(store, base.set);
@@ -400,16 +400,10 @@ function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
     for (let row = 0; row < store.rowCount; row++) if (((mask >>> (codes === undefined ? 0 : codes[row])) & 1) === 1) all.push(row);
     rows = Uint32Array.from(all);
   }
-  if (live.deadInBase.length === 0) return rows;
-  const out = new Uint32Array(rows.length - live.deadInBase.length);
+  if (live.deadTotal === 0) return rows;
+  const out = new Uint32Array(rows.length - live.deadTotal);
   let k = 0;
-  let x = 0;
-  const dead = live.deadInBase;
-  for (let i = 0; i < rows.length; i++) {
-    while (x < dead.length && dead[x] < rows[i]) x++;
-    if (x < dead.length && dead[x] === rows[i]) continue;
-    out[k++] = rows[i];
-  }
+  for (let i = 0; i < rows.length; i++) if ((dead[rows[i] >>> 5] & (1 << (rows[i] & 31))) === 0) out[k++] = rows[i];
   return out;
 }
 
@@ -420,7 +414,7 @@ function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
  */
 export function liveOrderAll(version: DeltaVersion, live: LiveFilter, keys: SortKey[]): Uint32Array {
   const store = version.delta.base;
-  const ordered = orderAll(store, liveBaseRows(store, live), keys);
+  const ordered = orderAll(store, liveBaseRows(store, live, version.baseDead), keys);
   const compare = liveComparator(version, keys);
   const extra = Array.from(live.delta).sort(compare);
   const out = new Uint32Array(ordered.length + extra.length);
@@ -466,7 +460,7 @@ export function liveKeyWindow(version: DeltaVersion, live: LiveFilter, set: Matc
   const extra = Array.from(live.delta).sort(compare);
   const dead = version.baseDead;
   // ascending: the first rows of the set are enough (as many more as it has dead rows)
-  const base = desc ? matchRows(store, set) : firstMatchRows(store, set, end + live.deadInBase.length);
+  const base = desc ? matchRows(store, set) : firstMatchRows(store, set, end + live.deadTotal);
   const out = new Uint32Array(end - offset);
   let k = 0;
   let b = desc ? base.length - 1 : 0;

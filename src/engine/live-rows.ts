@@ -15,7 +15,7 @@ import { fold } from "../collation/collation.ts";
 import type { ColumnTest, Predicate } from "../query/types.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
-import { deltaRowDead } from "../live/delta.ts";
+import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
 import type { Store } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { positiveText } from "./planner.ts";
@@ -25,8 +25,10 @@ import { type FilterResult, countOf, matchRows } from "./row-set.ts";
 export interface LiveFilter {
   /** The base's rows the filter selects (B), tombstoned ones included. */
   base: FilterResult;
-  /** The tombstoned rows of B, ascending; |B ∩ T| = length. */
-  deadInBase: Uint32Array;
+  /** The tombstoned rows of B per partition code (length S; one code without a partition); the rows themselves: {@link deadRowsOf}. */
+  deadCounts: Uint32Array;
+  /** |B ∩ T|: the sum of `deadCounts`. */
+  deadTotal: number;
   /** Δ⁺: the live delta rows that pass the filter, as extended row numbers (N + local), ascending. */
   delta: Uint32Array;
   /** Matching rows: |B| − |B ∩ T| + |Δ⁺|. */
@@ -188,6 +190,85 @@ export function baseHas(store: Store, result: FilterResult, row: number): boolea
   return lo < rows.length && rows[lo] === row;
 }
 
+/** Per version, B ∩ T of each filter (computed on first use). */
+const deadRowCache = new WeakMap<LiveFilter, Uint32Array>();
+
+/** Per version, the tombstoned rows per partition code. */
+const deadCodeCache = new WeakMap<DeltaVersion, Uint32Array>();
+
+/** The partition codes' count (S), 1 without a partition. */
+function groupsOf(store: Store): number {
+  return store.partition?.counts.length ?? 1;
+}
+
+/** Rows of `rows` per partition code (length S). */
+function countByCode(store: Store, rows: ArrayLike<number>): Uint32Array {
+  const counts = new Uint32Array(groupsOf(store));
+  const codes = store.partition?.codes;
+  for (let i = 0; i < rows.length; i++) counts[codes === undefined ? 0 : codes[rows[i]]]++;
+  return counts;
+}
+
+/**
+ * B ∩ T, ascending: the version's tombstones tested against B's bitmap (or partition codes), or,
+ * for a match set held as rows or a posting list, its rows tested against the tombstones —
+ * whichever is the shorter pass. Computed on first use per filter and version, then kept.
+ */
+export function deadRowsOf(version: DeltaVersion, live: LiveFilter): Uint32Array {
+  const cached = deadRowCache.get(live);
+  if (cached !== undefined) return cached;
+  const delta = version.delta;
+  const store = delta.base;
+  const base = live.base;
+  const dead: number[] = [];
+  let out: Uint32Array;
+  if (base.kind === "set" && !(base.set.bits !== null && base.set.bitsExact)) {
+    const rows = matchRows(store, base.set);
+    const bits = version.baseDead;
+    for (let i = 0; i < rows.length; i++) if ((bits[rows[i] >>> 5] & (1 << (rows[i] & 31))) !== 0) dead.push(rows[i]);
+    out = Uint32Array.from(dead);
+  } else {
+    for (let i = 0; i < version.deaths; i++) {
+      const row = delta.deadBase[i];
+      if (baseHas(store, base, row)) dead.push(row);
+    }
+    out = Uint32Array.from(dead).sort();
+  }
+  deadRowCache.set(live, out);
+  return out;
+}
+
+/**
+ * |B ∩ T| per partition code, without the rows when it can: every tombstone's code (no filter, or
+ * one on the partition column), a posting list's dead rows from the delta's dead trigram counts
+ * (the latest version), else from the rows ({@link deadRowsOf}).
+ */
+function deadCountsOf(version: DeltaVersion, base: FilterResult, live: () => LiveFilter): Uint32Array {
+  const delta = version.delta;
+  const store = delta.base;
+  if (base.kind !== "set") {
+    let all = deadCodeCache.get(version);
+    if (all === undefined) {
+      all = countByCode(store, delta.deadBase.subarray(0, version.deaths));
+      deadCodeCache.set(version, all);
+    }
+    if (base.kind === "all") return all;
+    return all.map((count, code) => ((base.mask >>> code) & 1 ? count : 0));
+  }
+  const set = base.set;
+  const latest = version.deaths === delta.deaths;
+  if (set.list !== null && set.rows === null && latest) {
+    const index = set.list.index;
+    for (const column of store.columns.values()) {
+      if (column.trigrams !== index) continue;
+      const counts = deadGramCounts(delta, column.spec.id, index.keys[set.list.k]);
+      if (counts === null) break;
+      return counts.map((count, code) => ((set.mask >>> code) & 1 ? count : 0));
+    }
+  }
+  return countByCode(store, deadRowsOf(version, live()));
+}
+
 /**
  * The filter's rows in `version` (see {@link LiveFilter}), cached per version and filter key.
  * @param base the filter's rows in the base (execute.ts: from the engine's filter cache)
@@ -205,17 +286,13 @@ export function liveFilterOf(version: DeltaVersion, base: FilterResult, filter: 
   const delta = version.delta;
   const store = delta.base;
   const n = store.rowCount;
-  // B ∩ T: the version's dead rows that B holds, ascending
-  const dead: number[] = [];
-  for (let i = 0; i < version.deaths; i++) {
-    const row = delta.deadBase[i];
-    if (baseHas(store, base, row)) dead.push(row);
-  }
-  const deadInBase = Uint32Array.from(dead).sort();
   const pass = filter === null ? null : passOf(delta, filter, key, version.rows);
   const rows: number[] = [];
   for (let d = 0; d < version.rows; d++) if ((pass === null || pass[d] === 1) && !deltaRowDead(version, d)) rows.push(n + d);
-  const live: LiveFilter = { base, deadInBase, delta: Uint32Array.from(rows), total: countOf(store, base) - deadInBase.length + rows.length };
-  cache.set(key, live, deadInBase.byteLength + live.delta.byteLength + 128 + 2 * key.length);
+  const live: LiveFilter = { base, deadCounts: new Uint32Array(0), deadTotal: 0, delta: Uint32Array.from(rows), total: 0 };
+  live.deadCounts = deadCountsOf(version, base, () => live);
+  for (const count of live.deadCounts) live.deadTotal += count;
+  live.total = countOf(store, base) - live.deadTotal + rows.length;
+  cache.set(key, live, live.deadCounts.byteLength + live.delta.byteLength + 128 + 2 * key.length);
   return live;
 }

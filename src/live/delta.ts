@@ -94,6 +94,12 @@ export interface DeltaStore {
   deltaDead: Uint32Array;
   /** The live delta row (local) of each key changed since the base, in the latest state. */
   keyMap: Map<KeyValue, number>;
+  /**
+   * Per base column with trigram lists: per trigram key, the tombstoned base rows holding it, by
+   * partition code (length S), in the latest state: how many rows of one posting list are dead,
+   * without decoding the list.
+   */
+  deadGrams: Map<string, Map<number, Uint32Array>>;
 }
 
 /** One immutable state of the delta: what a request sees from its start to its end. */
@@ -163,6 +169,7 @@ export function createDelta(base: Store): DeltaStore {
     baseDead: emptyBitmap(base.rowCount),
     deltaDead: new Uint32Array(1),
     keyMap: new Map(),
+    deadGrams: new Map([...columns.values()].filter((c) => c.grams !== null).map((c) => [c.spec.id, new Map<number, Uint32Array>()])),
   };
 }
 
@@ -276,6 +283,7 @@ function kill(delta: DeltaStore, key: KeyValue): void {
     delta.baseDead[row >>> 5] |= 1 << (row & 31);
     delta.deadBase = room(delta.deadBase, delta.deaths + 1);
     delta.deadBase[delta.deaths++] = row;
+    countDeadGrams(delta, row);
   }
   const d = delta.keyMap.get(key);
   if (d !== undefined) {
@@ -285,6 +293,36 @@ function kill(delta: DeltaStore, key: KeyValue): void {
     delta.deadDelta[delta.deltaDeaths++] = d;
     delta.keyMap.delete(key);
   }
+}
+
+/** Adds tombstoned base row `row` to the dead trigram counts of every column with trigram lists. */
+function countDeadGrams(delta: DeltaStore, row: number): void {
+  const base = delta.base;
+  const code = base.partition?.codes[row] ?? 0;
+  const groups = base.partition?.counts.length ?? 1;
+  for (const [id, counts] of delta.deadGrams) {
+    const stored = base.columns.get(id) as StoredColumn;
+    let folded: string;
+    if (stored.folded !== null && stored.foldedOffsets !== null) folded = gramDecoder.decode(stored.folded.subarray(stored.foldedOffsets[row], stored.foldedOffsets[row + 1]));
+    else folded = String((stored.distinct as Float64Array)[row]);
+    for (const key of trigramsOf(folded)) {
+      let byCode = counts.get(key);
+      if (byCode === undefined) counts.set(key, (byCode = new Uint32Array(groups)));
+      byCode[code]++;
+    }
+  }
+}
+
+const gramDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Tombstoned base rows per partition code holding trigram `key` of `column`'s lists, in the
+ * latest state (null for a column without lists); length S.
+ */
+export function deadGramCounts(delta: DeltaStore, column: string, key: number): Uint32Array | null {
+  const counts = delta.deadGrams.get(column);
+  if (counts === undefined) return null;
+  return counts.get(key) ?? new Uint32Array(delta.base.partition?.counts.length ?? 1);
 }
 
 /** The distinct trigram keys of a folded string, by code point. */
