@@ -325,15 +325,23 @@ export function deadGramCounts(delta: DeltaStore, column: string, key: number): 
   return counts.get(key) ?? new Uint32Array(delta.base.partition?.counts.length ?? 1);
 }
 
-/** The distinct trigram keys of a folded string, by code point. */
+/** The distinct trigram keys of a folded string, by code point (ascending). */
 function trigramsOf(folded: string): number[] {
-  const cps: number[] = [];
-  for (const ch of folded) cps.push(ch.codePointAt(0) as number);
   const keys: number[] = [];
-  for (let i = 0; i + 2 < cps.length; i++) {
-    const key = trigramKey(cps[i], cps[i + 1], cps[i + 2]);
-    if (!keys.includes(key)) keys.push(key);
+  let c1 = -1;
+  let c2 = -1;
+  for (let i = 0; i < folded.length; i++) {
+    let c = folded.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && i + 1 < folded.length) c = folded.codePointAt(i++) as number;
+    if (c1 >= 0) keys.push(trigramKey(c1, c2, c));
+    c1 = c2;
+    c2 = c;
   }
+  if (keys.length < 2) return keys;
+  keys.sort((a, b) => a - b);
+  let k = 1;
+  for (let i = 1; i < keys.length; i++) if (keys[i] !== keys[k - 1]) keys[k++] = keys[i];
+  keys.length = k;
   return keys;
 }
 
