@@ -76,6 +76,11 @@ export interface AppOptions {
   state?: () => ServerState;
   /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
   snapshotCreatedAt?: () => string;
+  /**
+   * More fields for /healthz and /readyz (a replica's `source`: its last poll and staleness,
+   * docs/operations.md); absent: none.
+   */
+  status?: () => Record<string, unknown>;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -323,13 +328,14 @@ export interface OperationsHandlers {
 }
 
 /** The operations handlers, free of the framework like {@link usersHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
-    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const more = options.status?.() ?? {};
+    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, ...more });
     const ageSeconds = Math.max(0, Math.floor((Date.now() - Date.parse(createdAt)) / 1000));
-    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds });
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
     healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
@@ -337,7 +343,7 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
       const state = options.state?.() ?? "ready";
       if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state }, negotiateCoding(request.headers.get("accept-encoding")));
+      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));

@@ -23,6 +23,7 @@ import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../quer
 import { KINDS } from "../kinds/registry.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { SEED_SCHEMA } from "../schema/kinds.ts";
+import { IO_REASONS } from "../files/errors.ts";
 
 /** A `$ref` to a named component. */
 const ref = (kind: "schemas" | "responses" | "headers" | "parameters", name: string) => ({ $ref: `#/components/${kind}/${name}` });
@@ -338,6 +339,28 @@ function componentSchemas(s: Schema) {
       snapshotId: { type: "string", description: "Id of the snapshot being served." },
       createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
       ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+      source: schema("SourceStatus"),
+    },
+  },
+  SourceStatus: {
+    type: "object",
+    description:
+      "A replica's source (serve --source): its last poll, and how stale the replica is. Present on replicas only; on /readyz's 503 while starting too. The reasons are those of the users_listing_source_poll_failures_total metric; the log line of each failure has the details.",
+    required: ["lastPoll", "lastSuccessAt", "stalenessSeconds", "consecutiveFailures", "latestSnapshotId"],
+    properties: {
+      lastPoll: {
+        type: ["object", "null"],
+        required: ["at", "result"],
+        properties: {
+          at: { type: "string", format: "date-time" },
+          result: { type: "string", enum: ["ok", "failed"] },
+          reason: { type: "string", enum: [...IO_REASONS], description: "Why it failed." },
+        },
+      },
+      lastSuccessAt: { type: ["string", "null"], format: "date-time", description: "When a poll last succeeded." },
+      stalenessSeconds: { type: "integer", minimum: 0, description: "Seconds since the replica last saw that it serves the published version." },
+      consecutiveFailures: { type: "integer", minimum: 0, description: "Polls failed since the last success." },
+      latestSnapshotId: { type: ["string", "null"], description: "The snapshot id the source's manifest named when last read." },
     },
   },
   Ready: {
@@ -350,6 +373,7 @@ function componentSchemas(s: Schema) {
       snapshotId: { type: "string", description: "Id of the snapshot being served." },
       createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
       ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+      source: schema("SourceStatus"),
     },
   },
   };

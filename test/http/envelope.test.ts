@@ -76,7 +76,7 @@ describe("conditional requests", () => {
     const q = "/api/users?pageSize=3&filter[name]=number+1&sortBy=email";
     const etag = (await raw(q)).headers.get("etag") as string;
     // A fresh engine over the same snapshot: empty caches, the same snapshot id.
-    srv.server.reload();
+    await srv.server.reload();
     const engine = srv.server.engine();
     const res = await raw(q, { headers: { "if-none-match": etag } });
     expect(res.status).toBe(304);
@@ -393,12 +393,12 @@ describe("operations", () => {
       await raw("/api/users?filter[name]=number+2&page=2", {}, own.url);
       await raw("/no/such/path", {}, own.url);
       await raw("/api/users", { method: "PUT" }, own.url);
-      own.server.reload();
+      await own.server.reload();
       const { writeFileSync, readFileSync, renameSync } = await import("node:fs");
       const good = readFileSync(own.snapshot);
       writeFileSync(`${own.snapshot}.new`, "garbage");
       renameSync(`${own.snapshot}.new`, own.snapshot);
-      expect(() => own.server.reload()).toThrow();
+      await expect(own.server.reload()).rejects.toThrow();
       writeFileSync(own.snapshot, good);
       const res = await raw("/metrics", {}, own.url);
       expect(res.status).toBe(200);

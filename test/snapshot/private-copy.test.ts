@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
-import { defaultCacheDir, loadPrivately, privateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
+import { defaultCacheDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 
 let dir: string;
@@ -23,11 +23,11 @@ describe("private copies", () => {
   test("the copy is named by the snapshot id, holds the same bytes, and is reused", () => {
     const cache = join(dir, "cache-a");
     const id = readSnapshotId(one);
-    const first = privateCopy(one, cache);
-    expect(first).toEqual({ path: join(cache, `${id}.snap`), snapshotId: id });
+    const first = preparePrivateCopy(one, cache);
+    expect(first).toMatchObject({ path: join(cache, `${id}.snap`), snapshotId: id, how: "copied", bytes: statSync(one).size });
     expect(readFileSync(first.path).equals(readFileSync(one))).toBe(true);
     const copiedAt = statSync(first.path).mtimeMs;
-    expect(privateCopy(one, cache)).toEqual(first);
+    expect(preparePrivateCopy(one, cache)).toMatchObject({ path: first.path, snapshotId: id, how: "reused" });
     expect(statSync(first.path).mtimeMs).toBe(copiedAt);
   });
 
@@ -52,7 +52,7 @@ describe("private copies", () => {
     expect(defaultCacheDir("/srv/data/users.snap")).toBe("/srv/data/.snapshot-cache");
   });
 
-  test("a source whose sections fail their checksums is refused by name, and its copy removed", () => {
+  test("a source whose sections fail their checksums is refused by name, and its temporary copy removed", () => {
     const bad = join(dir, "bad.snap");
     const bytes = readFileSync(one);
     bytes[bytes.length - 9] ^= 0xff;
@@ -66,20 +66,21 @@ describe("private copies", () => {
   test("a source that is not a snapshot is refused before anything is copied", () => {
     const junk = join(dir, "junk.snap");
     writeFileSync(junk, "not a snapshot at all");
-    expect(() => privateCopy(junk, join(dir, "cache-d"))).toThrow(/junk\.snap: not a snapshot: bad magic/);
+    expect(() => preparePrivateCopy(junk, join(dir, "cache-d"))).toThrow(/junk\.snap: not a snapshot: bad magic/);
     expect(existsSync(join(dir, "cache-d"))).toBe(false);
   });
 
   test("pruning removes other versions and dead copies' temporary files, and keeps what is asked", async () => {
     const cache = join(dir, "cache-e");
-    const a = privateCopy(one, cache).path;
-    const b = privateCopy(two, cache).path;
+    const a = preparePrivateCopy(one, cache).path;
+    const b = preparePrivateCopy(two, cache).path;
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     writeFileSync(join(cache, `.${"0".repeat(16)}.${dead.pid}.1.tmp`), "x");
     writeFileSync(join(cache, `.${"1".repeat(16)}.${process.ppid}.1.tmp`), "x");
     writeFileSync(join(cache, "notes.txt"), "an operator's file is left alone");
-    expect(pruneCache(cache, [b]).sort()).toEqual([`.${"0".repeat(16)}.${dead.pid}.1.tmp`, a.slice(cache.length + 1)].sort());
-    expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, b.slice(cache.length + 1), "notes.txt"].sort());
+    const name = (path: string) => path.slice(cache.length + 1);
+    expect(pruneCache(cache, [b]).sort()).toEqual([`.${"0".repeat(16)}.${dead.pid}.1.tmp`, name(a), `${name(a)}.verified`].sort());
+    expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, name(b), `${name(b)}.verified`, "notes.txt"].sort());
   });
 });
