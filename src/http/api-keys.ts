@@ -38,14 +38,19 @@ export function readApiKeysFile(path: string): string[] {
 
 /**
  * Parses `API_KEYS`: a comma list of keys, spaces around each trimmed, empty entries ignored.
+ * A value with commas but no key (`,`, ` , `) is a mistake that would turn keys off without a
+ * word: it is refused.
  * @returns the keys; empty when the value is absent or blank (keys off)
+ * @throws Error when the value is not blank but holds no key
  */
 export function parseApiKeysList(value: string | undefined): string[] {
-  if (value === undefined) return [];
-  return value
+  if (value === undefined || value.trim() === "") return [];
+  const keys = value
     .split(",")
     .map((k) => k.trim())
     .filter((k) => k !== "");
+  if (keys.length === 0) throw new Error("API_KEYS holds no key, only commas and spaces: give a comma list of keys, or leave it empty (or unset) to run without keys");
+  return keys;
 }
 
 /** SHA-256 of a string: every key and every presented token compares as 32 bytes. */

@@ -44,11 +44,12 @@ export const OTHER_ROUTE = "other";
 
 /**
  * True for a path that needs `Authorization: Bearer <key>` when keys are on (docs/api.md "HTTP
- * envelope", API keys): `/api/*` and `/metrics`. `/healthz`, `/readyz`, the pages and the
- * OpenAPI document stay open.
+ * envelope", API keys): `/api/*`, `/metrics`, and the OpenAPI document (`/openapi/json`: it
+ * lists the columns and enum values, as `/api/users/schema` does). `/healthz`, `/readyz` and
+ * the pages stay open; so does `OPTIONS` on any path (see {@link Envelope.fallback}).
  */
 export function needsApiKey(path: string): boolean {
-  return path === "/metrics" || path === "/api" || path.startsWith("/api/");
+  return path === "/metrics" || path === "/api" || path.startsWith("/api/") || path === "/openapi/json";
 }
 
 /** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
@@ -91,8 +92,9 @@ export interface Envelope {
   wrap: (route: RouteSpec, handler: Handler) => Handler;
   /**
    * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
-   * method is 405 with `Allow`, or 204 to `OPTIONS` (a CORS preflight from an allowed origin
-   * gets the preflight headers); any other path (one with a trailing slash too) is 404.
+   * method is 405 with `Allow`, or 204 to `OPTIONS`, with or without a key (a CORS preflight
+   * from an allowed origin gets the preflight headers); any other path (one with a trailing
+   * slash too) is 404.
    */
   fallback: Handler;
   /** A 500 problem with a request id, logged with the error (never a stack trace to the client). */
@@ -164,7 +166,8 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly RouteS
     const allow = allowByPath.get(path);
     const label = allow === undefined ? OTHER_ROUTE : path;
     const preflight = isPreflight(request);
-    if (!preflight && needsApiKey(path)) {
+    // OPTIONS answers with what the path allows (or a preflight) and no data: it needs no key.
+    if (request.method !== "OPTIONS" && needsApiKey(path)) {
       const refused = unauthorized(request);
       if (refused !== null) return finish(label, request, refused, started);
     }

@@ -418,7 +418,7 @@ const SECURITY_SCHEMES = {
     type: "http",
     scheme: "bearer",
     description:
-      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request needs `Authorization: Bearer <key>`; /healthz and /readyz stay open.",
+      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request, and this document (/openapi/json), needs `Authorization: Bearer <key>`; /healthz, /readyz and OPTIONS stay open.",
   },
 };
 

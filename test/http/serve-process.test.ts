@@ -165,6 +165,11 @@ describe("configuration errors stop serve with exit code 1", () => {
     });
   });
 
+  test("API_KEYS with commas but no key is refused: keys are never turned off without a word", () => {
+    const message = "error: API_KEYS holds no key, only commas and spaces: give a comma list of keys, or leave it empty (or unset) to run without keys\n";
+    for (const value of [",", " , ,", ",,,"]) expect({ value, ...run([], { API_KEYS: value }) }).toEqual({ value, code: 1, stderr: message });
+  });
+
   test("a CORS origin that is not one", () => {
     expect(run([], { CORS_ORIGIN: "app.example" })).toEqual({ code: 1, stderr: 'error: CORS origin must be scheme://host[:port] or * (got "app.example")\n' });
   });
