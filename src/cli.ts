@@ -20,7 +20,8 @@ import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
-import { DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
+import { createPruner } from "./io/prune.ts";
+import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
 import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
 import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
@@ -162,7 +163,9 @@ export function createCli(): Command {
       const logger = createLogger();
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
-      const threads = createFileThreads();
+      // Start-up has no request to yield to; once serving, file work runs below the requests.
+      const startup = createFileThreads();
+      const threads = createFileThreads({ nice: BACKGROUND_NICE });
       let snapshot: string = opts.snapshot;
       let cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
       let prepared: PreparedCopy | undefined;
@@ -179,7 +182,7 @@ export function createCli(): Command {
         // the last poll's outcome; the real server then takes the placeholder's socket over
         starting =
           opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger, () => ({ source: publicSourceStatus(tracker.status()) }));
-        const first = (await waitForFirst(follow)) as FirstSnapshot;
+        const first = (await waitForFirst({ ...follow, threads: startup })) as FirstSnapshot;
         snapshot = first.path;
         prepared = first.prepared;
       } else if (snapshot === undefined) {
@@ -189,6 +192,7 @@ export function createCli(): Command {
       if (opts.workers > 1) {
         const workerPort = port === 0 ? freePort(opts.host) : port;
         const ipc = follow !== null;
+        startup.close();
         supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
         const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
@@ -198,17 +202,15 @@ export function createCli(): Command {
         let stopFollowingWorkers = () => {};
         if (follow !== null && prepared !== undefined) {
           let servedId = prepared.snapshotId;
-          const { cacheDir: copies } = follow;
+          const pruner = createPruner(threads, follow.cacheDir, ioTimeoutMs, logger);
           stopFollowingWorkers = followSource(
             {
               snapshotId: () => servedId,
               reload: async (fetched) => {
                 servedId = fetched.prepared.snapshotId;
                 workers.reload();
-                // The workers map the new copy (or keep the old one mapped): older files can go.
-                await threads.run({ kind: "prune", cacheDir: copies, keep: [fetched.prepared.path] }, { timeoutMs: ioTimeoutMs, label: `pruning the cache directory ${copies}` }).catch((error: unknown) => {
-                  logger.warn({ err: error, cacheDir: copies }, "pruning the cache failed; the older copies stay until the next download");
-                });
+                // Older copies go once no worker maps them any more.
+                pruner.prune(fetched.prepared.path);
               },
             },
             follow,
@@ -229,11 +231,12 @@ export function createCli(): Command {
         // The file named is copied and verified on an I/O thread: a FIFO is refused at once, a
         // hung mount ends after --io-timeout, and neither blocks this process.
         const copies = cacheDir ?? defaultCacheDir(snapshot);
-        prepared = await threads.run(
+        prepared = await startup.run(
           { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
           { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
         );
       }
+      startup.close();
       // A worker of a replica learns its source's status from its supervisor.
       let supervisedStatus: SourceStatus | null = null;
       if (managed) {

@@ -19,7 +19,8 @@ import { bunListenOptions, listenUrl } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
 import { reasonOf } from "./files/errors.ts";
 import type { FetchResult } from "./io/jobs.ts";
-import { DEFAULT_IO_TIMEOUT_MS, type FileThreads, createFileThreads } from "./io/threads.ts";
+import { createPruner } from "./io/prune.ts";
+import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, type FileThreads, createFileThreads } from "./io/threads.ts";
 import { type SourceStatus, publicSourceStatus } from "./publish/follow.ts";
 import { SnapshotError } from "./snapshot/load.ts";
 import { type PreparedCopy, type PrivatelyLoaded, defaultCacheDir, isMissingCopy, loadPrivately, mapPrepared } from "./snapshot/private-copy.ts";
@@ -158,7 +159,7 @@ export function startServer(options: ServeOptions): RunningServer {
   let state: ServerState = "starting";
   const cacheDir = options.cacheDir ?? defaultCacheDir(options.snapshot);
   const ioTimeoutMs = options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS;
-  const threads = options.threads ?? createFileThreads();
+  const threads = options.threads ?? createFileThreads({ nice: BACKGROUND_NICE });
   const ownThreads = options.threads === undefined;
   const loadHere = () => loadPrivately(options.snapshot, { verify: options.verify, cacheDir, owned: options.owned });
   let loaded: PrivatelyLoaded;
@@ -177,6 +178,8 @@ export function startServer(options: ServeOptions): RunningServer {
       snapshotId: loaded.store.snapshotId,
       loadMs: Math.round(loaded.loadMs),
       copy: prepared.how,
+      copyMs: Math.round(prepared.copyMs),
+      verifyMs: Math.round(prepared.verifyMs),
     },
     "snapshot loaded",
   );
@@ -186,12 +189,10 @@ export function startServer(options: ServeOptions): RunningServer {
   let engine = createEngine(loaded.store);
   let loadMs = loaded.loadMs;
   let createdAt = loaded.header.createdAt;
+  // A prune cut short by the server stopping is no failure.
+  const pruner = createPruner(threads, cacheDir, ioTimeoutMs, logger, () => state === "draining");
   const prune = (keep: string) => {
-    if (options.prune === false) return;
-    threads.run({ kind: "prune", cacheDir, keep: [keep] }, { timeoutMs: ioTimeoutMs, label: `pruning the cache directory ${cacheDir}` }).catch((error: unknown) => {
-      // A prune cut short by the server stopping is no failure.
-      if (state !== "draining") logger.warn({ err: error, cacheDir }, "pruning the cache failed; the older copies stay until the next load");
-    });
+    if (options.prune !== false) pruner.prune(keep);
   };
   prune(loaded.privatePath);
 
@@ -269,10 +270,18 @@ export function startServer(options: ServeOptions): RunningServer {
     loadMs = performance.now() - started;
     createdAt = next.header.createdAt;
     metrics.reloaded("ok");
-    // The previous copy stays mapped until its engine is unreachable; its file can go now.
+    // The previous copy stays mapped until its engine is collected: its file goes after that.
     prune(next.privatePath);
     logger.info(
-      { rows: next.store.rowCount, snapshotId: next.store.snapshotId, loadMs: Math.round(loadMs), copy: next.prepared.how, swapMs: Math.round(swapMs * 10) / 10 },
+      {
+        rows: next.store.rowCount,
+        snapshotId: next.store.snapshotId,
+        loadMs: Math.round(loadMs),
+        copy: next.prepared.how,
+        copyMs: Math.round(next.prepared.copyMs),
+        verifyMs: Math.round(next.prepared.verifyMs),
+        swapMs: Math.round(swapMs * 10) / 10,
+      },
       "snapshot reloaded",
     );
   };
@@ -316,6 +325,7 @@ export function startServer(options: ServeOptions): RunningServer {
       const timedOut = await settlesWithin(stopped, DRAIN_TIMEOUT_MS);
       const unfinished = timedOut ? server.pendingRequests : 0;
       if (timedOut) await settlesWithin(server.stop(true), STEP_TIMEOUT_MS);
+      pruner.stop();
       if (ownThreads) threads.close();
       logger.info({ ms: Math.round(performance.now() - started), unfinished }, "drained");
       // The log lines are written before the caller exits, in order.
@@ -342,6 +352,7 @@ export function startServer(options: ServeOptions): RunningServer {
       process.off("SIGHUP", onHup);
       state = "draining";
       await server.stop(true);
+      pruner.stop();
       if (ownThreads) threads.close();
     },
   };

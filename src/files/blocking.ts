@@ -6,7 +6,7 @@
  * works, so the server calls them only on an I/O thread (io/threads.ts), never on the thread
  * that answers requests.
  */
-import { closeSync, constants, fstatSync, fsyncSync, openSync, readSync, rmSync, statSync, statfsSync, type Stats, writeSync } from "node:fs";
+import { closeSync, constants, copyFileSync, fstatSync, fsyncSync, openSync, readSync, rmSync, statSync, statfsSync, type Stats, writeSync } from "node:fs";
 import { IoError, fileError } from "./errors.ts";
 
 /** Bytes per slice of a copy or a hash: large enough for the disk, small enough to report progress often. */
@@ -163,6 +163,21 @@ export function copyInSlices(from: { fd: number; path: string }, size: number, t
   } finally {
     closeSync(out);
     if (failed) removeQuietly(to);
+  }
+}
+
+/**
+ * A reflink of `from` at the new file `to` (the two share their blocks until either changes: no
+ * time, no space), where the file system has them (btrfs, XFS); false elsewhere (ext4, tmpfs),
+ * with nothing left at `to`.
+ */
+export function tryClone(from: string, to: string): boolean {
+  try {
+    copyFileSync(from, to, constants.COPYFILE_FICLONE_FORCE | constants.COPYFILE_EXCL);
+    return true;
+  } catch {
+    removeQuietly(to);
+    return false;
   }
 }
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { IoError, fileError } from "../files/errors.ts";
 import { SLICE_BYTES, isMissing, openRegular, removeQuietly } from "../files/blocking.ts";
 import { SnapshotError, loadSnapshot } from "../snapshot/load.ts";
-import { type PreparedCopy, preparePrivateCopy, pruneCache } from "../snapshot/private-copy.ts";
+import { type PreparedCopy, type Pruned, preparePrivateCopy, pruneCache } from "../snapshot/private-copy.ts";
 import { isRunning } from "../snapshot/write.ts";
 import { type ObjectDigest, openStorage } from "./storage.ts";
 
@@ -19,8 +19,9 @@ import { type ObjectDigest, openStorage } from "./storage.ts";
 export const SERVED_FILE = "current.snap";
 
 /**
- * Slowest read rate a whole-file step without progress reports is allowed, in bytes per ms
- * (50 MB/s, a slow disk): such a step may stay silent for its size over this rate.
+ * Slowest rate a whole-file step without progress reports (a copy in the kernel, a
+ * verification) is allowed, in bytes per ms (50 MB/s, a slow disk): such a step may stay
+ * silent for its size over this rate, on top of the time limit.
  */
 const SILENT_BYTES_PER_MS = 50_000;
 
@@ -89,7 +90,7 @@ export type JobResult<J extends Job> = J["kind"] extends "read"
                 : J["kind"] extends "sha256"
                   ? ObjectDigest
                   : J["kind"] extends "prune"
-                    ? string[]
+                    ? Pruned
                     : never;
 
 /** How long verifying a file of `bytes` may stay silent, in ms. */
@@ -122,17 +123,14 @@ export async function runJob(job: Job, progress: Progress): Promise<unknown> {
       return openStorage(job.location).digest(job.key, (bytes) => progress(bytes));
     case "fetch":
       return fetchSnapshot(job, progress);
-    case "prepare": {
-      const { size } = statRegular(job.source);
+    case "prepare":
       return preparePrivateCopy(job.source, job.cacheDir, {
         verify: job.verify,
         owned: job.owned,
         fallback: job.fallback,
-        // each slice copied is progress; the verification that follows reads the whole copy
-        onProgress: (bytes) => progress(bytes, bytes >= size ? silentMs(size) : 0),
-        load: undefined,
+        // the copy and the verification each read the whole file without reporting
+        onProgress: (done, ahead) => progress(done, silentMs(ahead)),
       });
-    }
     case "inspect": {
       const { size } = statRegular(job.path);
       progress(0, silentMs(size));

@@ -94,7 +94,19 @@ export interface FileThreadsOptions {
   workerUrl?: string;
   /** See {@link DEFAULT_MAX_HUNG}. */
   maxHung?: number;
+  /**
+   * The threads' nice value (Linux, per thread), e.g. {@link BACKGROUND_NICE} for the work of a
+   * server that is answering requests; absent: the process's priority (start-up).
+   */
+  nice?: number;
 }
+
+/**
+ * The nice value of the I/O threads of a serving process: below the thread that answers
+ * requests (0), so that on a busy machine a reload's copy and verification wait for the CPU,
+ * not a request (they take longer; requests keep their latency).
+ */
+export const BACKGROUND_NICE = 10;
 
 /** io/worker.ts, where the worker is loaded from: the source tree, or the compiled binary's bundle. */
 function workerSpecifier(): string {
@@ -123,6 +135,7 @@ export function createFileThreads(options: FileThreadsOptions = {}): FileThreads
     // The environment as it is now (the S3 variables may have been set after the process started).
     const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
     const thread: Thread = { worker: new Worker(url, { env }) as Thread["worker"], onReply: null, onFailure: null };
+    if (options.nice !== undefined) thread.worker.postMessage({ nice: options.nice });
     thread.worker.onmessage = (event: MessageEvent<WorkerReply>) => thread.onReply?.(event.data);
     thread.worker.onerror = (event) => {
       event.preventDefault?.();

@@ -20,10 +20,10 @@
  * These functions block their thread while the disk works: the server runs them on an I/O
  * thread (io/threads.ts), and only maps the result on the thread that answers requests.
  */
-import { type Stats, closeSync, fstatSync, linkSync, mkdirSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { type Stats, closeSync, fstatSync, linkSync, mkdirSync, readFileSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { IoError, fileError } from "../files/errors.ts";
-import { type FileIdentity, copyInSlices, ensureSpace, identityAt, identityOf, isMissing, openRegular, readRegular, removeQuietly, sameIdentity } from "../files/blocking.ts";
+import { type FileIdentity, copyInSlices, ensureSpace, identityAt, identityOf, isMissing, openRegular, readRegular, removeQuietly, sameIdentity, tryClone } from "../files/blocking.ts";
 import { FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SnapshotHeader, headerPackr } from "./format.ts";
 import { type LoadOptions, type LoadedSnapshot, SnapshotError, loadSnapshot } from "./load.ts";
 import { isRunning } from "./write.ts";
@@ -180,8 +180,11 @@ export interface PrepareOptions {
    * serve). For a start-up only: a reload keeps what it serves.
    */
   fallback?: boolean;
-  /** Bytes copied so far, called after each slice (the I/O thread's watchdog sees progress). */
-  onProgress?: (bytes: number) => void;
+  /**
+   * Told before each step: bytes done so far, and bytes the step reads without telling (the
+   * copy, then the verification): the I/O thread's watchdog allows them time.
+   */
+  onProgress?: (done: number, ahead: number) => void;
   /** Passed to the loader that verifies the copy (tests map small files in windows). */
   load?: LoadOptions;
 }
@@ -217,13 +220,18 @@ export function preparePrivateCopy(source: string, cacheDir: string, options: Pr
     const started = performance.now();
     try {
       const linked = options.owned === true && tryLink(source, temporary);
-      if (!linked) {
+      // A clone copies what is at the path now: a file put there since it was opened is caught
+      // by its snapshot id below. A copy goes through this thread in slices: measured at 10M
+      // rows beside a loaded server, the kernel's whole-file copy (copy_file_range) held
+      // requests up more, in spikes of 100–250 ms; and each slice is progress for the watchdog.
+      if (!linked && !tryClone(source, temporary)) {
         ensureSpace(cacheDir, stats.size, `a private copy of ${source}`);
-        copyInSlices({ fd, path: source }, stats.size, temporary, { onProgress: options.onProgress });
+        copyInSlices({ fd, path: source }, stats.size, temporary, { onProgress: (bytes) => options.onProgress?.(bytes, 0) });
         if (!sameIdentity(identityOf(fstatSync(fd)), before)) throw new SnapshotError(source, "the file changed while it was being copied; try again once it is complete");
       }
       const copied = performance.now();
       if (options.verified !== true) {
+        options.onProgress?.(stats.size, stats.size);
         let loaded: LoadedSnapshot | null = loadSnapshot(temporary, { ...options.load, verify });
         if (loaded.header.checksum !== snapshotId) throw new SnapshotError(source, "the file changed while it was being copied; try again once it is complete");
         loaded = null;
@@ -276,34 +284,98 @@ function verifiedCopy(cacheDir: string, snapshotId: string): PreparedCopy | null
   return { path: target, snapshotId, bytes: copy.size, how: "fallback", copyMs: 0, verifyMs: 0 };
 }
 
+/** A file's `major:minor:inode` as `/proc/<pid>/maps` names it (hex device numbers), from its stat `dev` and `ino`. */
+function mapsKey(dev: number, ino: number): string {
+  // glibc's makedev: the minor's low 8 bits, the major's 12, then the minor's rest above bit 20
+  const major = (Math.floor(dev / 256) & 0xfff) | (Math.floor(dev / 2 ** 32) & ~0xfff);
+  const minor = (dev & 0xff) | (Math.floor(dev / 4096) & ~0xff);
+  return `${major.toString(16).padStart(2, "0")}:${minor.toString(16).padStart(2, "0")}:${ino}`;
+}
+
+/**
+ * The files mapped by any process this one may read (`/proc/<pid>/maps`), as
+ * `major:minor:inode` (see {@link mapsKey}): a copy still mapped is not removed ({@link pruneCache}).
+ */
+function mappedFiles(): Set<string> {
+  const files = new Set<string>();
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return files;
+  }
+  for (const pid of pids) {
+    let maps: string;
+    try {
+      maps = readFileSync(`/proc/${pid}/maps`, "latin1");
+    } catch {
+      continue; // gone, or another user's
+    }
+    // address perms offset dev inode path: a mapped file has an inode other than 0
+    for (const line of maps.split("\n")) {
+      const [, , , device, inode] = line.split(/\s+/, 5);
+      if (inode !== undefined && inode !== "0") files.add(`${device}:${inode}`);
+    }
+  }
+  return files;
+}
+
+/** What {@link pruneCache} did. */
+export interface Pruned {
+  /** Names removed. */
+  removed: string[];
+  /** Copies left because a process still maps them (removed by a later prune). */
+  inUse: string[];
+}
+
 /**
  * Removes every snapshot copy (and its record) and leftover temporary file in `cacheDir` except
- * the copies in `keep` (paths as {@link preparePrivateCopy} returns them). A temporary file of
- * a live process, this one included, is left alone (a copy in progress). A mapped copy stays
- * readable after its removal (the mapping holds the file), so an old version may be removed as
- * soon as no new request starts on it.
- * @returns the removed file names
+ * the copies in `keep` (paths as {@link preparePrivateCopy} returns them), and except what is
+ * still in use: a temporary file of a live process, this one included (a copy in progress), and
+ * a copy some process still maps (an older version whose engine the garbage collector has not
+ * released yet). Removing a mapped file would move the cost of freeing it — hundreds of ms for
+ * GBs, the kernel dropping its pages and blocks — to the moment the mapping goes, on the thread
+ * that answers requests; removed here, on an I/O thread, it costs no request anything.
+ * @returns the names removed, and the copies left in use
  */
-export function pruneCache(cacheDir: string, keep: readonly string[]): string[] {
+export function pruneCache(cacheDir: string, keep: readonly string[]): Pruned {
   let names: string[];
   try {
     names = readdirSync(cacheDir);
   } catch (error) {
-    if (isMissing(error)) return [];
+    if (isMissing(error)) return { removed: [], inUse: [] };
     throw fileError(error, `listing the cache directory ${cacheDir}`);
   }
   const kept = new Set(keep.map((path) => path.slice(path.lastIndexOf("/") + 1)));
-  const removed: string[] = [];
+  const pruned: Pruned = { removed: [], inUse: [] };
+  let mapped: Set<string> | null = null;
+  const remove = (name: string) => {
+    rmSync(join(cacheDir, name), { force: true });
+    pruned.removed.push(name);
+  };
   for (const name of names) {
     const snap = /^([0-9a-f]{16}\.snap)(\.verified)?$/.exec(name);
-    if (snap !== null && kept.has(snap[1])) continue;
+    if (snap !== null) {
+      if (kept.has(snap[1]) || snap[2] !== undefined) continue;
+      mapped ??= mappedFiles();
+      const copy = identityAt(join(cacheDir, name));
+      if (copy !== null && mapped.has(mapsKey(copy.dev, copy.ino))) {
+        pruned.inUse.push(name);
+        continue;
+      }
+      remove(name);
+      if (names.includes(`${name}${RECORD_SUFFIX}`)) remove(`${name}${RECORD_SUFFIX}`);
+      continue;
+    }
     const tmp = /^\.[0-9a-f]{16}\.(\d+)\.\d+\.tmp$/.exec(name) ?? /^[0-9a-f]{16}\.snap\.verified\.(\d+)\.tmp$/.exec(name);
-    if (tmp !== null && isRunning(Number(tmp[1]))) continue;
-    if (tmp === null && snap === null) continue;
-    rmSync(join(cacheDir, name), { force: true });
-    removed.push(name);
+    if (tmp !== null && !isRunning(Number(tmp[1]))) remove(name);
   }
-  return removed;
+  // a record whose copy is gone
+  for (const name of names) {
+    const record = /^([0-9a-f]{16}\.snap)\.verified$/.exec(name);
+    if (record !== null && !kept.has(record[1]) && !names.includes(record[1]) && !pruned.removed.includes(name)) remove(name);
+  }
+  return pruned;
 }
 
 /** Options of {@link loadPrivately}. */

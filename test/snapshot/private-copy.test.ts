@@ -6,6 +6,7 @@ import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
 import { defaultCacheDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
+import { createFileThreads } from "../../src/io/threads.ts";
 
 let dir: string;
 let one: string;
@@ -70,17 +71,28 @@ describe("private copies", () => {
     expect(existsSync(join(dir, "cache-d"))).toBe(false);
   });
 
-  test("pruning removes other versions and dead copies' temporary files, and keeps what is asked", async () => {
+  test("pruning removes other versions and dead copies' temporary files, keeps what is asked, and leaves a copy still mapped until it is released", async () => {
     const cache = join(dir, "cache-e");
-    const a = preparePrivateCopy(one, cache).path;
-    const b = preparePrivateCopy(two, cache).path;
+    // prepared on an I/O thread, as the server does: its verification's mapping is released there
+    const threads = createFileThreads();
+    const prepare = (source: string) => threads.run({ kind: "prepare", source, cacheDir: cache, verify: true, owned: false, fallback: false }, { timeoutMs: 30_000, label: "preparing" });
+    const a = (await prepare(one)).path;
+    const b = (await prepare(two)).path;
+    threads.close();
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     writeFileSync(join(cache, `.${"0".repeat(16)}.${dead.pid}.1.tmp`), "x");
     writeFileSync(join(cache, `.${"1".repeat(16)}.${process.ppid}.1.tmp`), "x");
     writeFileSync(join(cache, "notes.txt"), "an operator's file is left alone");
     const name = (path: string) => path.slice(cache.length + 1);
-    expect(pruneCache(cache, [b]).sort()).toEqual([`.${"0".repeat(16)}.${dead.pid}.1.tmp`, name(a), `${name(a)}.verified`].sort());
+    // a copy a process still maps is left, and removed by a later prune once it is released
+    const holder = Bun.spawn([process.execPath, "-e", `const m = Bun.mmap(${JSON.stringify(a)}); console.log(m.length); await Bun.stdin.text();`], { stdin: "pipe", stdout: "pipe" });
+    const reader = holder.stdout.getReader();
+    expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
+    expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
+    holder.stdin.end();
+    await holder.exited;
+    expect(pruneCache(cache, [b])).toEqual({ removed: [name(a), `${name(a)}.verified`], inUse: [] });
     expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, name(b), `${name(b)}.verified`, "notes.txt"].sort());
   });
 });
