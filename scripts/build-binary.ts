@@ -13,6 +13,9 @@ import { buildAssets } from "./build-assets.ts";
 /** Path of the compiled binary, relative to the project root. */
 export const BINARY = join("dist", "users-listing");
 
+/** The entry points compiled in: the CLI, and each worker's script (Bun needs them listed). */
+export const ENTRY_POINTS = ["src/cli.ts", "src/store/column-worker.ts", "src/io/worker.ts"];
+
 /**
  * Builds the static assets when stale, runs `bun build --compile` and returns the binary's path.
  * @throws Error with bun's output when the build fails, or the asset build's error.
@@ -22,7 +25,7 @@ export async function buildBinary(root = join(import.meta.dir, "..")): Promise<s
   mkdirSync(join(root, "dist"), { recursive: true });
   const outfile = join(root, BINARY);
   const proc = Bun.spawn(
-    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "src/store/column-worker.ts", "src/io/worker.ts", "--outfile", outfile],
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", ...ENTRY_POINTS, "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
