@@ -21,6 +21,51 @@ import { MANIFEST_KEY, type ManifestEntry, readManifest } from "./publish.ts";
 /** A failed poll is logged again, unchanged, at most this often, in ms (a change is logged at once). */
 const REPEAT_LOG_MS = 60_000;
 
+/** Longest wait before a refused download of the same published version is tried again, in ms. */
+const MAX_REFUSED_WAIT_MS = 10 * 60_000;
+
+/**
+ * A published version whose download was refused (its size, SHA-256 or sections): fetched again
+ * only after a wait that doubles with each refusal (one poll interval, then two, four…, at most
+ * {@link MAX_REFUSED_WAIT_MS}), or at once when the manifest names anything else: a damaged
+ * object is not downloaded in full at every poll by every replica until someone repairs it.
+ */
+interface Refusal {
+  snapshotId: string;
+  sha256: string;
+  failures: number;
+  /** When it may be fetched again, ms since the epoch. */
+  retryAt: number;
+  error: Error;
+}
+
+/** The refusal after `error` for `entry`, counting on from `previous` when it was of the same entry. */
+function refusalOf(previous: Refusal | null, entry: ManifestEntry, error: Error, pollSeconds: number): Refusal {
+  const failures = previous !== null && previous.snapshotId === entry.snapshotId && previous.sha256 === entry.sha256 ? previous.failures + 1 : 1;
+  const wait = Math.min(MAX_REFUSED_WAIT_MS, pollSeconds * 1000 * 2 ** (failures - 1));
+  return { snapshotId: entry.snapshotId, sha256: entry.sha256, failures, retryAt: Date.now() + wait, error };
+}
+
+/** Downloads `entry`, unless a refusal of the same entry says to wait (then throws its error, with when it is tried again). */
+async function fetchUnlessRefused(options: FollowOptions, entry: ManifestEntry, refusal: { current: Refusal | null }): Promise<FetchResult> {
+  const r = refusal.current;
+  if (r !== null && r.snapshotId === entry.snapshotId && r.sha256 === entry.sha256 && Date.now() < r.retryAt) {
+    const error = r.error instanceof IoError ? new IoError(r.error.reason, r.error.message) : new Error(r.error.message);
+    error.message += ` (refused ${r.failures} time${r.failures === 1 ? "" : "s"}; not downloaded again before ${new Date(r.retryAt).toISOString()} unless the manifest changes)`;
+    if (!(error instanceof IoError)) error.name = r.error.name;
+    throw error;
+  }
+  try {
+    const fetched = await fetchEntry(options, entry);
+    refusal.current = null;
+    return fetched;
+  } catch (error) {
+    const reason = reasonOf(error);
+    if (reason === "checksum" || reason === "refused") refusal.current = refusalOf(refusal.current, entry, error as Error, options.pollSeconds);
+    throw error;
+  }
+}
+
 /** What a replica knows about its source (sent to `--workers` processes as it is). */
 export interface SourceStatus {
   /** The location, for logs (not shown on `/readyz`). */
@@ -190,6 +235,7 @@ export interface FirstSnapshot extends FetchResult {
  * {@link SourceTracker.failed}), until `stopped()` says to give up (then resolves null).
  */
 export async function waitForFirst(options: FollowOptions, stopped: () => boolean = () => false): Promise<FirstSnapshot | null> {
+  const refusal = { current: null as Refusal | null };
   while (!stopped()) {
     const started = Date.now();
     let doing = `reading ${MANIFEST_KEY}`;
@@ -197,7 +243,7 @@ export async function waitForFirst(options: FollowOptions, stopped: () => boolea
       const entry = await currentEntry(options);
       options.tracker.published(entry.snapshotId);
       doing = `downloading snapshot ${entry.snapshotId}`;
-      const fetched = await fetchEntry(options, entry);
+      const fetched = await fetchUnlessRefused(options, entry, refusal);
       options.tracker.succeeded(entry.snapshotId, true);
       return { ...fetched, entry };
     } catch (error) {
@@ -222,11 +268,13 @@ export interface FollowTarget {
  * Polls `location`'s manifest every `pollSeconds` (from one poll's start to the next; a poll
  * that takes longer is followed at once); when it names another snapshot than the one served,
  * downloads it and has `target` swap it in. One poll at a time, each step under the time limit,
- * every failure logged and retried at the next poll.
+ * every failure logged and retried at the next poll (a refused download after a wait, see
+ * {@link Refusal}).
  * @returns a function that stops the polling
  */
 export function followSource(target: FollowTarget, options: FollowOptions): () => void {
   let stopped = false;
+  const refusal = { current: null as Refusal | null };
   let timer: ReturnType<typeof setTimeout> | undefined;
   const poll = async () => {
     const started = Date.now();
@@ -236,7 +284,7 @@ export function followSource(target: FollowTarget, options: FollowOptions): () =
       options.tracker.published(entry.snapshotId);
       if (entry.snapshotId !== target.snapshotId()) {
         doing = `downloading snapshot ${entry.snapshotId}`;
-        const fetched = await fetchEntry(options, entry);
+        const fetched = await fetchUnlessRefused(options, entry, refusal);
         doing = `loading snapshot ${entry.snapshotId}`;
         if (!stopped) await target.reload(fetched);
       }

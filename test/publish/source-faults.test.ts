@@ -2,12 +2,12 @@
  * A replica's source misbehaving, as processes (`serve --source`): a manifest that is a FIFO
  * (standing in for a hung mount), a source directory that disappears, an S3 endpoint that
  * accepts connections and never answers, one that refuses them, a manifest naming a path
- * instead of a snapshot id. Each time the replica keeps serving (or starting, with a 503),
+ * instead of a snapshot id, an object damaged at its key. Each time the replica keeps serving (or starting, with a 503),
  * logs what failed — the location, the operation, the cause, never a credential — shows it on
  * /readyz and /metrics, and follows the source again by itself once the fault is gone.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Manifest, publishSnapshot } from "../../src/publish/publish.ts";
@@ -137,6 +137,33 @@ describe("a directory source", () => {
       writeFileSync(join(location, "manifest.json"), JSON.stringify(good));
       await replica.waitForLine(serving(good.current.snapshotId), { what: "the valid manifest followed" });
       expect((await json(replica, "/readyz")).status).toBe(200);
+    } finally {
+      await replica.dispose();
+    }
+  }, 60_000);
+});
+
+describe("a damaged object", () => {
+  test("is refused by its checksum, then not downloaded again at every poll; once republished (repaired) it is followed", async () => {
+    const location = join(dir, "damaged-source");
+    const v1 = await publishSnapshot(snapshotOf("damaged-one", 30), location);
+    const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", join(dir, "damaged-cache")]);
+    try {
+      await replica.waitForLine(serving(v1.current.snapshotId), { what: "v1 serving" });
+      const file = snapshotOf("damaged-two", 50);
+      const v2 = await publishSnapshot(file, location);
+      const object = join(location, ...v2.current.key.split("/"));
+      const bytes = readFileSync(object);
+      bytes[bytes.length - 1] ^= 0xff;
+      writeFileSync(object, bytes);
+      const first = await replica.waitForLine(failedFor("checksum"), { what: "the damaged object refused" });
+      expect(String(first.error)).toStartWith(`download of ${v2.current.key} from ${location} refused: `);
+      const waiting = await replica.waitForLine((l) => failedFor("checksum")(l) && String(l.error).includes("not downloaded again before"), { what: "the wait before the next download" });
+      expect(String(waiting.error)).toMatch(/\(refused 1 time; not downloaded again before \S+ unless the manifest changes\)$/);
+      expect(replica.logs().some((l) => l.msg === "snapshot downloaded" && l.snapshotId === v2.current.snapshotId)).toBe(false);
+      // the publisher repairs the object; the replica takes it at its next try
+      expect((await publishSnapshot(file, location)).current.snapshotId).toBe(v2.current.snapshotId);
+      await replica.waitForLine(serving(v2.current.snapshotId), { what: "v2 serving" });
     } finally {
       await replica.dispose();
     }
