@@ -3,7 +3,10 @@
  * and checking `Authorization: Bearer <key>` (RFC 6750 §2.1) in constant time.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readRegular } from "../files/blocking.ts";
+
+/** Largest API keys file read, in bytes. */
+const MAX_KEYS_FILE_BYTES = 16 * 1024 * 1024;
 
 /** Checks an `Authorization` header value against the configured keys. */
 export interface ApiKeyCheck {
@@ -19,12 +22,16 @@ export interface ApiKeyCheck {
 /**
  * Reads an API keys file: one key a line; blank lines and lines starting with `#` are ignored;
  * spaces around a key are trimmed.
- * @throws Error naming the file when it cannot be read or holds no key
+ * @throws Error naming the file when it cannot be read (a FIFO or another file that is not a
+ *   regular file included) or holds no key
  */
 export function readApiKeysFile(path: string): string[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // opened without blocking: a FIFO here is refused at once instead of holding up the start
+    const bytes = readRegular(path, MAX_KEYS_FILE_BYTES);
+    if (bytes === null) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+    text = new TextDecoder().decode(bytes);
   } catch (error) {
     throw new Error(`cannot read the API keys file ${path}: ${(error as Error).message}`);
   }

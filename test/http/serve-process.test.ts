@@ -163,6 +163,10 @@ describe("configuration errors stop serve with exit code 1", () => {
       code: 1,
       stderr: `error: the API keys file ${empty} holds no key (one key a line; blank lines and # comments are ignored)\n`,
     });
+    // a FIFO is refused at once (reading it would wait for a writer)
+    const fifo = join(data.dir, "keys.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    expect(run(["--api-keys-file", fifo])).toEqual({ code: 1, stderr: `error: cannot read the API keys file ${fifo}: ${fifo} is a FIFO (named pipe), not a regular file\n` });
   });
 
   test("API_KEYS with commas but no key is refused: keys are never turned off without a word", () => {
