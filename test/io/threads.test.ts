@@ -39,6 +39,8 @@ describe("I/O threads", () => {
     const other = createFileThreads({ workerUrl: GATED_WORKER });
     try {
       writeFileSync(join(dir, "manifest.json"), "{}");
+      // the thread is up before the job that blocks (on a loaded machine a thread's start can outlast the limit)
+      await threads.run({ kind: "read", location: dir, key: "manifest.json" }, { timeoutMs: 30_000, label: "warming up" });
       const blocked = threads.run({ kind: "block", path: hungFifo } as unknown as Job, { timeoutMs: 200, label: `reading ${hungFifo}` });
       // another job, on another thread, is answered while the first one hangs
       expect(new TextDecoder().decode((await other.run({ kind: "read", location: dir, key: "manifest.json" }, { timeoutMs: 30_000, label: "reading" })) as Uint8Array)).toBe("{}");
@@ -57,9 +59,12 @@ describe("I/O threads", () => {
       expect((refused as IoError).reason).toBe("hung");
       expect((refused as IoError).message).toMatch(new RegExp(`^reading the manifest: not started: 1 earlier file operations have not returned \\(the oldest, reading ${hungFifo}, for \\d+ s\\)$`));
 
-      // the fault goes: a writer opens the FIFO, the blocked open returns, the thread ends
-      closeSync(openSync(hungFifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      // the fault goes: a writer opens the FIFO (read-write: Linux never blocks that open, and it
+      // counts as a writer whether the thread's open came already or is still to come), the
+      // blocked open returns, the thread ends
+      const writer = openSync(hungFifo, constants.O_RDWR);
       await until(() => threads.hung().length === 0);
+      closeSync(writer);
       expect(new TextDecoder().decode((await threads.run({ kind: "read", location: dir, key: "manifest.json" }, { timeoutMs: 30_000, label: "reading" })) as Uint8Array)).toBe("{}");
     } finally {
       threads.close();
