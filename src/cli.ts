@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
@@ -20,9 +20,12 @@ import { delimiterProblem } from "./ingest/csv.ts";
 import type { ColumnSpec } from "./schema/kinds.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { followSource, waitForFirst } from "./publish/follow.ts";
+import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
-import { freePort, superviseWorkers } from "./workers.ts";
+import { createPruner } from "./io/prune.ts";
+import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
+import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
+import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
@@ -66,14 +69,16 @@ function progressBar(label: string) {
 
 /**
  * A worker's command line for `serve --workers N`: this program's `serve` with the same options,
- * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`.
+ * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`;
+ * with `cacheDir` when given, and `--managed-snapshot` for the workers of a replica (the
+ * supervisor's downloads: linked into the cache, pruned by the supervisor).
  */
-function workerCommand(snapshot: string, port: number): string[] {
+function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean): string[] {
   const args = process.argv.slice(process.argv.indexOf("serve") + 1);
   const kept: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const [name] = args[i].split("=");
-    if (["--workers", "--source", "--poll", "--port", "--snapshot"].includes(name)) {
+    if (["--workers", "--source", "--poll", "--port", "--snapshot", "--cache-dir"].includes(name)) {
       if (!args[i].includes("=")) i++;
       continue;
     }
@@ -81,12 +86,8 @@ function workerCommand(snapshot: string, port: number): string[] {
   }
   // From source: bun <entry script>; compiled: the binary itself.
   const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
-  return [...program, "serve", ...kept, "--snapshot", snapshot, "--port", String(port), "--reuse-port"];
-}
-
-/** The snapshot id in a snapshot file's header (checked structure, no section checksums). */
-function readSnapshotId(path: string): string {
-  return loadSnapshot(path, { verify: false }).header.checksum;
+  const cache = cacheDir === undefined ? [] : ["--cache-dir", cacheDir];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), "--port", String(port), "--reuse-port"];
 }
 
 /** How `snapshot build` names the input formats on stderr. */
@@ -177,6 +178,13 @@ export function createCli(): Command {
     .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
+    .option(
+      "--io-timeout <seconds>",
+      "longest time a read or write of the snapshot file, the cache directory or the source may go without progress; then it is abandoned, logged, and (with --source) tried again at the next poll",
+      integer(1, 3600),
+      DEFAULT_IO_TIMEOUT_MS / 1000,
+    )
+    .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
     .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
@@ -190,45 +198,90 @@ export function createCli(): Command {
             ? parseResourceName(process.env.RESOURCE, "RESOURCE")
             : DEFAULT_RESOURCE;
       const logger = createLogger();
+      const ioTimeoutMs: number = opts.ioTimeout * 1000;
+      const managed = opts.managedSnapshot === true;
+      // Start-up has no request to yield to; once serving, file work runs below the requests.
+      const startup = createFileThreads();
+      const threads = createFileThreads({ nice: BACKGROUND_NICE });
       let snapshot: string = opts.snapshot;
-      const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
-      // a replica of a published location keeps its downloads beside its private copies
-      const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
+      let cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
+      let prepared: PreparedCopy | undefined;
+      let follow: FollowOptions | null = null;
       let starting: StartingServer | null = null;
+      let supervisor: Supervisor | null = null;
       if (opts.source !== undefined) {
-        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"); the
-        // real server then takes the placeholder's socket over
-        starting = opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger);
-        snapshot = (await waitForFirst(opts.source, replicaDir, opts.poll, logger)).path;
+        // a replica keeps its downloads and its private copies in one directory (the download
+        // is linked as the copy)
+        cacheDir = resolve(cacheDir ?? ".replica");
+        const tracker = createSourceTracker(opts.source, logger, (status) => supervisor?.send({ sourceStatus: status }));
+        follow = { location: opts.source, downloadsDir: join(cacheDir, "downloads"), cacheDir, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, verify: opts.verify, threads, tracker, logger };
+        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"), with
+        // the last poll's outcome; the real server then takes the placeholder's socket over
+        starting =
+          opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger, () => ({ source: publicSourceStatus(tracker.status()) }));
+        const first = (await waitForFirst({ ...follow, threads: startup })) as FirstSnapshot;
+        snapshot = first.path;
+        prepared = first.prepared;
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
       if (opts.workers > 1) {
         const workerPort = port === 0 ? freePort(opts.host) : port;
-        const supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort), logger);
+        const ipc = follow !== null;
+        startup.close();
+        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
+        const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
-          logger.info({ rss: supervisor.pids().map((pid) => ({ pid, rssBytes: rssOf(pid) })) }, "workers' resident memory");
+          logger.info({ rss: workers.pids().map((pid) => ({ pid, rssBytes: rssOf(pid) })) }, "workers' resident memory");
         }, 60_000);
-        const stopFollowingWorkers =
-          opts.source === undefined
-            ? () => {}
-            : followSource({ snapshotId: () => servedId, reload: () => {
-                servedId = readSnapshotId(snapshot);
-                supervisor.reload();
-              } }, opts.source, replicaDir, opts.poll, logger);
-        let servedId = readSnapshotId(snapshot);
+        let stopFollowingWorkers = () => {};
+        if (follow !== null && prepared !== undefined) {
+          let servedId = prepared.snapshotId;
+          const pruner = createPruner(threads, follow.cacheDir, ioTimeoutMs, logger);
+          stopFollowingWorkers = followSource(
+            {
+              snapshotId: () => servedId,
+              reload: async (fetched) => {
+                servedId = fetched.prepared.snapshotId;
+                workers.reload();
+                // Older copies go once no worker maps them any more.
+                pruner.prune(fetched.prepared.path);
+              },
+            },
+            follow,
+          );
+        }
         const stopAll = () => {
           clearInterval(rssTimer);
           stopFollowingWorkers();
-          supervisor.stop().finally(() => process.exit(0));
+          threads.close();
+          workers.stop().finally(() => process.exit(0));
         };
         process.on("SIGINT", stopAll);
         process.on("SIGTERM", stopAll);
-        process.on("SIGHUP", () => supervisor.reload());
+        process.on("SIGHUP", () => workers.reload());
         return;
       }
+      if (prepared === undefined) {
+        // The file named is copied and verified on an I/O thread: a FIFO is refused at once, a
+        // hung mount ends after --io-timeout, and neither blocks this process.
+        const copies = cacheDir ?? defaultCacheDir(snapshot);
+        prepared = await startup.run(
+          { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
+          { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
+        );
+      }
+      startup.close();
+      // A worker of a replica learns its source's status from its supervisor.
+      let supervisedStatus: SourceStatus | null = null;
+      if (managed) {
+        process.on("message", (message: { sourceStatus?: SourceStatus }) => {
+          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
+        });
+      }
+      const tracker = follow?.tracker;
       const running = startServer({
         snapshot,
         port,
@@ -236,6 +289,12 @@ export function createCli(): Command {
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,
         cacheDir,
+        prepared,
+        owned: managed || follow !== null,
+        prune: !managed,
+        ioTimeoutMs,
+        threads,
+        source: tracker !== undefined ? tracker.status : managed ? () => supervisedStatus : undefined,
         reusePort: opts.reusePort === true,
         listener: starting?.server,
         plugins: opts.demo === false ? [] : [demoPlugin(`/api/${resource}`)],
@@ -244,10 +303,7 @@ export function createCli(): Command {
         apiKeys,
         resource,
       });
-      const stopFollowing =
-        opts.source === undefined
-          ? () => {}
-          : followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload }, opts.source, replicaDir, opts.poll, logger);
+      const stopFollowing = follow === null ? () => {} : followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload }, follow);
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
         stopFollowing();
@@ -378,7 +434,12 @@ export function createCli(): Command {
     .requiredOption("--to <location>", "s3://bucket/prefix (S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION) or a shared directory")
     .action(async (file: string, opts) => {
       const t = performance.now();
-      const manifest = await publishSnapshot(file, opts.to);
+      const manifest = await publishSnapshot(file, opts.to, new Date(), {
+        onRepair: ({ key, found }) =>
+          process.stderr.write(
+            `${key} at ${opts.to} ${found === null ? "was missing" : `did not match the file (${found.bytes} bytes, SHA-256 ${found.sha256})`}: uploading it again\n`,
+          ),
+      });
       const c = manifest.current;
       process.stderr.write(`published ${c.snapshotId} (${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(1)} MiB) to ${opts.to} in ${Math.round(performance.now() - t)} ms; ${manifest.previous.length} earlier version(s) kept\n`);
     });

@@ -79,6 +79,11 @@ export interface AppOptions {
   state?: () => ServerState;
   /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
   snapshotCreatedAt?: () => string;
+  /**
+   * More fields for /healthz and /readyz (a replica's `source`: its last poll and staleness,
+   * docs/operations.md); absent: none.
+   */
+  status?: () => Record<string, unknown>;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -397,13 +402,14 @@ export interface OperationsHandlers {
 }
 
 /** The operations handlers, free of any framework like {@link dataHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
-    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const more = options.status?.() ?? {};
+    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, ...more });
     const ageSeconds = Math.max(0, Math.floor((Date.now() - Date.parse(createdAt)) / 1000));
-    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds });
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
     healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
@@ -411,7 +417,7 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
       const state = options.state?.() ?? "ready";
       if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state }, negotiateCoding(request.headers.get("accept-encoding")));
+      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -482,7 +488,7 @@ export function routeTable(options: AppOptions): Route[] {
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
     { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true },
-    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: false },
+    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: true },
     ...staticAssetsPlugin("docs").routes,
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
   ];

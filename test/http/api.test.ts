@@ -310,11 +310,11 @@ describe("reload", () => {
       renameSync(`${srv.snapshot}.new`, srv.snapshot);
     };
     replace("garbage");
-    expect(() => srv.server.reload()).toThrow(/bad magic|shorter than/);
+    await expect(srv.server.reload()).rejects.toThrow(/bad magic|shorter than/);
     expect(srv.server.engine()).toBe(before);
     expect((await get("?pageSize=1")).body.total).toBe(12);
     replace(good);
-    srv.server.reload();
+    await srv.server.reload();
     expect(srv.server.engine()).not.toBe(before);
     expect((await get("?pageSize=1")).body.total).toBe(12);
   });

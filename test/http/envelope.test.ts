@@ -76,7 +76,7 @@ describe("conditional requests", () => {
     const q = "/api/users?pageSize=3&filter[name]=number+1&sortBy=email";
     const etag = (await raw(q)).headers.get("etag") as string;
     // A fresh engine over the same snapshot: empty caches, the same snapshot id.
-    srv.server.reload();
+    await srv.server.reload();
     const engine = srv.server.engine();
     const res = await raw(q, { headers: { "if-none-match": etag } });
     expect(res.status).toBe(304);
@@ -354,11 +354,37 @@ describe("API keys", () => {
     }
   });
 
-  test("/healthz, /readyz, the OpenAPI document and preflights stay open", async () => {
-    for (const path of ["/healthz", "/readyz", "/openapi/json"]) expect((await call(path)).status).toBe(200);
+  test("/healthz, /readyz and preflights stay open", async () => {
+    for (const path of ["/healthz", "/readyz"]) expect((await call(path)).status).toBe(200);
     const preflight = await call("/api/users", { origin: "https://app.example", "access-control-request-method": "POST" }, "OPTIONS");
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-origin")).toBe("https://app.example");
+  });
+
+  test("OPTIONS without a key is a 204 with Allow, on /api/* and /metrics too (docs/api.md: it needs no key)", async () => {
+    for (const [path, allow] of [
+      ["/api/users", "GET, HEAD, POST, OPTIONS"],
+      ["/api/users/schema", "GET, HEAD, OPTIONS"],
+      ["/metrics", "GET, HEAD, OPTIONS"],
+      ["/openapi/json", "GET, HEAD, OPTIONS"],
+    ]) {
+      const res = await call(path, {}, "OPTIONS");
+      expect({ path, status: res.status, allow: res.headers.get("allow") }).toEqual({ path, status: 204, allow });
+      expect(await res.text()).toBe("");
+    }
+  });
+
+  test("the OpenAPI document, which lists the columns and enum values as /api/users/schema does, needs a key like it", async () => {
+    for (const path of ["/openapi/json", "/api/users/schema"]) {
+      const refused = await call(path);
+      expect({ path, status: refused.status, challenge: refused.headers.get("www-authenticate") }).toEqual({ path, status: 401, challenge: "Bearer" });
+      expect(await refused.text()).not.toContain("inactive");
+      const head = await call(path, {}, "HEAD");
+      expect({ path, status: head.status }).toEqual({ path, status: 401 });
+      const allowed = await call(path, { authorization: "Bearer second-key" });
+      expect({ path, status: allowed.status }).toEqual({ path, status: 200 });
+      expect(await allowed.text()).toContain("inactive");
+    }
   });
 
   test("a 401 carries the CORS headers, so a browser script can read it", async () => {
@@ -393,12 +419,12 @@ describe("operations", () => {
       await raw("/api/users?filter[name]=number+2&page=2", {}, own.url);
       await raw("/no/such/path", {}, own.url);
       await raw("/api/users", { method: "PUT" }, own.url);
-      own.server.reload();
+      await own.server.reload();
       const { writeFileSync, readFileSync, renameSync } = await import("node:fs");
       const good = readFileSync(own.snapshot);
       writeFileSync(`${own.snapshot}.new`, "garbage");
       renameSync(`${own.snapshot}.new`, own.snapshot);
-      expect(() => own.server.reload()).toThrow();
+      await expect(own.server.reload()).rejects.toThrow();
       writeFileSync(own.snapshot, good);
       const res = await raw("/metrics", {}, own.url);
       expect(res.status).toBe(200);
