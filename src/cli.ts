@@ -20,10 +20,13 @@ import { delimiterProblem } from "./ingest/csv.ts";
 import type { ColumnSpec } from "./schema/kinds.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
+import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followChanges, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
 import { createPruner } from "./io/prune.ts";
 import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
+import { runPublisher } from "./publish/live-publisher.ts";
+import { liveLocation, snapshotMaker } from "./publish/live-location.ts";
+import { tableColumns } from "./publish/pg-changes.ts";
 import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
 import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
@@ -41,6 +44,17 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
     const n = Number(value);
     if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
       throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+/** A commander parser of a number of seconds from `min` to `max` (fractions allowed: `0.5`). */
+function seconds(min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be a number of seconds from ${min} to ${max} (fractions allowed, e.g. 0.5)`);
     }
     return n;
   };
@@ -73,7 +87,7 @@ function progressBar(label: string) {
  * with `cacheDir` when given, and `--managed-snapshot` for the workers of a replica (the
  * supervisor's downloads: linked into the cache, pruned by the supervisor).
  */
-function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean): string[] {
+function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean, changesFrom: string | null = null, pollSeconds = 1): string[] {
   const args = process.argv.slice(process.argv.indexOf("serve") + 1);
   const kept: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -87,7 +101,8 @@ function workerCommand(snapshot: string, port: number, cacheDir: string | undefi
   // From source: bun <entry script>; compiled: the binary itself.
   const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
   const cache = cacheDir === undefined ? [] : ["--cache-dir", cacheDir];
-  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), "--port", String(port), "--reuse-port"];
+  const changes = changesFrom === null ? [] : ["--changes-from", changesFrom, "--poll", String(pollSeconds)];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port"];
 }
 
 /** How `snapshot build` names the input formats on stderr. */
@@ -175,7 +190,7 @@ export function createCli(): Command {
     .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
     .option("--api-keys-file <path>", "require Authorization: Bearer <key> on /api/* and /metrics; one key a line, # comments (env API_KEYS: a comma list; default: keys off)")
     .option("--source <location>", "follow a published location (s3://bucket/prefix or a directory, see snapshot publish): download its current snapshot, serve it, poll for new ones")
-    .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
+    .option("--poll <seconds>", "with --source: seconds between polls of the manifest, fractions allowed (a live table's replica: 0.25 keeps it within a second)", seconds(0.05, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
     .option(
@@ -185,6 +200,7 @@ export function createCli(): Command {
       DEFAULT_IO_TIMEOUT_MS / 1000,
     )
     .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
+    .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
     .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
@@ -230,7 +246,7 @@ export function createCli(): Command {
         const workerPort = port === 0 ? freePort(opts.host) : port;
         const ipc = follow !== null;
         startup.close();
-        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
+        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
         const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
@@ -303,7 +319,13 @@ export function createCli(): Command {
         apiKeys,
         resource,
       });
-      const stopFollowing = follow === null ? () => {} : followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload }, follow);
+      const stopFollowing =
+        follow !== null
+          ? followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow)
+          : opts.changesFrom !== undefined
+            ? // a worker of a replica: its supervisor swaps snapshots in, it applies the change batches
+              followChanges(() => running.engine().store.snapshotId, running.changes, { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger })
+            : () => {};
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
         stopFollowing();
@@ -434,14 +456,64 @@ export function createCli(): Command {
     .requiredOption("--to <location>", "s3://bucket/prefix (S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION) or a shared directory")
     .action(async (file: string, opts) => {
       const t = performance.now();
-      const manifest = await publishSnapshot(file, opts.to, new Date(), {
+      const published = new Date();
+      const manifest = await publishSnapshot(file, opts.to, published, {
         onRepair: ({ key, found }) =>
           process.stderr.write(
             `${key} at ${opts.to} ${found === null ? "was missing" : `did not match the file (${found.bytes} bytes, SHA-256 ${found.sha256})`}: uploading it again\n`,
           ),
       });
       const c = manifest.current;
+      if (c.publishedAt !== published.toISOString()) {
+        process.stderr.write(`unchanged: ${c.snapshotId} (${c.rows} rows) is already the current version at ${opts.to}, published ${c.publishedAt}\n`);
+        return;
+      }
       process.stderr.write(`published ${c.snapshotId} (${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(1)} MiB) to ${opts.to} in ${Math.round(performance.now() - t)} ms; ${manifest.previous.length} earlier version(s) kept\n`);
+    });
+  snapshot
+    .command("follow")
+    .description("publish a PostgreSQL table live: a first snapshot at a logical replication slot's consistent point, then every committed change as change batches for replicas (serve --source), compacted into a new snapshot from time to time (needs wal_level = logical)")
+    .requiredOption("--from <url>", "postgres://user:pass@host:port/db (a role with REPLICATION, or the table's owner with it)")
+    .requiredOption("--table <name>", "the table, schema.table or table")
+    .requiredOption("--to <location>", "s3://bucket/prefix or a shared directory, as for snapshot publish")
+    .option("--slot <name>", "the logical replication slot", "users_listing")
+    .option("--publication <name>", "the publication of the table", "users_listing")
+    .option("--batch-ms <ms>", "most time between a commit and its batch's publication", integer(1, 60_000), 500)
+    .option("--compact-seconds <s>", "seconds between compactions of the batches into a new snapshot (0: never)", integer(0, 86_400 * 7), 600)
+    .option("--key <column>", "the key column (default: the schema file's, else id)")
+    .option("--exclude <columns>", "columns never published, a comma list (the publication lists the others)")
+    .option("--schema <file>", "kinds of the columns it lists, and the key, as for snapshot build")
+    .option("--work-dir <dir>", "where the publisher keeps its snapshot files", ".follow")
+    .option("--io-timeout <seconds>", "longest time a storage operation may go without progress", integer(1, 3600), DEFAULT_IO_TIMEOUT_MS / 1000)
+    .action(async (opts) => {
+      const logger = createLogger();
+      const exclude: string[] = opts.exclude === undefined ? [] : String(opts.exclude).split(",").map((c: string) => c.trim()).filter(Boolean);
+      const threads = createFileThreads();
+      const workDir = resolve(opts.workDir);
+      const timeoutMs = opts.ioTimeout * 1000;
+      const publisher = runPublisher({
+        url: opts.from,
+        table: opts.table,
+        slot: opts.slot,
+        publication: opts.publication,
+        exclude,
+        batchMs: opts.batchMs,
+        compactSeconds: opts.compactSeconds,
+        location: liveLocation(opts.to, workDir, threads, timeoutMs),
+        maker: snapshotMaker({ url: opts.from, table: opts.table }, workDir, { key: opts.key, exclude, schemaFile: opts.schema }),
+        logger,
+        columns: async () => (await tableColumns(opts.from, opts.table)).filter((c) => !exclude.includes(c)),
+      });
+      const stop = () => {
+        logger.info("stopping: publishing what is received, then exiting");
+        publisher.stop().finally(() => {
+          threads.close();
+          process.exit(0);
+        });
+      };
+      process.on("SIGTERM", stop);
+      process.on("SIGINT", stop);
+      await publisher.done;
     });
   snapshot
     .command("rollback")

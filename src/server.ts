@@ -9,7 +9,8 @@
  */
 import type { Server } from "bun";
 import type { Logger } from "pino";
-import { type Engine, createEngine } from "./engine/execute.ts";
+import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
+import type { ChangeBatch } from "./live/changes.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
@@ -21,7 +22,7 @@ import { reasonOf } from "./files/errors.ts";
 import type { FetchResult } from "./io/jobs.ts";
 import { createPruner } from "./io/prune.ts";
 import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, type FileThreads, createFileThreads } from "./io/threads.ts";
-import { type SourceStatus, publicSourceStatus } from "./publish/follow.ts";
+import { type ChangesTarget, type SourceStatus, publicSourceStatus } from "./publish/follow.ts";
 import { SnapshotError } from "./snapshot/load.ts";
 import { type PreparedCopy, type PrivatelyLoaded, defaultCacheDir, isMissingCopy, loadPrivately, mapPrepared } from "./snapshot/private-copy.ts";
 
@@ -120,6 +121,11 @@ export interface RunningServer {
   engine: () => Engine;
   /** "ready" while serving, "draining" once {@link RunningServer.drain} began. */
   state: () => ServerState;
+  /**
+   * A live table's change batches, applied to the served snapshot between requests
+   * (docs/live-replicas.md §5): what a replica's follower drives (publish/follow.ts).
+   */
+  changes: ChangesTarget;
   metrics: ServerMetrics;
   /**
    * Loads the snapshot file again and swaps it in (SIGHUP): the copy is made and verified on an
@@ -193,6 +199,20 @@ export function startServer(options: ServeOptions): RunningServer {
     logger.warn({ snapshot: options.snapshot, snapshotId: prepared.snapshotId, refused: prepared.refused }, "the snapshot file is refused; serving the verified cached copy of the same snapshot instead");
   }
   let engine = createEngine(loaded.store);
+  // a live table's replica: the manifest's last LSN for the served snapshot, and since when a
+  // published change waits to be applied (null: every published change is applied)
+  let live: { snapshotLsn: string; pendingSince: number | null } | null = null;
+  const changes: ChangesTarget = {
+    lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
+    apply: (batch: ChangeBatch) => {
+      engine = applyChanges(engine, batch);
+      if (live !== null) live.pendingSince = null;
+    },
+    published: (snapshotLsn, pendingSince) => {
+      live = { snapshotLsn, pendingSince };
+    },
+  };
+  const liveStatus = () => (live === null ? null : { lsn: changes.lsn() ?? live.snapshotLsn, lagSeconds: live.pendingSince === null ? 0 : Math.max(0, Math.round((Date.now() - live.pendingSince) / 100) / 10) });
   let loadMs = loaded.loadMs;
   let createdAt = loaded.header.createdAt;
   // A prune cut short by the server stopping is no failure.
@@ -210,6 +230,7 @@ export function startServer(options: ServeOptions): RunningServer {
     snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
     source: options.source,
     hungIo: () => threads.hung().length,
+    live: liveStatus,
   });
   const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
   const sourceStatus = options.source;
@@ -229,7 +250,8 @@ export function startServer(options: ServeOptions): RunningServer {
         ? undefined
         : () => {
             const status = sourceStatus();
-            return status === null ? {} : { source: publicSourceStatus(status) };
+            const replication = liveStatus();
+            return { ...(status === null ? {} : { source: publicSourceStatus(status) }), ...(replication === null ? {} : replication) };
           },
   });
   const handlers = {
@@ -352,6 +374,7 @@ export function startServer(options: ServeOptions): RunningServer {
     port: server.port as number,
     engine: () => engine,
     state: () => state,
+    changes,
     metrics,
     reload,
     drain,

@@ -10,6 +10,7 @@ import { Counter, Gauge, Registry } from "prom-client";
 import type { Engine } from "../engine/execute.ts";
 import { IO_REASONS } from "../files/errors.ts";
 import { type SourceStatus, stalenessSeconds } from "../publish/follow.ts";
+import { lsnValue } from "../live/changes.ts";
 
 /** Metric names' common prefix. */
 const PREFIX = "users_listing_";
@@ -35,6 +36,8 @@ export interface MetricsSources {
   source?: () => SourceStatus | null;
   /** File operations abandoned on a time-out whose thread has not returned (io/threads.ts). */
   hungIo?: () => number;
+  /** A live table's replica: the LSN its state reached and its lag (docs/live-replicas.md); null when not live. */
+  live?: () => { lsn: string; lagSeconds: number } | null;
 }
 
 /** One server's metrics. */
@@ -236,6 +239,26 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
     },
   });
   if (sources.source !== undefined) sourceMetrics(registers, sources.source);
+  if (sources.live !== undefined) {
+    const live = sources.live;
+    new Gauge({
+      name: `${PREFIX}replication_lsn`,
+      help: "The LSN a live replica's state has reached (the last change batch applied, or its snapshot's), as a number: high 32 bits × 2^32 + low 32 bits.",
+      registers,
+      collect() {
+        const status = live();
+        this.set(status === null ? 0 : lsnValue(status.lsn));
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replication_lag_seconds`,
+      help: "Seconds from the commit of the oldest change the replica has not applied yet to now (0 when it has applied every published change).",
+      registers,
+      collect() {
+        this.set(live()?.lagSeconds ?? 0);
+      },
+    });
+  }
 
   return {
     registry,

@@ -5,6 +5,7 @@
  * once.
  */
 import { createHash } from "node:crypto";
+import { IoError } from "../files/errors.ts";
 import { type ChangeBatch, decodeBatch, lsnValue } from "./changes.ts";
 
 /** Where batch objects live under a location. */
@@ -74,13 +75,13 @@ export function batchesAfter(entries: readonly BatchEntry[], lsn: string): Batch
 
 /**
  * A downloaded batch object checked against its entry, and decoded.
- * @throws Error when the size or the SHA-256 differs from the manifest's, or the bytes are not a
- *   batch (BatchError), or the batch's LSN is not the entry's
+ * @throws IoError `checksum` when the size or the SHA-256 differs from the manifest's; BatchError
+ *   when the bytes are not a batch; Error when the batch's LSN is not the entry's
  */
 export function checkedBatch(entry: BatchEntry, bytes: Uint8Array): ChangeBatch {
-  if (bytes.length !== entry.bytes) throw new Error(`${entry.key}: ${bytes.length} bytes, the manifest says ${entry.bytes}`);
+  if (bytes.length !== entry.bytes) throw new IoError("checksum", `${entry.key}: ${bytes.length} bytes, the manifest says ${entry.bytes}`);
   const sha256 = sha256Hex(bytes);
-  if (sha256 !== entry.sha256) throw new Error(`${entry.key}: SHA-256 ${sha256}, the manifest says ${entry.sha256}`);
+  if (sha256 !== entry.sha256) throw new IoError("checksum", `${entry.key}: SHA-256 ${sha256}, the manifest says ${entry.sha256}`);
   const batch = decodeBatch(bytes, entry.key);
   if (batch.lsn !== entry.lsn) throw new Error(`${entry.key}: the batch's LSN ${batch.lsn} is not the manifest's ${entry.lsn}`);
   return batch;

@@ -16,7 +16,9 @@ import type { FetchResult } from "../io/jobs.ts";
 import { threadedStorage } from "../io/remote.ts";
 import { describeLocation } from "../io/storage.ts";
 import type { FileThreads } from "../io/threads.ts";
-import { MANIFEST_KEY, type ManifestEntry, readManifest } from "./publish.ts";
+import { batchesAfter, checkedBatch } from "../live/batches.ts";
+import type { ChangeBatch } from "../live/changes.ts";
+import { MANIFEST_KEY, type Manifest, type ManifestEntry, readManifest } from "./publish.ts";
 
 /** A failed poll is logged again, unchanged, at most this often, in ms (a change is logged at once). */
 const REPEAT_LOG_MS = 60_000;
@@ -214,14 +216,96 @@ async function fetchEntry(options: FollowOptions, entry: ManifestEntry): Promise
 }
 
 /**
- * The manifest's current version.
+ * The manifest.
  * @throws IoError `not_published` when there is none; as {@link readManifest}
  */
-async function currentEntry(options: FollowOptions): Promise<ManifestEntry> {
+async function currentManifest(options: FollowOptions): Promise<Manifest> {
   const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
   const manifest = await readManifest(storage);
   if (manifest === null) throw new IoError("not_published", `${storage.description}: nothing published (no ${MANIFEST_KEY})`);
-  return manifest.current;
+  return manifest;
+}
+
+/** The manifest's current version (see {@link currentManifest}). */
+async function currentEntry(options: FollowOptions): Promise<ManifestEntry> {
+  return (await currentManifest(options)).current;
+}
+
+/**
+ * What a replica of a live table drives (docs/live-replicas.md §5, §8): the state it serves and
+ * the change batches it applies to it.
+ */
+export interface ChangesTarget {
+  /** The LSN the served state has reached by its applied batches, or null when none is applied on its snapshot. */
+  lsn: () => string | null;
+  /**
+   * Applies one checked batch between requests (all or nothing).
+   * @throws BatchError when it does not apply; the served state is unchanged
+   */
+  apply: (batch: ChangeBatch) => void;
+  /**
+   * Told at each poll, before the batches are applied: the served snapshot's LSN, and the commit
+   * time (UTC ms) of the oldest listed batch not applied yet, or null when none waits (what the
+   * replica's lag is measured from).
+   */
+  published: (snapshotLsn: string, pendingSince: number | null) => void;
+}
+
+/**
+ * Applies the manifest's batches after the served state's LSN, in order (docs/live-replicas.md
+ * §8): each downloaded, checked against its entry (size, SHA-256, its LSN), then applied; the
+ * first that fails stops the step (the next poll tries it again, the state stays the last good
+ * one).
+ * @throws the first failure: IoError of the storage, an Error of the checks, a BatchError
+ */
+async function applyListed(options: FollowOptions, manifest: Manifest, target: ChangesTarget): Promise<number> {
+  const snapshotLsn = manifest.current.lsn;
+  if (snapshotLsn === undefined) return 0;
+  const listed = manifest.changes ?? [];
+  const pending = batchesAfter(listed, target.lsn() ?? snapshotLsn);
+  target.published(snapshotLsn, pending.length === 0 ? null : Date.parse(pending[0].commitTime));
+  const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
+  for (const entry of pending) {
+    const bytes = await storage.read(entry.key);
+    if (bytes === null) throw new IoError("not_published", `${storage.description}: ${entry.key} is listed in the manifest but missing`);
+    target.apply(checkedBatch(entry, bytes));
+  }
+  return pending.length;
+}
+
+/**
+ * Follows only the change batches of `location` (a worker of a `--workers` replica: its
+ * supervisor swaps the snapshots in): every `pollSeconds`, the manifest's batches for the served
+ * snapshot applied in order. Failures are logged (at most once a minute when unchanged) and tried
+ * again at the next poll.
+ * @returns a function that stops it
+ */
+export function followChanges(snapshotId: () => string, target: ChangesTarget, options: Omit<FollowOptions, "tracker" | "downloadsDir" | "cacheDir">): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let lastError = "";
+  let lastLogged = 0;
+  const poll = async () => {
+    const started = Date.now();
+    try {
+      const manifest = await currentManifest(options as FollowOptions);
+      if (manifest.current.snapshotId === snapshotId()) await applyListed(options as FollowOptions, manifest, target);
+      lastError = "";
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!stopped && (message !== lastError || Date.now() - lastLogged > REPEAT_LOG_MS)) {
+        options.logger.warn({ err: error, source: describeLocation(options.location) }, "applying the source's changes failed; still serving the last good state");
+        lastError = message;
+        lastLogged = Date.now();
+      }
+    }
+    if (!stopped) timer = setTimeout(() => void poll(), Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
+  };
+  timer = setTimeout(() => void poll(), 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }
 
 /** A replica's first snapshot, downloaded and verified, and its manifest entry. */
@@ -257,6 +341,8 @@ export async function waitForFirst(options: FollowOptions, stopped: () => boolea
 /** What a follower drives: the served snapshot's id, and the swap to a downloaded version. */
 export interface FollowTarget {
   snapshotId: () => string;
+  /** A live table's change batches, applied to the served snapshot (absent: snapshots only). */
+  changes?: ChangesTarget;
   /**
    * Serves the downloaded version (the server's reload, or the workers'), resolving once it is
    * in; rejects when it is refused (the old version keeps serving).
@@ -280,13 +366,18 @@ export function followSource(target: FollowTarget, options: FollowOptions): () =
     const started = Date.now();
     let doing = `reading ${MANIFEST_KEY}`;
     try {
-      const entry = await currentEntry(options);
+      const manifest = await currentManifest(options);
+      const entry = manifest.current;
       options.tracker.published(entry.snapshotId);
       if (entry.snapshotId !== target.snapshotId()) {
         doing = `downloading snapshot ${entry.snapshotId}`;
         const fetched = await fetchUnlessRefused(options, entry, refusal);
         doing = `loading snapshot ${entry.snapshotId}`;
         if (!stopped) await target.reload(fetched);
+      }
+      if (target.changes !== undefined && !stopped && entry.snapshotId === target.snapshotId()) {
+        doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;
+        await applyListed(options, manifest, target.changes);
       }
       options.tracker.succeeded(entry.snapshotId, entry.snapshotId === target.snapshotId());
     } catch (error) {

@@ -80,6 +80,9 @@ export interface RunningPublisher {
 /** Milliseconds before a failed step is tried again (the object store or PostgreSQL away). */
 const RETRY_MS = [100, 250, 500, 1000, 2000, 5000];
 
+/** How often the table's columns are compared with the snapshot's, in ms. */
+const COLUMNS_CHECK_MS = 2000;
+
 /** Why the stream was stopped. */
 type Reason = "error" | "snapshot" | "stop";
 
@@ -288,7 +291,22 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
         continue;
       }
       if (stopping) waiting.wake?.();
+      // A column added to the table is not in a publication that lists its columns (left-out
+      // ones): the catalog is compared with the snapshot's columns now and then.
+      const columnsCheck = setInterval(() => {
+        void options
+          .columns()
+          .then((columns) => {
+            const served = schemaOf().columns.map((c) => c.id);
+            if (columns.length !== served.length || columns.some((c, i) => c !== served[i])) {
+              logger.info({ columns }, "the table's columns changed: a new snapshot follows");
+              stopStream("snapshot");
+            }
+          })
+          .catch(() => {});
+      }, COLUMNS_CHECK_MS);
       await ended;
+      clearInterval(columnsCheck);
       // what was received whole is published; then the stream stops
       flushing = flushing.then(flush);
       await flushing;

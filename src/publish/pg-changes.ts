@@ -118,6 +118,18 @@ export async function slotState(url: string, slot: string): Promise<{ confirmed:
   }
 }
 
+/** The columns of `table` (`schema.table` or `table`), in their order, from the catalog. */
+export async function tableColumns(url: string, table: string): Promise<string[]> {
+  const client = new pg.Client(clientConfig(url, false));
+  await client.connect();
+  try {
+    const result = await client.query("SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", [quoteTableName(table)]);
+    return result.rows.map((r: { attname: string }) => r.attname);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Drops the slot `slot` when it exists (waiting for a walsender still using it to go). */
 export async function dropSlot(url: string, slot: string): Promise<void> {
   const client = new pg.Client(clientConfig(url, false));

@@ -17,6 +17,8 @@ import { type StorageOps, threadedStorage } from "../io/remote.ts";
 import { DEFAULT_IO_TIMEOUT_MS, type FileThreads, createFileThreads } from "../io/threads.ts";
 import type { ObjectDigest } from "../io/storage.ts";
 import { SNAPSHOT_ID } from "../snapshot/private-copy.ts";
+import { type BatchEntry, CHANGES_PREFIX, batchKey, batchesAfter, parseBatchEntries } from "../live/batches.ts";
+import { lsnValue } from "../live/changes.ts";
 
 /** The manifest's key under a location. */
 export const MANIFEST_KEY = "manifest.json";
@@ -43,12 +45,21 @@ export interface ManifestEntry {
   createdAt: string;
   /** When it was published, ISO 8601. */
   publishedAt: string;
+  /**
+   * A live table's snapshot (`snapshot follow`, docs/live-replicas.md): the LSN of the last
+   * commit it holds; the manifest's `changes` apply after it.
+   */
+  lsn?: string;
 }
 
-/** The manifest: the current version, and the ones before it, newest first. */
+/**
+ * The manifest: the current version, the ones before it (newest first), and, for a live table,
+ * the change batches published after the current snapshot, in LSN order (live/batches.ts).
+ */
 export interface Manifest {
   current: ManifestEntry;
   previous: ManifestEntry[];
+  changes?: BatchEntry[];
 }
 
 /** SHA-256 of a file, hex, read as a stream. */
@@ -73,8 +84,12 @@ function entryProblem(entry: unknown): string | null {
   for (const field of ["createdAt", "publishedAt"]) {
     if (typeof e[field] !== "string" || Number.isNaN(Date.parse(e[field] as string))) return `has no ${field} date`;
   }
+  if (e.lsn !== undefined && (typeof e.lsn !== "string" || !LSN_TEXT.test(e.lsn))) return "has an lsn that is not X/Y (hex)";
   return null;
 }
+
+/** An LSN as the manifest writes it. */
+const LSN_TEXT = /^[0-9A-F]{1,8}\/[0-9A-F]{1,8}$/;
 
 /**
  * Parses and validates a manifest (see {@link ManifestEntry} for each field's rule).
@@ -100,6 +115,17 @@ export function parseManifest(bytes: Uint8Array, where: string): Manifest {
     const problem = entryProblem(entry);
     if (problem !== null) fail(`previous[${i}] ${problem}`);
   });
+  if (m.changes !== undefined) {
+    if (m.current?.lsn === undefined) fail("it lists changes after a snapshot without an lsn");
+    let changes: BatchEntry[] = [];
+    try {
+      changes = parseBatchEntries(m.changes, where);
+    } catch (error) {
+      fail((error as Error).message);
+    }
+    for (const entry of changes) if (entry.key !== batchKey(entry.firstLsn, entry.lsn)) fail(`changes entry ${JSON.stringify(entry.key).slice(0, 80)} is not named after its LSNs`);
+    if (changes.length > 0 && lsnValue(changes[0].firstLsn) <= lsnValue(m.current?.lsn as string)) fail("its first batch is not after the current snapshot's lsn");
+  }
   return m as Manifest;
 }
 
@@ -123,11 +149,12 @@ function manifestToReplace(storage: StorageOps): Promise<Manifest | null> {
   });
 }
 
-/** Writes the manifest, then removes the snapshot objects it no longer names. */
+/** Writes the manifest, then removes the snapshot and batch objects it no longer names. */
 async function commit(storage: StorageOps, manifest: Manifest): Promise<void> {
   await storage.replace(MANIFEST_KEY, new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
-  const named = new Set([manifest.current.key, ...manifest.previous.map((e) => e.key)]);
+  const named = new Set([manifest.current.key, ...manifest.previous.map((e) => e.key), ...(manifest.changes ?? []).map((e) => e.key)]);
   for (const key of await storage.list("snapshots")) if (!named.has(key)) await storage.remove(key);
+  for (const key of await storage.list(CHANGES_PREFIX)) if (!named.has(key)) await storage.remove(key);
 }
 
 /** An object found at its key that is not the file being published: what was there. */
@@ -188,7 +215,7 @@ async function ensureObject(storage: StorageOps, entry: ManifestEntry, file: str
  * @throws SnapshotError for a file that is not a loadable snapshot; IoError for the storage
  *   (`no_space`, `timeout`, `unreachable`, `bad_manifest`…), the location named in its message
  */
-export async function publishSnapshot(path: string, location: string, now = new Date(), options: PublishOptions = {}): Promise<Manifest> {
+export async function publishSnapshot(path: string, location: string, now = new Date(), options: PublishOptions = {}, lsn?: string): Promise<Manifest> {
   return withThreads(options, async (threads, timeoutMs) => {
     const checked = await threads.run({ kind: "inspect", path }, { timeoutMs, label: `checking ${path}` });
     const { sha256 } = await threads.run({ kind: "sha256", path }, { timeoutMs, label: `hashing ${path}` });
@@ -201,12 +228,39 @@ export async function publishSnapshot(path: string, location: string, now = new 
       rows: checked.rows,
       createdAt: checked.createdAt,
       publishedAt: now.toISOString(),
+      ...(lsn === undefined ? {} : { lsn }),
     };
     const before = await manifestToReplace(storage);
     await ensureObject(storage, entry, path, options.onRepair);
-    if (before !== null && before.current.snapshotId === entry.snapshotId) return before;
+    if (before !== null && before.current.snapshotId === entry.snapshotId && before.current.lsn === entry.lsn) return before;
     const previous = before === null ? [] : [before.current, ...before.previous].filter((e) => e.snapshotId !== entry.snapshotId).slice(0, KEPT_VERSIONS);
-    const manifest: Manifest = { current: entry, previous };
+    // a live snapshot keeps the batches published after its LSN (compaction went on while they were)
+    const changes = lsn === undefined ? [] : batchesAfter(before?.changes ?? [], lsn);
+    const manifest: Manifest = lsn === undefined ? { current: entry, previous } : { current: entry, previous, changes };
+    await commit(storage, manifest);
+    return manifest;
+  });
+}
+
+/**
+ * Publishes a change batch of a live table (docs/live-replicas.md §7): its object under
+ * `changes/`, then the manifest listing it after the others. A batch already listed (the same
+ * key: a publisher that restarted before confirming it sends it again) changes nothing.
+ * @returns the manifest now at the location
+ * @throws Error when the location holds no live snapshot, or the batch is not after the last
+ *   one listed; IoError as {@link publishSnapshot}
+ */
+export async function publishBatch(location: string, entry: BatchEntry, bytes: Uint8Array, options: PublishOptions = {}): Promise<Manifest> {
+  return withThreads(options, async (threads, timeoutMs) => {
+    const storage = threadedStorage(threads, location, timeoutMs);
+    const before = await readManifest(storage);
+    if (before === null || before.current.lsn === undefined) throw new Error(`${storage.description}: no live snapshot is published there (snapshot follow publishes one first)`);
+    const changes = before.changes ?? [];
+    if (changes.some((c) => c.key === entry.key)) return before;
+    const last = changes.length > 0 ? changes[changes.length - 1].lsn : before.current.lsn;
+    if (lsnValue(entry.firstLsn) <= lsnValue(last)) throw new Error(`${storage.description}: batch ${entry.key} is not after ${last}`);
+    await storage.replace(entry.key, bytes);
+    const manifest: Manifest = { ...before, changes: [...changes, entry] };
     await commit(storage, manifest);
     return manifest;
   });
