@@ -457,14 +457,15 @@ export function createCli(): Command {
     .action(async (file: string, opts) => {
       const t = performance.now();
       const published = new Date();
+      let repaired = false;
       const manifest = await publishSnapshot(file, opts.to, published, {
-        onRepair: ({ key, found }) =>
-          process.stderr.write(
-            `${key} at ${opts.to} ${found === null ? "was missing" : `did not match the file (${found.bytes} bytes, SHA-256 ${found.sha256})`}: uploading it again\n`,
-          ),
+        onRepair: ({ key, found }) => {
+          repaired = true;
+          process.stderr.write(`${key} at ${opts.to} ${found === null ? "was missing" : `did not match the file (${found.bytes} bytes, SHA-256 ${found.sha256})`}: uploading it again\n`);
+        },
       });
       const c = manifest.current;
-      if (c.publishedAt !== published.toISOString()) {
+      if (c.publishedAt !== published.toISOString() && !repaired) {
         process.stderr.write(`unchanged: ${c.snapshotId} (${c.rows} rows) is already the current version at ${opts.to}, published ${c.publishedAt}\n`);
         return;
       }

@@ -119,9 +119,14 @@ describe("the command line", () => {
     const root = resolve(import.meta.dir, "..", "..");
     const cli = (...args: string[]) => Bun.spawnSync([process.execPath, join(root, "src", "cli.ts"), "snapshot", ...args], { stdout: "pipe", stderr: "pipe", env: process.env });
     const target = join(dir, "cli-shared");
-    const first = cli("publish", snapshotOf("cli-1"), "--to", target);
+    const firstFile = snapshotOf("cli-1");
+    const first = cli("publish", firstFile, "--to", target);
     expect(first.exitCode).toBe(0);
     expect(first.stderr.toString()).toMatch(/^published [0-9a-f]{16} \(50 rows, .* MiB\) to .* in \d+ ms; 0 earlier version\(s\) kept\n$/);
+    // publishing the current version again publishes nothing, and says so
+    const again = cli("publish", firstFile, "--to", target);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr.toString()).toMatch(/^unchanged: [0-9a-f]{16} \(50 rows\) is already the current version at .*, published \d{4}-/);
     const second = snapshotOf("cli-2");
     expect(cli("publish", second, "--to", target).exitCode).toBe(0);
     // a damaged object is said to be uploaded again, then published
