@@ -3,9 +3,9 @@
  * The one command-line entry: `serve`, `generate`, `snapshot build`, `snapshot info`, and
  * `--version`. Run `bun src/cli.ts --help` (or the compiled binary with --help).
  */
-import { existsSync } from "node:fs";
+import { existsSync, unwatchFile, watchFile } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
@@ -34,7 +34,8 @@ import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
 import { DEFAULT_RESOURCE, parseResourceName } from "./http/resource.ts";
-import { parsePort, startServer } from "./server.ts";
+import { type RunningServer, parsePort, startServer } from "./server.ts";
+import { type DataFileOptions, ensureDataSnapshot, isDataFile } from "./snapshot/data-file.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
 export const DEFAULT_DATA = { path: "data/users.snap", count: 100_000, seed: 1 } as const;
@@ -167,6 +168,55 @@ export function ensureGeneratedSnapshot(path: string, spec: { count: number; see
   logger.info({ rows: r.rows, bytes: r.bytes, ms: Math.round(r.readMs + r.indexMs + r.writeMs) }, "default dataset built");
 }
 
+/**
+ * `serve FILE --watch`: when the data file changes (its size or modification time, checked every
+ * second), it is built again — in a child process, so that requests go on — and swapped in like
+ * a SIGHUP. A failed build is logged, and the version serving keeps serving.
+ * @returns a function that stops watching
+ */
+function watchDataFile(file: string, options: DataFileOptions, dataDir: string, running: RunningServer, logger: Logger): () => void {
+  let busy = false;
+  let again = false;
+  const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
+  const buildInChild = async (input: string, output: string): Promise<null> => {
+    const args = [...program, "snapshot", "build", input, "-o", output];
+    if (options.schemaFile !== undefined) args.push("--schema", options.schemaFile);
+    if (options.key !== undefined) args.push("--key", options.key);
+    if (options.exclude !== undefined) args.push("--exclude", options.exclude.join(","));
+    if (options.allowEmpty) args.push("--allow-empty");
+    if (options.delimiter !== undefined) args.push("--delimiter", options.delimiter);
+    const child = Bun.spawn(args, { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+    if (code !== 0) throw new Error(stderr.trim().split("\n").filter((l) => l.startsWith("error:") || l.includes(": ")).pop() ?? `snapshot build exited ${code}`);
+    return null;
+  };
+  const rebuild = async () => {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const t = performance.now();
+        const data = await ensureDataSnapshot(file, options, dataDir, buildInChild);
+        await running.reload();
+        logger.info({ data: file, snapshot: data.name, ms: Math.round(performance.now() - t) }, "the data file changed: built and swapped in");
+      } while (again);
+    } catch (error) {
+      logger.error({ err: error, data: file }, "building the changed data file failed; still serving the previous version");
+    } finally {
+      busy = false;
+    }
+  };
+  const listener = (now: { mtimeMs: number; size: number }, before: { mtimeMs: number; size: number }) => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) void rebuild();
+  };
+  watchFile(file, { interval: 1000 }, listener);
+  return () => unwatchFile(file, listener);
+}
+
 /** Builds the command tree. */
 export function createCli(): Command {
   const program = new Command()
@@ -201,9 +251,25 @@ export function createCli(): Command {
     )
     .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
     .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
-    .action(async (opts) => {
+    .argument("[file]", "a data file to serve (.csv, .ndjson, .json, optionally .gz): built into a snapshot in the cache directory first, and reused while the file and the options below are unchanged")
+    .option("--data <file>", "the data file to serve, as the argument")
+    .option("--watch", "with a data file: build it again when it changes and swap the new version in (a failed build keeps the old one serving)")
+    .option("--schema <file>", "with a data file: the key and column kinds, as for snapshot build")
+    .option("--key <column>", "with a data file: the key column, as for snapshot build")
+    .option("--exclude <columns>", "with a data file: fields left out, as for snapshot build", parseList)
+    .option("--allow-empty", "with a data file: serve an input without records as an empty table, as for snapshot build")
+    .option("--delimiter <char>", "with a data file: the CSV field delimiter, as for snapshot build", parseDelimiter)
+    .action(async (argument: string | undefined, opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
-      if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
+      const dataFile: string | undefined = argument ?? opts.data;
+      if (argument !== undefined && opts.data !== undefined) throw new InvalidArgumentError("give the data file as the argument or with --data, not both");
+      if ([dataFile, opts.snapshot, opts.source].filter((x) => x !== undefined).length > 1) throw new InvalidArgumentError("give one of a data file, --snapshot or --source");
+      if (dataFile === undefined && (opts.watch || opts.schema !== undefined || opts.key !== undefined || opts.exclude !== undefined || opts.allowEmpty || opts.delimiter !== undefined)) {
+        throw new InvalidArgumentError("--watch, --schema, --key, --exclude, --allow-empty and --delimiter go with a data file (serve FILE)");
+      }
+      if (opts.snapshot !== undefined && isDataFile(opts.snapshot)) {
+        throw new InvalidArgumentError(`${opts.snapshot} is not a snapshot but a data file: serve it with \`serve ${opts.snapshot}\` (it is built into a snapshot first), or build one with \`snapshot build ${opts.snapshot}\``);
+      }
       const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
       const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
       const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
@@ -221,6 +287,16 @@ export function createCli(): Command {
       const threads = createFileThreads({ nice: BACKGROUND_NICE });
       let snapshot: string = opts.snapshot;
       let cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
+      const dataOptions: DataFileOptions = { schemaFile: opts.schema, key: opts.key, exclude: opts.exclude, allowEmpty: opts.allowEmpty === true, delimiter: opts.delimiter };
+      const dataDir = dataFile === undefined ? "" : join(resolve(cacheDir ?? join(dirname(resolve(dataFile)), ".snapshot-cache")), "data");
+      if (dataFile !== undefined) {
+        const t = performance.now();
+        const data = await ensureDataSnapshot(dataFile, dataOptions, dataDir);
+        snapshot = data.path;
+        if (data.built === null) logger.info({ data: dataFile, snapshot: data.name, ms: Math.round(performance.now() - t) }, "serving the data file's cached build (unchanged file and options)");
+        else logger.info({ data: dataFile, snapshot: data.name, rows: data.built.rows, columns: data.built.columns.map((c) => c.id), excluded: data.built.excluded, ms: Math.round(performance.now() - t) }, "built the data file into a snapshot");
+        for (const warning of data.built?.warnings ?? []) logger.warn({ data: dataFile }, warning);
+      }
       let prepared: PreparedCopy | undefined;
       let follow: FollowOptions | null = null;
       let starting: StartingServer | null = null;
@@ -319,6 +395,7 @@ export function createCli(): Command {
         apiKeys,
         resource,
       });
+      const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
       const stopFollowing =
         follow !== null
           ? followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow)
@@ -328,6 +405,7 @@ export function createCli(): Command {
             : () => {};
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
+        stopWatching();
         stopFollowing();
         running.drain().finally(() => process.exit(0));
       };
