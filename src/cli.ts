@@ -35,6 +35,7 @@ import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
 import { DEFAULT_RESOURCE, parseResourceName } from "./http/resource.ts";
 import { type RunningServer, parsePort, startServer } from "./server.ts";
+import { checkListenHost } from "./http/listen.ts";
 import { type DataFileOptions, ensureDataSnapshot, isDataFile } from "./snapshot/data-file.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
@@ -271,6 +272,7 @@ export function createCli(): Command {
         throw new InvalidArgumentError(`${opts.snapshot} is not a snapshot but a data file: serve it with \`serve ${opts.snapshot}\` (it is built into a snapshot first), or build one with \`snapshot build ${opts.snapshot}\``);
       }
       const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
+      checkListenHost(opts.host, process.env.HOST === opts.host && process.env.HOST !== undefined ? "HOST" : "--host");
       const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
       const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
       const resource =

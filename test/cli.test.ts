@@ -48,9 +48,11 @@ describe("the default data's snapshot", () => {
 const CLI = join(import.meta.dir, "../src/cli.ts");
 
 /** Runs the command line with `args` (and `input` on standard input); resolves when it exits. */
-async function run(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function run(args: string[], input?: string | Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = typeof input === "object" ? { ...process.env, ...input } : process.env;
   const child = Bun.spawn([process.execPath, CLI, ...args], {
-    stdin: input === undefined ? "ignore" : new Blob([input]),
+    env,
+    stdin: typeof input === "string" ? new Blob([input]) : "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -68,6 +70,15 @@ describe("the program", () => {
       const r = await run([flag]);
       expect(r).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
     }
+  });
+
+  test("serve on a host this machine cannot listen on stops at once, naming the host and where it came from", async () => {
+    const flag = await run(["serve", "--host", "999.1.1.1", "--port", "0", "--no-demo"]);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toContain('--host "999.1.1.1": this machine cannot listen there');
+    const fromEnv = await run(["serve", "--port", "0", "--no-demo"], { HOST: "no-such-host.invalid" });
+    expect(fromEnv.code).toBe(1);
+    expect(fromEnv.stderr).toContain('HOST "no-such-host.invalid": this machine cannot listen there');
   });
 });
 

@@ -300,7 +300,12 @@ function s3Storage(location: string, bucket: string, prefix: string): ObjectStor
     const message = (error as Error)?.message ?? String(error);
     // Bun says "an unexpected error has occurred" for a network failure; its code says which.
     const said = message === "an unexpected error has occurred" || message === "" ? "" : `: ${message}`;
-    const cause = typeof code === "string" ? `${code}${said}` : message;
+    const cause =
+      code === "ERR_S3_MISSING_CREDENTIALS"
+        ? "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY), and S3_ENDPOINT or AWS_ENDPOINT_URL for a store other than AWS, AWS_REGION where it needs one"
+        : typeof code === "string"
+          ? `${code}${said}`
+          : message;
     const reason = typeof code === "string" ? (S3_REASONS[code] ?? "storage") : "storage";
     return new IoError(reason, scrub(`${description}: S3 ${operation} of ${bucket}/${full(key)} failed: ${cause}`));
   };

@@ -67,6 +67,12 @@ describe("S3 failures", () => {
     expect(error.message).not.toContain("AKIAEXAMPLEKEYID0042");
   });
 
+  test("no credentials: denied, naming the variables to set", async () => {
+    const error = await withEnv({ AWS_ACCESS_KEY_ID: "", AWS_SECRET_ACCESS_KEY: "", S3_ACCESS_KEY_ID: "", S3_SECRET_ACCESS_KEY: "" }, () => failure(openStorage("s3://store/fleet").read("manifest.json")));
+    expect(error.reason).toBe("denied");
+    expect(error.message).toContain("S3 GET of store/fleet/manifest.json failed: no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY");
+  });
+
   test("an endpoint URL with a user and password is named without them", async () => {
     await withEnv({ AWS_ENDPOINT_URL: "https://user:p4ssw0rd@s3.example.com:9000/" }, async () => {
       expect(describeLocation("s3://b/p")).toBe("s3://b/p (endpoint https://s3.example.com:9000)");

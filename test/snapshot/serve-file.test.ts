@@ -32,7 +32,7 @@ describe("serve FILE", () => {
       expect(body.total).toBe(40);
       expect(Object.keys(body.data[0])).toEqual(["user_id", "name", "status"]);
       expect(first.logs().some((l) => l.msg === "built the data file into a snapshot")).toBe(true);
-      const schema = (await (await fetch(`${first.url}/api/users/schema`)).json()) as { key: string; columns: { id: string; kind: string }[] };
+      const schema = (await (await fetch(`${first.url}/api/users/schema`)).json()) as { key: string; columns: { id: string; kind: string; values?: string[] }[] };
       expect(schema.key).toBe("user_id");
       expect(schema.columns.find((c) => c.id === "status")).toEqual({ id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"] });
     } finally {
