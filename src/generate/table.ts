@@ -13,21 +13,11 @@ import type { ColumnSpec } from "../schema/kinds.ts";
 import type { TableInput } from "../store/input.ts";
 import { type GenerateOptions, generateUsers } from "./users.ts";
 import { WIDE_COLUMN_SPECS } from "./wide.ts";
+import { USER_COLUMN_SPECS, USER_KEY } from "./record.ts";
 
-/** The generated table's key column. */
-export const GENERATED_KEY = "id";
-
-/** The columns of a generated table: the seed's shape (docs/api.md "The records"). */
-export const GENERATED_COLUMNS: readonly ColumnSpec[] = [
-  { id: "id", kind: "number" },
-  { id: "name", kind: "text" },
-  { id: "email", kind: "text" },
-  { id: "status", kind: "enum", values: ["active", "inactive"] },
-];
-
-/** The columns of a generated table with `wide`: the seed's shape, then wide.ts's seven. */
+/** The columns of a generated table with `wide`: the seed's shape (record.ts `USER_COLUMN_SPECS`), then wide.ts's seven. */
 export function generatedColumns(wide: boolean): ColumnSpec[] {
-  return [...GENERATED_COLUMNS, ...(wide ? WIDE_COLUMN_SPECS : [])].map((spec) => ({ ...spec, ...(spec.values ? { values: [...spec.values] } : {}) }));
+  return [...USER_COLUMN_SPECS, ...(wide ? WIDE_COLUMN_SPECS : [])].map((spec) => ({ ...spec, ...(spec.values ? { values: [...spec.values] } : {}) }));
 }
 
 /**
@@ -47,5 +37,5 @@ export function generatedTable(options: GenerateOptions, onProgress?: (rows: num
     rows++;
     if ((rows & 0xffff) === 0) onProgress?.(rows);
   }
-  return { rows, key: GENERATED_KEY, columns: specs.map((spec, c) => ({ spec, values: convertColumn(raws[c], spec) })) };
+  return { rows, key: USER_KEY, columns: specs.map((spec, c) => ({ spec, values: convertColumn(raws[c], spec) })) };
 }
