@@ -18,7 +18,7 @@
  */
 import type { Readable } from "node:stream";
 import postgres from "postgres";
-import type { ColumnSpec } from "../schema/kinds.ts";
+import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import { duplicateKeyReason, rawKeyDuplicate } from "./key.ts";
 import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, parseErrorText, unknownExcludeReason } from "./records.ts";
 
@@ -194,26 +194,6 @@ export async function readCopyText(chunks: AsyncIterable<Uint8Array>, onRows: (t
   if (!headerDone || !ended) throw new Error("the COPY stream ended early");
 }
 
-/** Type OIDs (pg_type) of each kind's types. */
-const KIND_OF_TYPE: Record<number, ColumnSpec["kind"]> = {
-  20: "number", // int8
-  21: "number", // int2
-  23: "number", // int4
-  700: "number", // float4
-  701: "number", // float8
-  1700: "number", // numeric
-  25: "text", // text
-  1043: "text", // varchar
-  1042: "text", // bpchar
-  19: "text", // name
-  2950: "text", // uuid
-  16: "boolean",
-  1082: "date",
-  1114: "datetime", // timestamp (read as UTC)
-  1184: "datetime", // timestamptz
-  114: "json",
-  3802: "json", // jsonb
-};
 
 /** A table name as a quoted identifier: `schema.table` → `"schema"."table"`. */
 export function quoteTable(table: string): string {
@@ -234,6 +214,11 @@ export interface PostgresReadOptions {
   exclude?: readonly string[];
   /** The key column: a bad row gives way to a duplicate of its value on an earlier row. */
   key?: string;
+  /**
+   * The kind of a column of built-in type `oid` (kinds/registry.ts `kindOfPostgresType`), or
+   * undefined for a type no kind holds (refused by name); enum types are enums.
+   */
+  kindOfType: (oid: number) => ColumnKind | undefined;
 }
 
 /**
@@ -251,7 +236,7 @@ export interface PostgresReadOptions {
  *   is not a column, a column of a type no kind holds, a column name that is not a column id,
  *   too many columns, and a connection or SQL error (its message)
  */
-export async function readPostgres(source: PostgresSource, onProgress?: (rows: number, total: number) => void, options: PostgresReadOptions = {}): Promise<PostgresRead> {
+export async function readPostgres(source: PostgresSource, onProgress: ((rows: number, total: number) => void) | undefined, options: PostgresReadOptions): Promise<PostgresRead> {
   if ((source.table === undefined) === (source.query === undefined)) throw new Error("readPostgres: give a table or a query, not both");
   const name = source.table !== undefined ? `postgres:${source.table}` : "postgres:query";
   const sql = postgres(source.url, { max: 1, onnotice: () => {}, connection: { TimeZone: "UTC", application_name: "users-listing snapshot build" } });
@@ -324,7 +309,7 @@ async function readWith(
     for (const column of kept) {
       const type = typeOf.get(column.type);
       if (type?.typtype === "e") declared.push({ id: column.name, kind: "enum", values: type.labels ?? [] });
-      else if (KIND_OF_TYPE[column.type] !== undefined) declared.push({ id: column.name, kind: KIND_OF_TYPE[column.type] });
+      else if (options.kindOfType(column.type) !== undefined) declared.push({ id: column.name, kind: options.kindOfType(column.type) as ColumnKind });
       else throw new IngestError(name, 1, `column "${column.name}" has type ${type?.typname ?? column.type}, which no column kind holds; cast it in --query (to text, say), or leave it out with --exclude`);
       // every kept column, in the result's order, even when no row comes
       builder.column(column.name, 1);

@@ -33,4 +33,6 @@ export const JSON_KIND: KindModule = {
   valueJson: null,
   format: null,
   jsonSchema: () => ({}),
+  // json, jsonb
+  postgresTypes: [114, 3802],
 };

@@ -313,4 +313,10 @@ export interface KindModule {
   format: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */
   jsonSchema(spec: ColumnSpec, key: boolean): Record<string, unknown>;
+  /**
+   * The PostgreSQL types (pg_type OIDs) whose columns are of this kind when a table is read
+   * (docs/api.md "Any users table": integer and numeric types → number, text types and uuid →
+   * text…); an enum type is an `enum` whatever its OID. Empty for kinds no built-in type maps to.
+   */
+  postgresTypes: readonly number[];
 }

@@ -279,6 +279,8 @@ export const TEXT_KIND: KindModule = {
   valueJson: null,
   format: null,
   jsonSchema: (_spec, key) => (key ? { type: "string" } : { type: ["string", "null"] }),
+  // text, varchar, bpchar, name, uuid
+  postgresTypes: [25, 1043, 1042, 19, 2950],
 };
 
 /** The parts a text column sets. */

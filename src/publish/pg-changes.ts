@@ -20,18 +20,12 @@ import pg from "pg";
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from "pg-logical-replication";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { parseNumberText } from "../schema/values.ts";
+import { KINDS, kindOfPostgresType } from "../kinds/registry.ts";
 import { type Change, lsnText, lsnValue } from "../live/changes.ts";
-
-/** Type OIDs whose text output is a number (int2, int4, int8, float4, float8, numeric). */
-const NUMBER_TYPES = new Set([20, 21, 23, 700, 701, 1700]);
-/** Type OIDs of json and jsonb. */
-const JSON_TYPES = new Set([114, 3802]);
-/** The boolean type's OID. */
-const BOOL_TYPE = 16;
 
 // The replication connection hands values over as text: every type parser of the `pg` driver
 // (which this module alone uses) is the identity, so values keep their exact text.
-for (const oid of [16, 20, 21, 23, 700, 701, 1700, 114, 3802, 1082, 1114, 1184, 1083, 1266, 25, 1043, 1042, 19, 2950]) pg.types.setTypeParser(oid, (text: string) => text);
+for (const module of Object.values(KINDS)) for (const oid of module.postgresTypes) pg.types.setTypeParser(oid, (text: string) => text);
 
 /** A value that cannot be a JSON value of the table's build (a float's Infinity, a number a double would round). */
 export class ValueError extends Error {
@@ -47,14 +41,19 @@ export class ValueError extends Error {
  */
 export function valueOfText(typeOid: number, column: string, text: string | null): unknown {
   if (text === null) return null;
-  if (NUMBER_TYPES.has(typeOid)) {
-    const x = parseNumberText(text);
-    if (Number.isNaN(x)) throw new ValueError(`column "${column}": ${text} is not a number a double holds exactly`);
-    return x;
+  switch (kindOfPostgresType(typeOid)) {
+    case "number": {
+      const x = parseNumberText(text);
+      if (Number.isNaN(x)) throw new ValueError(`column "${column}": ${text} is not a number a double holds exactly`);
+      return x;
+    }
+    case "boolean":
+      return text === "t";
+    case "json":
+      return JSON.parse(text);
+    default:
+      return text;
   }
-  if (typeOid === BOOL_TYPE) return text === "t";
-  if (JSON_TYPES.has(typeOid)) return JSON.parse(text);
-  return text;
 }
 
 /** The connection settings a replication connection and a snapshot read use. */

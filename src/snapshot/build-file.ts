@@ -17,6 +17,7 @@ import type { Store } from "../store/types.ts";
 import { writeSnapshot, writeSnapshotAsync } from "./write.ts";
 import { type ColumnOptions, type Decision, checkColumnOptions, chooseKey, decideColumns, readSchemaFile } from "./columns.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
+import { kindOfPostgresType } from "../kinds/registry.ts";
 
 export { NO_RECORDS_REASON } from "./columns.ts";
 
@@ -124,7 +125,7 @@ export async function readTableFromFile(input: string, options: FileBuildOptions
  */
 export async function readTableFromPostgres(source: PostgresSource, options: TableOptions = {}, onProgress?: (p: BuildProgress) => void): Promise<Decision> {
   const resolved = columnOptions(options);
-  const read = await readPostgres(source, (done, total) => onProgress?.({ phase: "read", done, total }), { exclude: resolved.exclude, key: chooseKey(resolved).key });
+  const read = await readPostgres(source, (done, total) => onProgress?.({ phase: "read", done, total }), { exclude: resolved.exclude, key: chooseKey(resolved).key, kindOfType: kindOfPostgresType });
   return decideColumns(read.name, read.columns, resolved, { declared: read.declared });
 }
 

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { readPostgres } from "../../src/ingest/postgres.ts";
+import { kindOfPostgresType } from "../../src/kinds/registry.ts";
 import { ChangeStream, type StreamEvent, createSlot, dropSlot, ensurePublication, slotState, valueOfText } from "../../src/publish/pg-changes.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
@@ -65,7 +66,7 @@ describe("changes of a PostgreSQL table", () => {
     const slot = await createSlot(pg.url, "people_slot");
     // a commit after the slot's point: not in the snapshot, first in the stream
     await sql`INSERT INTO people VALUES (3, 'Cy', 'deleted', 2, NULL, '[1]', false, 's3')`;
-    const read = await readPostgres({ url: pg.url, table: "people", snapshot: slot.snapshot }, undefined, { exclude: ["secret"], key: "id" });
+    const read = await readPostgres({ url: pg.url, table: "people", snapshot: slot.snapshot }, undefined, { exclude: ["secret"], key: "id", kindOfType: kindOfPostgresType });
     await slot.close();
     expect(read.columns.rows).toBe(2);
     expect(read.columns.columns.map((c) => c.id)).toEqual(COLUMNS.map((c) => c.id));
