@@ -26,7 +26,7 @@ import { type Store, allCodes, storedColumn } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import type { LiveFilter } from "./live-rows.ts";
 import type { Overlay } from "./merged-walk.ts";
-import { type Segment, buildSegments, orderAll } from "./order.ts";
+import { type Segment, buildSegments, orderAll, segmentOrder } from "./order.ts";
 import { type MatchSet, firstMatchRows, matchRows } from "./row-set.ts";
 
 /** A comparator of extended rows. */
@@ -208,7 +208,8 @@ function placesOf(version: DeltaVersion, seg: Segment, fit: Fit): Places {
     cache = new Map();
     placeCaches.set(delta, cache);
   }
-  const id = `${seg.permName}|${seg.start}|${seg.end}|${fit.exact}|${fit.value}|${fit.mask}`;
+  const order = segmentOrder(seg);
+  const id = `${order.permName}|${seg.start}|${seg.end}|${fit.exact}|${fit.value}|${fit.mask}`;
   let places = cache.get(id);
   if (places === undefined) {
     places = { rowsCovered: 0, rows: new Uint32Array(16), at: new Uint32Array(16), count: 0, deathsCovered: 0, deadAt: new Uint32Array(16), deathIndex: new Uint32Array(16), deadCount: 0 };
@@ -216,7 +217,7 @@ function placesOf(version: DeltaVersion, seg: Segment, fit: Fit): Places {
   }
   if (places.rowsCovered >= delta.rows && places.deathsCovered >= delta.deaths) return places;
   const latest: DeltaVersion = { ...version, rows: delta.rows };
-  const compare = liveComparator(latest, seg.permKey === null ? [] : [seg.permKey]);
+  const compare = liveComparator(latest, order.permKey === null ? [] : [order.permKey]);
   const p2 = partitionRank2(latest);
   const pv = partitionValue(latest);
   const all = allCodes(store);
@@ -333,14 +334,15 @@ function overlayOf(version: DeltaVersion, live: LiveFilter, seg: Segment, fit: F
   for (let code = 0; code < live.deadCounts.length; code++) if (fits(fit, 2 * code, Number.NaN, all)) deadMatches += live.deadCounts[code];
   let rank2: ((row: number) => number) | null = null;
   let compare: RowCompare | null = null;
-  if (runKeys !== null && seg.rank !== null && seg.permKey !== null) {
-    const column = version.delta.columns.get(seg.permKey.column) as DeltaColumn;
+  const permKey = segmentOrder(seg).permKey;
+  if (runKeys !== null && seg.rank !== null && permKey !== null) {
+    const column = version.delta.columns.get(permKey.column) as DeltaColumn;
     const ranks = seg.rank;
     const delta2 = deltaRanks(version.delta, column, version.rows) as Float64Array;
     rank2 = (row) => (row < n ? 2 * ranks[row] : delta2[row - n]);
     // a run of an odd rank² holds changed rows of different values between two base values:
     // the run column first, then the other keys
-    compare = liveComparator(version, [{ ...seg.permKey, direction: seg.reverse ? "desc" : "asc" }, ...runKeys]);
+    compare = liveComparator(version, [{ ...permKey, direction: seg.reverse ? "desc" : "asc" }, ...runKeys]);
   }
   void len;
   return { rows: outRows, at: outAt, deadAt: outDead, deadMatches, rank2, compare };
@@ -367,7 +369,8 @@ export function liveSegments(version: DeltaVersion, live: LiveFilter, keys: Sort
       const template = segments[0] ?? buildSegments(store, keys, all)[0];
       const slots: { g: number; value: number; seg: Segment; fit: Fit }[] = segments.map((seg, s) => ({ g: 2 * seg.codeOf, value: 0, seg, fit: fitsOf[s] }));
       for (const [value, g] of odd) {
-        const seg: Segment = { ...template, perm: null, start: 0, end: 0, codeOf: -1, codeMask: all, permName: `${template.permName}@${value}` };
+        // its changed rows in the template's order (its fit, by value, keeps its places apart)
+        const seg: Segment = { ...template, perm: null, start: 0, end: 0, codeOf: -1, codeMask: all };
         slots.push({ g, value, seg, fit: { exact: g, value, mask: 0 } });
       }
       // by rank², then (between two base values) by value; descending reversed
