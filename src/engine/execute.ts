@@ -329,7 +329,11 @@ function walkRows(
  */
 export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
   const plan = planOf(engine, query);
-  if (!analyze) return { plan: printStep(plan.root), page: null };
+  if (!analyze) {
+    // over a live replica's changes, the plan says what the window merges with
+    if (hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
+    return { plan: printStep(plan.root), page: null };
+  }
   const page = execute(engine, plan, true);
   return { plan: printStep(plan.root), page };
 }
