@@ -9,7 +9,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { applyChanges, createEngine, executeQuery, extraRecords, type Engine } from "../../src/engine/execute.ts";
+import { applyChanges, createEngine, executeQuery, explain, extraRecords, type Engine } from "../../src/engine/execute.ts";
 import { openExport } from "../../src/engine/export.ts";
 import { computeFacets } from "../../src/engine/facets.ts";
 import type { Change, ChangeBatch } from "../../src/live/changes.ts";
@@ -204,6 +204,19 @@ describe("a live replica's engine against the naive oracle", () => {
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
     );
   }, 300_000);
+
+  test("explain says what a window merges with, and analyze gives the rows that ran", () => {
+    const records = Array.from({ length: 30 }, (_, i) => ({ id: i + 1, name: `n${i}`, status: i % 2 === 0 ? "a" : "b" }));
+    const table = { specs: [{ id: "id", kind: "number" as const }, { id: "name", kind: "text" as const }, { id: "status", kind: "text" as const }], key: "id" };
+    let engine = createEngine(buildTableStore(records, table));
+    engine = applyChanges(engine, { lsn: "0/10", commitTime: 0, changes: [{ op: "upsert", record: { id: 31, name: "new", status: "a" } }, { op: "delete", key: 2 }] });
+    const { query } = parsePostBody({ startRow: 0, endRow: 5, sortModel: [{ colId: "name", sort: "asc" }] }, 1000, engine.store.schema);
+    const plain = explain(engine, query, false);
+    expect(plain.plan.detail).toContain("merged with the changes since the snapshot: 1 changed rows, 1 base rows replaced or deleted");
+    const run = explain(engine, query, true);
+    expect(run.page?.total).toBe(30);
+    expect(run.plan.rows).toBe(5);
+  });
 
   test("keys compare by code point, as a fresh snapshot orders them", () => {
     const keys = ["\uffff", "𝟘", "a", "é", "中"];
