@@ -12,6 +12,7 @@
  * - `cachedOrder`: the cached sort, sliced.
  */
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
+import { type Work, finish } from "../bits/work.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
@@ -152,11 +153,20 @@ export function isExpensive(plan: QueryPlan): boolean {
  * one cache every query of the same filter shares): what facets and export read.
  */
 export function filterResultOf(engine: Engine, filter: Predicate | null): FilterResult {
+  return finish(filterResultWork(engine, filter));
+}
+
+/**
+ * {@link filterResultOf} as work that pauses between pieces of the evaluation (bits/work.ts):
+ * what the scheduler runs in slices before an expensive facets or export request reads the
+ * cached result.
+ */
+export function* filterResultWork(engine: Engine, filter: Predicate | null): Work<FilterResult> {
   if (filter === null) return { kind: "all" };
   const key = filterCacheKey(filter);
   const cached = engine.filters.get(key);
   if (cached !== undefined) return cached;
-  const result = resultOf(engine.store, runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
+  const result = resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
   engine.filters.set(key, result, filterBytes(result, key));
   return result;
 }
@@ -180,6 +190,15 @@ export function executeQuery(engine: Engine, query: Query): Page {
  * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
  */
 export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page {
+  return finish(executeWork(engine, plan, analyze));
+}
+
+/**
+ * {@link execute} as work that pauses between pieces of the filter's evaluation (bits/work.ts):
+ * what the scheduler (scheduler.ts) runs in slices for an expensive plan. The engine version it
+ * is given is the one it reads throughout, whatever is applied or loaded meanwhile.
+ */
+export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean): Work<Page> {
   const store = engine.store;
   const root = plan.root;
   const started = analyze ? performance.now() : 0;
@@ -194,12 +213,13 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
       filterStep.ms = 0;
     }
   } else {
-    filter = resultOf(store, runStep({ store, analyze }, filterStep));
+    filter = resultOf(store, yield* runStep({ store, analyze }, filterStep));
     if (plan.filterKey !== "") {
       // a miss: the planner looked without counting (it only peeks)
       engine.filters.misses++;
       engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
     }
+    yield;
   }
   const page = windowOf(engine, plan, filter);
   if (analyze) {
