@@ -6,6 +6,7 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
+import { QueryScheduler } from "./engine/scheduler.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
@@ -82,6 +83,10 @@ export interface ServeOptions {
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; empty or absent: keys off. */
   apiKeys?: readonly string[];
+  /** An expensive query still running after this many ms is answered 503 (docs/operations.md `--query-timeout-ms`); default 30000. */
+  queryTimeoutMs?: number;
+  /** Expensive queries that may wait to run; one more is answered 503 (docs/operations.md `--max-queued`); default 1024. */
+  maxQueued?: number;
 }
 
 /** A running server. */
@@ -132,11 +137,14 @@ export function startServer(options: ServeOptions): RunningServer {
 
   // Bun's count of requests being answered; set once the server exists.
   let pending = () => 0;
+  let scheduler: QueryScheduler | null = null;
   const metrics = createMetrics({
     inFlight: () => pending(),
     engine: () => engine,
     snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
+    queries: () => (scheduler as QueryScheduler).stats,
   });
+  scheduler = new QueryScheduler({ timeoutMs: options.queryTimeoutMs, maxQueued: options.maxQueued, observeWait: metrics.observeWait });
   const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
   const service = createService({
     engine: () => engine,
@@ -149,6 +157,7 @@ export function startServer(options: ServeOptions): RunningServer {
     metrics,
     state: () => state,
     snapshotCreatedAt: () => createdAt,
+    scheduler,
   });
   const handlers = {
     routes: service.routes as never,

@@ -10,10 +10,12 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
-import { type Engine, type Page, execute, filterCacheKey, filterCost, isExpensive, planOf } from "../engine/execute.ts";
+import { type Engine, type Page, execute, executeWork, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf } from "../engine/execute.ts";
 import { printStep } from "../engine/plan.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
-import { DeferredQueue } from "../engine/scheduler.ts";
+import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
+import type { Work } from "../bits/work.ts";
+import type { Predicate } from "../query/types.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
@@ -50,6 +52,7 @@ import {
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
 import { JSON_HEADERS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { type Plugin, type Route, routesByPath } from "./routes.ts";
+import { withoutColumn } from "../query/columns.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
@@ -79,6 +82,11 @@ export interface AppOptions {
   state?: () => ServerState;
   /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
   snapshotCreatedAt?: () => string;
+  /**
+   * Where expensive queries run, in slices, bounded in number and time (engine/scheduler.ts;
+   * docs/operations.md "Fair under load"); absent: one with the defaults (30 s, 1024 waiting).
+   */
+  scheduler?: QueryScheduler;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -159,13 +167,14 @@ function sortText(query: Query): string {
  * The handlers of the data routes, free of any framework so that Bun's router calls them
  * directly (see {@link createService}).
  */
-export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource">): DataHandlers {
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler">): DataHandlers {
   const { maxPageSize, logger } = options;
   const resource = resourcePaths(options.resource).name;
-  // Expensive queries (an uncached substring filter, say) wait their turn here, so that cheap
+  // Expensive queries (a search of frequent terms, a scan) run here in slices, so that cheap
   // ones, answered at once, are not held up behind them (engine/scheduler.ts).
-  const queue = new DeferredQueue();
+  const scheduler = options.scheduler ?? new QueryScheduler();
   const fail = (request: Request, error: unknown, coding: Coding | null): Response => {
+    if (error instanceof QueryStopped) return stoppedResponse(error, scheduler.timeoutMs, coding);
     if (!(error instanceof ProblemError)) return internalErrorResponse(logger, error, request);
     // The rest of a body over the limit is not read: the connection cannot carry another request.
     const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
@@ -176,7 +185,8 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const answer = (request: Request, engine: Engine, query: Query, coding: Coding | null, respond: (page: Page) => Response): Response | Promise<Response> => {
     const plan = planOf(engine, query);
     if (!isExpensive(plan)) return respond(execute(engine, plan, false));
-    return queue.run(() => respond(execute(engine, plan, false))).catch((error: unknown) => fail(request, error, coding));
+    // the work holds this engine version and this plan: it answers from the state it started on
+    return scheduler.submit(() => executeWork(engine, plan, false), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
   const get = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -235,10 +245,18 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       return fail(request, error, coding);
     }
   };
-  /** Runs `work` at once, or in the deferred queue when its filter is expensive to evaluate now. */
-  const scheduled = (request: Request, engine: Engine, filter: Query["filter"], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
-    if (filterCost(engine, filter) <= DEFER_ABOVE) return work();
-    return queue.run(work).catch((error: unknown) => fail(request, error, coding));
+  /**
+   * Runs `work` at once, or, when evaluating one of `filters` now is expensive, in the scheduler:
+   * the filters evaluated into the engine's filter cache in slices first, then `work` (which
+   * reads them from there).
+   */
+  const scheduled = (request: Request, engine: Engine, filters: readonly (Predicate | null)[], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
+    if (filters.every((filter) => filterCost(engine, filter) <= DEFER_ABOVE)) return work();
+    function* sliced(): Work<Response> {
+      for (const filter of filters) yield* filterResultWork(engine, filter);
+      return work();
+    }
+    return scheduler.submit(sliced, request.signal).catch((error: unknown) => fail(request, error, coding));
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
   const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
@@ -248,7 +266,9 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, facets.filter, coding, () => facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding));
+    // the facets read the filter and, per column, the filter without the column's own
+    const filters = [facets.filter, ...facets.columns.map((column) => withoutColumn(facets.filter, column))];
+    return scheduled(request, engine, filters, coding, () => facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding));
   };
   const facetsGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -282,7 +302,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, parsed.query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger, resource));
+    return scheduled(request, engine, [parsed.query.filter], negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger, resource));
   };
   const exportGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -334,12 +354,12 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     // step's rows and time), and the answer prints it with the path the executor took.
     const plan = planOf(engine, query);
     if (!analyze) return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
-    const run = () => {
+    const respond = () => explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
+    if (!isExpensive(plan)) {
       execute(engine, plan, true);
-      return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
-    };
-    if (!isExpensive(plan)) return run();
-    return queue.run(run).catch((error: unknown) => fail(request, error, coding));
+      return respond();
+    }
+    return scheduler.submit(() => executeWork(engine, plan, true), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
   const explainGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -371,6 +391,27 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost };
 }
+
+/**
+ * The answer to a query the scheduler stopped (docs/api.md "Fair under load"): 503 problem+json
+ * with `code` `query_timeout` or `overloaded` and `Retry-After: 1`; for a client that went away,
+ * a 499 nobody reads (counted in the metrics as such).
+ * @param timeoutMs the server's query timeout, named in the detail
+ */
+function stoppedResponse(stopped: QueryStopped, timeoutMs: number, coding: Coding | null): Response {
+  const retry = { "retry-after": "1" };
+  switch (stopped.reason) {
+    case "timeout":
+      return problemResponse("QUERY_TIMEOUT", `the query ran longer than this server's limit of ${timeoutMs} ms and was stopped; try again, or narrow the filter or search`, [], retry, { code: "query_timeout" }, coding);
+    case "overloaded":
+      return problemResponse("OVERLOADED", "too many expensive queries are waiting on this server; try again shortly", [], retry, { code: "overloaded" }, coding);
+    case "cancelled":
+      return new Response(null, { status: CLIENT_CLOSED });
+  }
+}
+
+/** The status recorded for a query whose client went away before its answer (nginx's 499). */
+const CLIENT_CLOSED = 499;
 
 /** The query string of a request URL, without its `?` ("" when none). */
 function searchOf(url: string): string {
