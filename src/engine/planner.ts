@@ -56,10 +56,13 @@ export const COST = {
 } as const;
 
 /**
- * Plans that cost more than this run in the deferred queue (scheduler.ts): about 0.25 ms, so
- * that cheap requests never wait behind more than a slice of expensive ones.
+ * Plans that cost more than this run in the query scheduler (scheduler.ts), a slice at a time
+ * between the other requests: about 0.1 ms, a few cheap requests' worth of work, so that under
+ * load a cheap request waits for the cheap ones ahead of it and one slice at most, never behind
+ * a run of searches answered inline (0.25 ms let 1M-row searches of frequent terms run inline:
+ * the cheap mix's p99 then tripled while the search mix ran).
  */
-export const DEFER_ABOVE = 250_000;
+export const DEFER_ABOVE = 100_000;
 
 /**
  * When a walk, priced with the real match count once the filter ran, costs more than this many

@@ -23,7 +23,7 @@
 import type { Work } from "../bits/work.ts";
 
 /** Longest run of queries' work in one event-loop turn, in milliseconds. */
-export const SLICE_MS = 2;
+export const SLICE_MS = 1;
 
 /** Queries that run at once, in turn; the others wait to start. */
 export const MAX_RUNNING = 4;

@@ -222,6 +222,9 @@ function appendRows(words: Uint32Array, length: number, base: number, list: RowL
   return true;
 }
 
+/** The words of one piece of a word-by-word AND ({@link wordsAnd}): one array for the process (a fresh one per search was 256 KiB of garbage each). */
+const pieceWords = new Uint32Array(PIECE);
+
 /**
  * The AND of dense bitmaps and of ORs of pairs, word by word, a piece of words at a time: the
  * rows as a list while they are few (at most 1/32 of the rows, the size at which a list and a
@@ -230,7 +233,8 @@ function appendRows(words: Uint32Array, length: number, base: number, list: RowL
 function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
   const n = store.rowCount;
   const words = (n + 31) >>> 5;
-  const piece = new Uint32Array(Math.min(words, PIECE));
+  // shared by every search: it is filled and read between two pauses, never held across one
+  const piece = pieceWords;
   const limit = Math.floor(n / 32);
   let list: RowList | null = { rows: new Uint32Array(Math.min(limit, 1024)), k: 0 };
   let bits: Bitmap | null = null;

@@ -168,7 +168,7 @@ describe("isExpensive: the plan's cost, whatever the filter kind", () => {
     // every key formatted as a string: a scan, expensive although it is on the number column
     expect(isExpensive(engine, { ...window, filter: text("id", "contains", "7") })).toBe(true);
     // a few binary searches and one bitmap: cheap
-    const ors: Predicate[] = Array.from({ length: 16 }, (_, i) => idRange(i * 7, i * 7, false));
+    const ors: Predicate[] = Array.from({ length: 4 }, (_, i) => idRange(i * 7, i * 7, false));
     expect(isExpensive(engine, { ...window, filter: { kind: "or", children: ors } })).toBe(false);
   });
 
