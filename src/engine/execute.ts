@@ -18,7 +18,7 @@ import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAll, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
@@ -221,7 +221,7 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
     }
     yield;
   }
-  const page = windowOf(engine, plan, filter);
+  const page = yield* windowOf(engine, plan, filter);
   if (analyze) {
     root.ms = performance.now() - started;
     root.rows = page.rows.length;
@@ -229,8 +229,8 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
   return page;
 }
 
-/** The window of the root step over the filter's rows (see the module comment). */
-function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
+/** The window of the root step over the filter's rows (see the module comment); a sort pauses between pieces. */
+function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
   if (hasChanges(engine)) return liveWindowOf(engine, plan, filter);
   const store = engine.store;
   const root = plan.root;
@@ -287,7 +287,7 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   }
   if (root.op === "sort") {
     const hadRows = set.rows !== null;
-    const ordered = orderAll(store, matchRows(store, set), keys);
+    const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
     if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };

@@ -14,8 +14,7 @@ import { type Engine, type Page, execute, executeWork, filterCacheKey, filterCos
 import { printStep } from "../engine/plan.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
-import type { Work } from "../bits/work.ts";
-import type { Predicate } from "../query/types.ts";
+import { type Work, finish } from "../bits/work.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
@@ -24,7 +23,7 @@ import type { ApiKeyCheck } from "./api-keys.ts";
 import { CLIENT_ABORT_MESSAGE, MAX_BODY_BYTES, isClientAbort, readBodyLimited } from "./body.ts";
 import { type Coding, acceptsGzip, negotiateCoding } from "./compress.ts";
 import { computeFacets } from "../engine/facets.ts";
-import { openExport } from "../engine/export.ts";
+import { exportCost, openExportWork } from "../engine/export.ts";
 import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
 import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
 import { exportResponse, facetsResponse } from "./export-response.ts";
@@ -246,17 +245,12 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     }
   };
   /**
-   * Runs `work` at once, or, when evaluating one of `filters` now is expensive, in the scheduler:
-   * the filters evaluated into the engine's filter cache in slices first, then `work` (which
-   * reads them from there).
+   * Runs `work` to its end at once when `cost` (planner.ts units) is at most DEFER_ABOVE, else in
+   * the scheduler, a slice at a time.
    */
-  const scheduled = (request: Request, engine: Engine, filters: readonly (Predicate | null)[], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
-    if (filters.every((filter) => filterCost(engine, filter) <= DEFER_ABOVE)) return work();
-    function* sliced(): Work<Response> {
-      for (const filter of filters) yield* filterResultWork(engine, filter);
-      return work();
-    }
-    return scheduler.submit(sliced, request.signal).catch((error: unknown) => fail(request, error, coding));
+  const scheduled = (request: Request, cost: number, coding: Coding | null, work: () => Work<Response>): Response | Promise<Response> => {
+    if (cost <= DEFER_ABOVE) return finish(work());
+    return scheduler.submit(work, request.signal).catch((error: unknown) => fail(request, error, coding));
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
   const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
@@ -266,9 +260,15 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    // the facets read the filter and, per column, the filter without the column's own
+    // the facets read the filter and, per column, the filter without the column's own: each
+    // evaluated into the filter cache (in slices when expensive), then counted from there
     const filters = [facets.filter, ...facets.columns.map((column) => withoutColumn(facets.filter, column))];
-    return scheduled(request, engine, filters, coding, () => facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding));
+    let cost = 0;
+    for (const filter of filters) cost += filterCost(engine, filter);
+    return scheduled(request, cost, coding, function* () {
+      for (const filter of filters) yield* filterResultWork(engine, filter);
+      return facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding);
+    });
   };
   const facetsGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -302,7 +302,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, [parsed.query.filter], negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger, resource));
+    return scheduled(request, exportCost(engine, parsed.query), negotiateCoding(header), function* () {
+      const cursor = yield* openExportWork(engine, parsed.query);
+      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource);
+    });
   };
   const exportGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
