@@ -41,7 +41,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type Dataset, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
+import { type Dataset, type DatasetStats, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
 import { formatMs } from "./measure.ts";
 import { q4Offset } from "./queries.ts";
 import { type ServerProcess, type SpawnOptions, rssOf, spawnServer } from "./server.ts";
@@ -91,7 +91,7 @@ export function haveWrk(): boolean {
 export const WRK_HINT = "wrk is not installed: apt-get update && apt-get install -y wrk (Debian package), or run with --no-http";
 
 /** One request: method, path with query, optional JSON body and extra headers. */
-interface MixRequest {
+export interface MixRequest {
   method: "GET" | "POST";
   target: string;
   body?: unknown;
@@ -123,7 +123,11 @@ function windowRequest(get: boolean, offset: number, limit: number, params: Reco
 
 /** The cheap mix: Q1, Q2, Q4, Q6, Q8 round-robin, random offsets, GET and POST alternating (Q8: POST only). */
 export function cheapMix(dataset: Dataset): MixRequest[] {
-  const stats = readStats(dataset);
+  return cheapMixOf(readStats(dataset));
+}
+
+/** {@link cheapMix} for a dataset's statistics (rows, rows per status). */
+export function cheapMixOf(stats: DatasetStats): MixRequest[] {
   const n = stats.rows;
   const next = prng(0xc4ea9);
   const offsetBelow = (limit: number) => next() % Math.max(1, limit);
@@ -204,7 +208,7 @@ export function searchMix(dataset: Dataset): { requests: MixRequest[]; searches:
 }
 
 /** Writes a request list for mix.lua; returns its path. */
-function writeList(name: string, requests: MixRequest[]): string {
+export function writeList(name: string, requests: MixRequest[]): string {
   const dir = join(cacheDir(), "http");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.tsv`);
@@ -236,7 +240,7 @@ async function probe(url: string, requests: MixRequest[], headers: Record<string
 }
 
 /** wrk's JSON line. */
-interface WrkSummary {
+export interface WrkSummary {
   requests: number;
   duration_us: number;
   bytes: number;
@@ -252,7 +256,7 @@ interface WrkSummary {
 }
 
 /** Starts wrk replaying `list` against `url`; resolves to its summary. */
-async function runWrk(url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<WrkSummary> {
+export async function runWrk(url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<WrkSummary> {
   const child = Bun.spawn(
     ["wrk", `-t${THREADS}`, `-c${connections}`, `-d${durationS}s`, "--timeout", "30s", ...headers.flatMap((h) => ["-H", h]), "-s", join(ROOT, "bench", "wrk", "mix.lua"), url, "--", list],
     { stdout: "pipe", stderr: "pipe" },

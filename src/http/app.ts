@@ -10,7 +10,7 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
-import { type Engine, type Page, execute, executeWork, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf } from "../engine/execute.ts";
+import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
 import { printStep } from "../engine/plan.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
@@ -86,6 +86,11 @@ export interface AppOptions {
    * docs/operations.md "Fair under load"); absent: one with the defaults (30 s, 1024 waiting).
    */
   scheduler?: QueryScheduler;
+  /**
+   * More fields for /healthz and /readyz (a replica's `source`: its last poll and staleness,
+   * docs/operations.md); absent: none.
+   */
+  status?: () => Record<string, unknown>;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -194,14 +199,14 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const q = url.indexOf("?");
       const engine = options.engine();
       const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, engine.store.schema);
-      const snapshotId = engine.store.snapshotId;
+      const snapshotId = versionId(engine);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
       // depends on besides the snapshot; the filter's key covers any filter `meta` does not echo.
       const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query));
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
-      return answer(request, engine, parsed.query, coding, (page) => getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding));
+      return answer(request, engine, parsed.query, coding, (page) => getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, snapshotId, extraRecords(engine)));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -236,10 +241,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const parsed = parsePostBody(read.body, maxPageSize, engine.store.schema);
-      const snapshotId = engine.store.snapshotId;
+      const snapshotId = versionId(engine);
       const { query } = parsed;
       const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query));
-      return await answer(request, engine, query, coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding));
+      return await answer(request, engine, query, coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine)));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -254,7 +259,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
   const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
@@ -296,7 +301,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const exportAnswer = (request: Request, engine: Engine, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
     const header = request.headers.get("accept-encoding");
     const gzip = acceptsGzip(header);
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
@@ -304,7 +309,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     }
     return scheduled(request, exportCost(engine, parsed.query), negotiateCoding(header), function* () {
       const cursor = yield* openExportWork(engine, parsed.query);
-      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource);
+      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, snapshotId, extraRecords(engine));
     });
   };
   const exportGet = (request: Request): Response | Promise<Response> => {
@@ -332,11 +337,13 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const schema = (request: Request): Response => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
-      const store = options.engine().store;
-      const etag = entityTag(store.snapshotId, coding, TAG_ROUTE.schema, 0, 0, "", "");
-      const unchanged = notModified(request, etag, store.snapshotId);
+      const engine = options.engine();
+      const store = engine.store;
+      const version = versionId(engine);
+      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "");
+      const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      return schemaResponse(store, etag, coding);
+      return schemaResponse(store, etag, coding, version, rowCountOf(engine));
     } catch (error) {
       return fail(request, error, coding) as Response;
     }
@@ -347,7 +354,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
    * analyze run never answers 304 (its timings are the point).
    */
   const explainAnswer = (request: Request, engine: Engine, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     if (conditional && !analyze) {
       const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
       if (unchanged !== null) return unchanged;
@@ -371,7 +378,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const search = searchOf(request.url);
       const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, engine.store.schema));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(engine.store.snapshotId, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query));
+      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query));
       return explainAnswer(request, engine, parsed.query, analyze, etag, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -386,7 +393,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, engine.store.schema));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(engine.store.snapshotId, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query));
+      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query));
       return await explainAnswer(request, engine, query, analyze, etag, coding, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -439,13 +446,14 @@ export interface OperationsHandlers {
 }
 
 /** The operations handlers, free of any framework like {@link dataHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
-    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const more = options.status?.() ?? {};
+    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, ...more });
     const ageSeconds = Math.max(0, Math.floor((Date.now() - Date.parse(createdAt)) / 1000));
-    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds });
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
     healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
@@ -453,7 +461,7 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
       const state = options.state?.() ?? "ready";
       if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state }, negotiateCoding(request.headers.get("accept-encoding")));
+      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -524,7 +532,7 @@ export function routeTable(options: AppOptions): Route[] {
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
     { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true },
-    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: false },
+    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: true },
     ...staticAssetsPlugin("docs").routes,
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
   ];

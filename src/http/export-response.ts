@@ -9,7 +9,7 @@ import type { ExportCursor } from "../engine/export.ts";
 import type { FacetsAnswer } from "../engine/facets.ts";
 import type { ExportFormat } from "../query/export.ts";
 import { type ExportBuffer, csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
-import type { Store } from "../store/types.ts";
+import type { ExtraRecords, Store } from "../store/types.ts";
 import { type Coding, GzipPieces } from "./compress.ts";
 import { JSON_TYPE, bytesResponse } from "./responses.ts";
 
@@ -44,13 +44,16 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * @param gzip true when the client accepts gzip
  * @param logger where a stopped export is noted (rows written of the total)
  * @param resource the resource name (resource.ts), the file name's first part
+ * @param version the id `X-Snapshot-Id` shows and the file is named after (engine/execute.ts
+ *   `versionId`; an LSN's slash becomes `-`)
+ * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`)
  */
-export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger, resource: string): Response {
+export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger, resource: string, version: string = store.snapshotId, extra: ExtraRecords | null = null): Response {
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
-    "content-disposition": `attachment; filename="${resource}-${store.snapshotId}.${format}"`,
+    "content-disposition": `attachment; filename="${resource}-${version.replace("/", "-")}.${format}"`,
     etag,
-    "x-snapshot-id": store.snapshotId,
+    "x-snapshot-id": version,
     "cache-control": "no-cache",
     vary: "Accept-Encoding",
   };
@@ -77,7 +80,7 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
         const rows = cursor.next();
         if (rows === null) break;
         written += rows.length;
-        await send(format === "csv" ? rowsCsv(store, rows, buffer) : rowsNdjson(store, rows, buffer));
+        await send(format === "csv" ? rowsCsv(store, rows, buffer, extra) : rowsNdjson(store, rows, buffer, extra));
       }
       if (stopped) return;
       if (pieces !== null) await controller.write(pieces.end());

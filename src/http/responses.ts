@@ -9,7 +9,7 @@
  */
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
-import type { Store } from "../store/types.ts";
+import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
 import { COMPRESS_MIN_BYTES, type Coding, compressBytes } from "./compress.ts";
 import { ifNoneMatchHits } from "./conditional.ts";
@@ -93,6 +93,8 @@ export function textResponse(text: string, status: number, headers: Record<strin
  * @param metaJson `JSON.stringify(request.meta)`, computed once by the caller
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param version the id `X-Snapshot-Id` shows (engine/execute.ts `versionId`)
+ * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`)
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
 export function getResponse(
@@ -103,6 +105,8 @@ export function getResponse(
   metaJson: string,
   etag: string,
   coding: Coding | null,
+  version: string = store.snapshotId,
+  extra: ExtraRecords | null = null,
 ): Response {
   const { page, pageSize } = request;
   const totalPages = Math.ceil(total / pageSize);
@@ -110,7 +114,7 @@ export function getResponse(
     `,"total":${total},"page":${page},"pageSize":${pageSize}` +
     `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` +
     `,"meta":${metaJson}}`;
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail)), etag, store.snapshotId, coding);
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra), etag, version, coding);
 }
 
 /**
@@ -119,10 +123,12 @@ export function getResponse(
  * @param total rows matching the query
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param version as for {@link getResponse}
+ * @param extra as for {@link getResponse}
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null): Response {
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`)), etag, store.snapshotId, coding);
+export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null, version: string = store.snapshotId, extra: ExtraRecords | null = null): Response {
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra), etag, version, coding);
 }
 
 /**
@@ -134,10 +140,10 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
  */
-export function schemaResponse(store: Store, etag: string, coding: Coding | null): Response {
+export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount): Response {
   const { columns, key, partition } = store.schema;
-  const body = JSON.stringify({ columns, key, partition, rows: store.rowCount, snapshotId: store.snapshotId });
-  return dataResponse(encoder.encode(body), etag, store.snapshotId, coding);
+  const body = JSON.stringify({ columns, key, partition, rows, snapshotId: version });
+  return dataResponse(encoder.encode(body), etag, version, coding);
 }
 
 /**

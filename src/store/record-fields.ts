@@ -90,3 +90,24 @@ export function decodeValue(bytes: Uint8Array, from: number, to: number): unknow
   }
   return JSON.parse(decoder.decode(bytes.subarray(from, to)));
 }
+
+/**
+ * Where every member of the record `bytes[start .. end)` holds its value, in one pass:
+ * member i's value is `bytes[spans[2i] .. spans[2i + 1])`.
+ * @param spans room for 2 × the record's members
+ * @throws Error when the record has fewer members than `spans` has room for (a corrupt store)
+ */
+export function memberSpans(bytes: Uint8Array, start: number, end: number, spans: Uint32Array): void {
+  let at = start + 1;
+  const members = spans.length >>> 1;
+  for (let m = 0; m < members; m++) {
+    if (at >= end) throw new Error(`corrupt store: a record has no member ${m}`);
+    at = skipString(bytes, at);
+    if (bytes[at] !== COLON) throw new Error("corrupt store: a record's member has no value");
+    const from = at + 1;
+    const to = skipValue(bytes, from);
+    spans[2 * m] = from;
+    spans[2 * m + 1] = to;
+    at = to + 1;
+  }
+}
