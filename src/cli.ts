@@ -291,8 +291,7 @@ export function createCli(): Command {
             ? parseResourceName(process.env.RESOURCE, "RESOURCE")
             : DEFAULT_RESOURCE;
       // an option wins over its environment variable, checked by the same rule
-      const fromEnv = (name: string, parse: (value: string) => number): number | undefined => {
-        const value = process.env[name];
+      const fromEnv = (name: string, value: string | undefined, parse: (value: string) => number): number | undefined => {
         if (value === undefined || value === "") return undefined;
         try {
           return parse(value);
@@ -300,8 +299,8 @@ export function createCli(): Command {
           throw new InvalidArgumentError(`${name} ${(error as Error).message} (got "${value}")`);
         }
       };
-      const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
-      const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
+      const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", process.env.QUERY_TIMEOUT_MS, integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
+      const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", process.env.MAX_QUEUED, integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
       const logger = createLogger();
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
