@@ -6,6 +6,7 @@
  */
 import type { Logger } from "pino";
 import type { ExportCursor } from "../engine/export.ts";
+import { SLICE_MS } from "../engine/scheduler.ts";
 import type { FacetsAnswer } from "../engine/facets.ts";
 import type { ExportFormat } from "../query/export.ts";
 import { type ExportBuffer, csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
@@ -14,6 +15,11 @@ import { type Coding, GzipPieces } from "./compress.ts";
 import { JSON_TYPE, bytesResponse } from "./responses.ts";
 
 const encoder = new TextEncoder();
+
+/** Resolves at the event loop's next turn, after the I/O that is ready (other requests) is handled. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
 
 /**
  * The facets 200: `{facets, total}` as JSON with the data headers (`ETag`, `X-Snapshot-Id`,
@@ -36,8 +42,9 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * (which copies it), and the next is made only once the sink has drained — the client's reading
  * paces the export, compressed or not, and a slow reader holds no more than the sink's buffer.
  * Nothing a batch leaves behind needs collecting (no forced garbage collection pauses other
- * requests), and between two batches (a few milliseconds of work each) the event loop answers
- * other requests. A client that disconnects stops the export: no further batch is made.
+ * requests), and after each scheduler slice of batches (engine/scheduler.ts `SLICE_MS`) the export
+ * waits for the event loop's next turn, so other requests are answered between its slices even
+ * when the client reads as fast as it is written. A client that disconnects stops the export: no further batch is made.
  * `Content-Disposition: attachment; filename="<resource>-<snapshotId>.<ext>"` (docs/api.md
  * "Export", "Resource name"). With gzip (when the client accepts it), each batch is compressed
  * as it is written (compress.ts {@link GzipPieces}).
@@ -76,11 +83,19 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
       const send = (bytes: Uint8Array) => write(pieces === null ? bytes : pieces.piece(bytes));
       if (pieces !== null) await write(pieces.header());
       if (format === "csv") await send(csvHeader(store.schema));
+      let turn = performance.now();
       while (!stopped) {
         const rows = cursor.next();
         if (rows === null) break;
         written += rows.length;
         await send(format === "csv" ? rowsCsv(store, rows, buffer, extra) : rowsNdjson(store, rows, buffer, extra));
+        // A sink that drains at once (a fast reader on loopback) resolves each write as a
+        // microtask, and microtasks alone never let the event loop read another request: after a
+        // scheduler slice of batches, wait for the next turn.
+        if (performance.now() - turn >= SLICE_MS) {
+          await nextTurn();
+          turn = performance.now();
+        }
       }
       if (stopped) return;
       if (pieces !== null) await controller.write(pieces.end());

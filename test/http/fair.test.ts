@@ -112,6 +112,47 @@ describe("an expensive query never holds cheap ones back", () => {
   }, 120_000);
 });
 
+describe("an export read as fast as it is written never holds cheap requests back", () => {
+  test("cheap requests are answered between its slices, each in a small part of the export's time", async () => {
+    // warm: one export alone (its time and its rows), and the cheap request's latency alone
+    const exportAll = () => fetch(`${plain.url}/api/users/export?format=csv`, { headers: { "accept-encoding": "identity" } });
+    const alone = await timed(exportAll);
+    expect(alone.response.status).toBe(200);
+    const lines = alone.body.split("\n").length;
+    const cheapAlone: number[] = [];
+    for (let i = 0; i < 30; i++) cheapAlone.push((await timed(() => fetch(plain.url + CHEAP))).ms);
+
+    // three exports one after another (the client reads each at once), cheap requests meanwhile
+    let running = true;
+    const exports = (async () => {
+      const out: { ms: number; body: string }[] = [];
+      for (let i = 0; i < 3; i++) {
+        const r = await timed(exportAll);
+        expect(r.response.status).toBe(200);
+        out.push(r);
+      }
+      return out;
+    })().finally(() => {
+      running = false;
+    });
+    const cheapDuring: number[] = [];
+    while (running) {
+      const r = await timed(() => fetch(plain.url + CHEAP));
+      expect(r.response.status).toBe(200);
+      cheapDuring.push(r.ms);
+    }
+    const done = await exports;
+    for (const r of done) expect(r.body.split("\n").length).toBe(lines);
+    // An export run to its end in one turn of the event loop would hold each cheap request for
+    // the rest of it: a handful of answers in all, each about half an export. Between slices,
+    // many come, each a small part of an export's time.
+    const shortest = Math.min(alone.ms, ...done.map((r) => r.ms));
+    expect(cheapDuring.length).toBeGreaterThanOrEqual(15);
+    expect(median(cheapDuring)).toBeLessThan(shortest / 8);
+    expect(median(cheapDuring)).toBeLessThan(50 * median(cheapAlone));
+  }, 120_000);
+});
+
 describe("a client that disconnects cancels its query", () => {
   test("no more work is done for it: the scheduler stops it where it paused", async () => {
     // its time when it runs to the end (a fresh filter: endRow is not part of it, so cache it off by another order)
