@@ -32,9 +32,12 @@
  *
  * Usage: `bun bench/http.ts 100k [--duration 10] [--baseline DIR [--baseline-snapshot F]] [--only search] [--peer postgres] [--out records.json]`
  * (a baseline of another snapshot format serves its own build of the same data; `--only search`
- * runs the search mix alone, then with the cheap mix at once: 2,000 distinct 2-term searches).
+ * runs the search mix alone (the server's memory after it: anonymous and file-backed), against 2
+ * processes, then the cheap mix alone and both at once: 2,000 distinct 2-term searches; then CSV
+ * exports of every row, one after another, while the cheap mix runs: rows/s, memory growth and
+ * the cheap requests' worst wait).
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -323,6 +326,18 @@ async function startOurs(dataset: Dataset, processes: 1 | 2, options: SpawnOptio
   return { url: first.url, servers: [first, second] };
 }
 
+/** A process's resident set: total, anonymous and file-backed, in bytes (/proc/<pid>/status). */
+function memoryParts(pid: number): { rss: number; anon: number; file: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rss: kb("VmRSS"), anon: kb("RssAnon"), file: kb("RssFile") };
+}
+
+/** Bytes in MiB, rounded. */
+function mib(bytes: number): string {
+  return Math.round(bytes / 2 ** 20).toLocaleString("en");
+}
+
 /** RSS of servers, summed. */
 function rssSum(servers: { pid: number }[]): number {
   let sum = 0;
@@ -428,11 +443,18 @@ export async function runHttp(
   }
 
   // One scenario: a fresh server (1 or 2 processes), a 1 s warm-up, the runs; RSS taken after.
-  const scenario = async (processes: 1 | 2, run: (url: string, server: HttpRecord["server"]) => Promise<HttpRecord[]>, spawnOptions: SpawnOptions & { snapshot?: string } = {}, warmHeaders: string[] = []) => {
+  const scenario = async (
+    processes: 1 | 2,
+    run: (url: string, server: HttpRecord["server"], processes: ServerProcess[]) => Promise<HttpRecord[]>,
+    spawnOptions: SpawnOptions & { snapshot?: string } = {},
+    warmHeaders: string[] = [],
+    after: (servers: ServerProcess[]) => void = () => {},
+  ) => {
     const { url, servers } = await startOurs(dataset, processes, spawnOptions);
     try {
       await runWrk(url, cheapList, CONNECTIONS, 1, warmHeaders);
-      const results = await run(url, processes === 1 ? "ours" : "ours x2");
+      const results = await run(url, processes === 1 ? "ours" : "ours x2", servers);
+      after(servers);
       const rss = rssSum(servers);
       for (const r of results) {
         r.rss_bytes = rss;
@@ -447,10 +469,20 @@ export async function runHttp(
     const search = searchMix(dataset);
     const searchList = writeList(`search-${label}`, search.requests);
     const searchDistinct = distinct(search.requests);
+    let memory = "";
     await scenario(1, async (url, server) => {
       await probe(url, search.requests.slice(0, 20));
       const alone = await runWrk(url, searchList, CONNECTIONS, durationS);
       return [toRecord({ rows, scenario: `ours: search mix (${search.searches} searches)`, server, mix: "search", distinct_requests: searchDistinct }, alone, CONNECTIONS, null)];
+    }, {}, [], (servers) => {
+      // the server's memory after the search mix: anonymous (heap, caches) and file-backed (the mapped snapshot's pages)
+      const parts = memoryParts(servers[0].pid);
+      memory = `http ${label} memory after the search mix: RSS ${mib(parts.rss)} MiB = anonymous ${mib(parts.anon)} MiB + file-backed ${mib(parts.file)} MiB (snapshot file ${mib(statSync(dataset.snapshot).size)} MiB)`;
+    });
+    log(memory);
+    await scenario(2, async (url, server) => {
+      const s = await runWrk(url, searchList, CONNECTIONS, durationS);
+      return [toRecord({ rows, scenario: `ours, 2 processes (--reuse-port): search mix (${search.searches} searches)`, server, mix: "search", distinct_requests: searchDistinct }, s, CONNECTIONS, null)];
     });
     await scenario(1, async (url, server) => {
       const half = CONNECTIONS / 2;
@@ -462,6 +494,49 @@ export async function runHttp(
         toRecord({ rows, scenario: "ours: cheap mix during the search mix", server, mix: "cheap", distinct_requests: cheapDistinct }, chp, half, null),
       ];
     });
+    // Exports of every row as CSV (curl reading to /dev/null), one after another, while the cheap
+    // mix runs: the exports' rows/s, the server's anonymous memory growth, and the cheap requests'
+    // worst wait (wrk's max) beside the cheap mix alone on the same server.
+    let exportLine = "";
+    await scenario(1, async (url, server, [first]) => {
+      const serverPid = first.pid;
+      const half = CONNECTIONS / 2;
+      const cheapAlone = await runWrk(url, cheapList, half, durationS);
+      const before = memoryParts(serverPid).anon;
+      let peak = before;
+      const sampler = setInterval(() => {
+        peak = Math.max(peak, memoryParts(serverPid).anon);
+      }, 50);
+      const rates: number[] = [];
+      let stop = false;
+      const exporting = (async () => {
+        while (!stop) {
+          const curl = Bun.spawn(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total} %{http_code}", `${url}/api/users/export?format=csv`], { stdout: "pipe" });
+          const [secondsText, status] = (await new Response(curl.stdout).text()).trim().split(" ");
+          if (status !== "200") throw new Error(`export: HTTP ${status}`);
+          rates.push(rows / Number(secondsText));
+        }
+      })();
+      let during: WrkSummary;
+      try {
+        during = await runWrk(url, cheapList, half, durationS);
+      } finally {
+        stop = true;
+        await exporting;
+        clearInterval(sampler);
+      }
+      rates.sort((a, b) => a - b);
+      exportLine =
+        `http ${label} CSV exports of ${rows.toLocaleString("en")} rows during the cheap mix: ${rates.length} exports, ` +
+        `${(rates[Math.floor(rates.length / 2)] / 1e6).toFixed(2)} M rows/s p50 (${(rates[0] / 1e6).toFixed(2)}–${(rates[rates.length - 1] / 1e6).toFixed(2)}), ` +
+        `anonymous RSS ${mib(before)} MiB before, peak growth ${mib(peak - before)} MiB; ` +
+        `cheap mix max ${formatMs(cheapAlone.max_us / 1000)} alone, ${formatMs(during.max_us / 1000)} during the exports`;
+      return [
+        toRecord({ rows, scenario: "ours: cheap mix alone, before the exports (half the connections)", server, mix: "cheap", distinct_requests: cheapDistinct }, cheapAlone, half, null),
+        toRecord({ rows, scenario: "ours: cheap mix during CSV exports of every row", server, mix: "cheap", distinct_requests: cheapDistinct }, during, half, null),
+      ];
+    });
+    log(exportLine);
     return records;
   }
   const mixes = [

@@ -4,6 +4,7 @@
  * - 2-term searches (a piece of a name and a piece of an email, 3–5 characters each): the first
  *   AG Grid block on a fresh engine, then the following blocks (rows 100–1000), in id order and
  *   sorted by name;
+ * - one- and two-character terms against 3-character terms with a similar match count;
  * - facets on `status` + `role`: unfiltered, and under a name substring filter (first request);
  * - export of every row as CSV and NDJSON over HTTP from a `serve` process: rows/s and the
  *   server's RSS growth while it streams;
@@ -127,6 +128,60 @@ for (const sortModel of [[], [{ colId: "name", sort: "asc" as const }]]) {
   const f = summarize(first);
   const g = summarize(following);
   say(`| ${sortModel.length === 0 ? "id (none)" : "name asc"} | ${summarize(matches).p50_ms.toFixed(0)} | ${formatMs(f.p50_ms)} | ${formatMs(f.p99_ms)} | ${formatMs(g.p50_ms)} | ${formatMs(g.p99_ms)} |`);
+}
+say();
+
+// ---------------------------------------------------------------- short terms
+
+// One- and two-character terms answered from the search index against 3-character terms with a
+// similar match count: each short term paired with the 3-character term whose count is nearest.
+say("## Short terms against 3-character terms of a similar match count (id order, first block of 100 + count)");
+say();
+say("Each term on a fresh engine (empty caches), 5 runs, p50; the 3-character term is the candidate whose count is nearest the short term's.");
+say();
+say("| term | matches | first block p50 | 3-char term | matches | first block p50 | short / 3-char |");
+say("|---|---|---|---|---|---|---|");
+{
+  /** Count and fresh-engine p50 of a one-term search's first block. */
+  const measure = (term: string, times = 5): { total: number; p50: number } => {
+    const runs: number[] = [];
+    let total = 0;
+    for (let i = 0; i < times; i++) {
+      const engine = createEngine(store);
+      runs.push(time(() => (total = ours(engine, { startRow: 0, endRow: 100, sortModel: [], filterModel: {}, quickFilter: term }).total)));
+    }
+    return { total, p50: summarize(runs).p50_ms };
+  };
+  const pick = prng(0x5407);
+  const pieces = (length: number, count: number): string[] => {
+    const out = new Set<string>();
+    for (let tries = 0; out.size < count && tries < count * 50; tries++) {
+      const r = recordAt(store, pick() % n);
+      const words = fold(`${r.name} ${(r.email as string).split("@")[0]}`).split(/[^a-z0-9]+/).filter((w) => w.length >= length);
+      if (words.length === 0) continue;
+      const word = words[pick() % words.length];
+      const start = pick() % (word.length - length + 1);
+      out.add(word.slice(start, start + length));
+    }
+    return [...out];
+  };
+  const threes = pieces(3, 300).map((term) => ({ term, total: measure(term, 1).total }));
+  const shorts = [...["q", "x", "z", "j", "7", "a"], ...pieces(2, 8)];
+  const ratios: { length: number; ratio: number }[] = [];
+  for (const term of shorts) {
+    const short = measure(term);
+    let best = threes[0];
+    for (const t of threes) if (Math.abs(Math.log((t.total + 1) / (short.total + 1))) < Math.abs(Math.log((best.total + 1) / (short.total + 1)))) best = t;
+    const three = measure(best.term);
+    const ratio = short.p50 / three.p50;
+    ratios.push({ length: term.length, ratio });
+    say(`| \`${term}\` | ${short.total.toLocaleString("en")} | ${formatMs(short.p50)} | \`${best.term}\` | ${three.total.toLocaleString("en")} | ${formatMs(three.p50)} | ${ratio.toFixed(2)}× |`);
+  }
+  say();
+  for (const length of [1, 2]) {
+    const rs = ratios.filter((r) => r.length === length).map((r) => r.ratio).sort((a, b) => a - b);
+    say(`${length}-character terms: short / 3-char p50 ratio median ${rs[Math.floor(rs.length / 2)].toFixed(2)}×, worst ${rs[rs.length - 1].toFixed(2)}× (${rs.length} terms).`);
+  }
 }
 say();
 

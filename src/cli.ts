@@ -37,6 +37,7 @@ import { DEFAULT_RESOURCE, parseResourceName } from "./http/resource.ts";
 import { type RunningServer, parsePort, startServer } from "./server.ts";
 import { checkListenHost } from "./http/listen.ts";
 import { type DataFileOptions, ensureDataSnapshot, isDataFile } from "./snapshot/data-file.ts";
+import { DEFAULT_MAX_QUEUED, DEFAULT_QUERY_TIMEOUT_MS } from "./engine/scheduler.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
 export const DEFAULT_DATA = { path: "data/users.snap", count: 100_000, seed: 1 } as const;
@@ -169,6 +170,12 @@ export function ensureGeneratedSnapshot(path: string, spec: { count: number; see
   logger.info({ rows: r.rows, bytes: r.bytes, ms: Math.round(r.readMs + r.indexMs + r.writeMs) }, "default dataset built");
 }
 
+/** Largest `--query-timeout-ms`: a day, in ms. */
+const MAX_QUERY_TIMEOUT_MS = 86_400_000;
+
+/** Largest `--max-queued`, in queries. */
+const MAX_QUEUED_LIMIT = 1_000_000;
+
 /**
  * `serve FILE --watch`: when the data file changes (its size or modification time, checked every
  * second), it is built again — in a child process, so that requests go on — and swapped in like
@@ -244,6 +251,8 @@ export function createCli(): Command {
     .option("--poll <seconds>", "with --source: seconds between polls of the manifest, fractions allowed (a live table's replica: 0.25 keeps it within a second)", seconds(0.05, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
+    .option("--query-timeout-ms <ms>", "answer 503 (query_timeout, Retry-After: 1) to an expensive query still running after this many ms (env QUERY_TIMEOUT_MS; default 30000)", integer(1, MAX_QUERY_TIMEOUT_MS))
+    .option("--max-queued <n>", "answer 503 (overloaded, Retry-After: 1) to an expensive query at once while this many wait to run (env MAX_QUEUED; default 1024)", integer(0, MAX_QUEUED_LIMIT))
     .option(
       "--io-timeout <seconds>",
       "longest time a read or write of the snapshot file, the cache directory or the source may go without progress; then it is abandoned, logged, and (with --source) tried again at the next poll",
@@ -281,6 +290,17 @@ export function createCli(): Command {
           : process.env.RESOURCE !== undefined && process.env.RESOURCE !== ""
             ? parseResourceName(process.env.RESOURCE, "RESOURCE")
             : DEFAULT_RESOURCE;
+      // an option wins over its environment variable, checked by the same rule
+      const fromEnv = (name: string, value: string | undefined, parse: (value: string) => number): number | undefined => {
+        if (value === undefined || value === "") return undefined;
+        try {
+          return parse(value);
+        } catch (error) {
+          throw new InvalidArgumentError(`${name} ${(error as Error).message} (got "${value}")`);
+        }
+      };
+      const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", process.env.QUERY_TIMEOUT_MS, integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
+      const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", process.env.MAX_QUEUED, integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
       const logger = createLogger();
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
@@ -396,6 +416,8 @@ export function createCli(): Command {
         cors,
         apiKeys,
         resource,
+        queryTimeoutMs,
+        maxQueued,
       });
       const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
       const stopFollowing =

@@ -10,6 +10,7 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
+import { QueryScheduler } from "./engine/scheduler.ts";
 import type { ChangeBatch } from "./live/changes.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
@@ -111,6 +112,10 @@ export interface ServeOptions {
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; empty or absent: keys off. */
   apiKeys?: readonly string[];
+  /** An expensive query still running after this many ms is answered 503 (docs/operations.md `--query-timeout-ms`); default 30000. */
+  queryTimeoutMs?: number;
+  /** Expensive queries that may wait to run; one more is answered 503 (docs/operations.md `--max-queued`); default 1024. */
+  maxQueued?: number;
 }
 
 /** A running server. */
@@ -224,14 +229,17 @@ export function startServer(options: ServeOptions): RunningServer {
 
   // Bun's count of requests being answered; set once the server exists.
   let pending = () => 0;
+  let scheduler: QueryScheduler | null = null;
   const metrics = createMetrics({
     inFlight: () => pending(),
     engine: () => engine,
     snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
+    queries: () => (scheduler as QueryScheduler).stats,
     source: options.source,
     hungIo: () => threads.hung().length,
     live: liveStatus,
   });
+  scheduler = new QueryScheduler({ timeoutMs: options.queryTimeoutMs, maxQueued: options.maxQueued, observeWait: metrics.observeWait });
   const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
   const sourceStatus = options.source;
   const service = createService({
@@ -245,6 +253,7 @@ export function startServer(options: ServeOptions): RunningServer {
     metrics,
     state: () => state,
     snapshotCreatedAt: () => createdAt,
+    scheduler,
     status:
       sourceStatus === undefined
         ? undefined

@@ -135,29 +135,60 @@ function grown<T extends Float64Array | Uint32Array>(a: T, capacity: number): T 
   return out;
 }
 
+/** The bytes of one value per row, UTF-8: row r's value is `bytes[offsets[r] .. offsets[r+1])`; offsets of length rowCount + 1. */
+export interface GramSource {
+  bytes: Uint8Array;
+  offsets: Uint32Array;
+}
+
+/**
+ * The key of an n-gram (n = 1, 2 or 3 code points, each clamped to {@link MAX_KEY_CODE_POINT}):
+ * the code point itself, `c1 * 2^17 + c2`, or {@link trigramKey}. Keys of one index all have the
+ * same n.
+ */
+export function gramKey(cps: readonly number[]): number {
+  const m = MAX_KEY_CODE_POINT;
+  let key = 0;
+  for (const cp of cps) key = key * SECOND + (cp < m ? cp : m);
+  return key;
+}
+
 /**
  * Builds the trigram index of `rowCount` folded strings packed as valid UTF-8 in
- * `bytes`/`offsets` (value r is `bytes[offsets[r] .. offsets[r+1])`). Every distinct trigram
- * (3 consecutive code points) of a value lists that row once. Each list's rows are counted per
+ * `bytes`/`offsets` (value r is `bytes[offsets[r] .. offsets[r+1])`): {@link buildGramIndex} of
+ * one source with n = 3.
+ * @throws RangeError as {@link buildGramIndex}
+ */
+export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number, groups: { codes: Uint8Array; count: number } | null = null): TrigramIndex {
+  return buildGramIndex([{ bytes, offsets }], rowCount, 3, groups);
+}
+
+/**
+ * Builds the n-gram index (n = 1, 2 or 3 code points; {@link gramKey}) of `rowCount` rows, each
+ * row the values of every source at that row (valid UTF-8; an n-gram never spans two values):
+ * every distinct n-gram of a row's values lists the row once. Each list's rows are counted per
  * group (the rows' partition codes), and a sparse list keeps the rows of each group apart (code
  * 0's rows, then code 1's…, each gap-encoded from 0), so that a filter on the partition column
  * combined with a needle is one group: counted without a pass and decoded without testing a row.
  *
  * Two passes over the bytes, decoding code points on the fly. The first gives each distinct
- * trigram a list id (all-ASCII trigrams through a direct 2^21 table kept per process, the
- * others through a hash table) and counts its rows and the LEB128 bytes of its gaps per group
- * code; the second writes each row straight into its list: a bit of a dense list's bitmap, or
- * the gap at the cursor of its group. Nothing per posting is held in between, so memory is the
- * output plus some 40 bytes per distinct trigram.
+ * n-gram a list id (all-ASCII ones through a direct 2^21 table kept per process, the others
+ * through a hash table) and counts its rows and the LEB128 bytes of its gaps per group code; the
+ * second writes each row straight into its list: a bit of a dense list's bitmap, or the gap at
+ * the cursor of its group. Nothing per posting is held in between, so memory is the output plus
+ * some 40 bytes per distinct n-gram.
  * @param groups each row's group (partition code; length rowCount) and the number of groups S,
  *   or null for one group
  * @throws RangeError when the postings exceed 2^32 entries or the gaps 4 GiB.
  */
-export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCount: number, groups: { codes: Uint8Array; count: number } | null = null): TrigramIndex {
+export function buildGramIndex(sources: readonly GramSource[], rowCount: number, n: 1 | 2 | 3, groups: { codes: Uint8Array; count: number } | null = null): TrigramIndex {
   asciiScratch ??= new Int32Array(ASCII_SPACE);
   const ascii = asciiScratch;
   const codes = groups?.codes ?? new Uint8Array(rowCount);
   const GROUPS = groups?.count ?? 1;
+  // the code points an n-gram's key is made of besides the last: 0 stands for "not part of it"
+  const uses1 = n === 3;
+  const uses2 = n >= 2;
   const table = new KeyTable();
   let capacity = 1024;
   // Per list id: its key, 1 + the last row counted (0: none yet).
@@ -174,70 +205,78 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
     // a shared callback would cost a call per code point, and one loop run twice with a pass
     // flag made the 10M index step ~20% slower (17-19 s -> 21-22 s, same snapshot bytes).
     for (let row = 0; row < rowCount; row++) {
-      const end = offsets[row + 1];
       const mark = row + 1;
       const group = codes[row];
-      let i = offsets[row];
-      let c1 = -1;
-      let c2 = -1;
-      while (i < end) {
-        const b = bytes[i];
-        let c3: number;
-        if (b < 0x80) {
-          c3 = b;
-          i++;
-        } else if (b < 0xe0) {
-          c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
-          i += 2;
-        } else if (b < 0xf0) {
-          c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
-          i += 3;
-        } else {
-          c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
-          if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
-          i += 4;
-        }
-        if (c1 >= 0) {
-          let id: number;
-          let a = -1;
-          let slot = -1;
-          if ((c1 | c2 | c3) < 0x80) {
-            a = (c1 << 14) | (c2 << 7) | c3;
-            id = ascii[a] - 1;
+      for (let s = 0; s < sources.length; s++) {
+        const bytes = sources[s].bytes;
+        const end = sources[s].offsets[row + 1];
+        let i = sources[s].offsets[row];
+        // code points seen before the current one in this value (at most n - 1 kept)
+        let have = 0;
+        let c1 = 0;
+        let c2 = 0;
+        while (i < end) {
+          const b = bytes[i];
+          let c3: number;
+          if (b < 0x80) {
+            c3 = b;
+            i++;
+          } else if (b < 0xe0) {
+            c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
+            i += 2;
+          } else if (b < 0xf0) {
+            c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
+            i += 3;
           } else {
-            slot = table.slot(c1, c2, c3, c1 * FIRST + c2 * SECOND + c3);
-            id = table.ids[slot] - 1;
+            c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
+            if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
+            i += 4;
           }
-          if (id < 0) {
-            id = lists;
-            const key = c1 * FIRST + c2 * SECOND + c3;
-            if (a >= 0) ascii[a] = id + 1;
-            else table.insert(slot, key, id);
-            if (lists === capacity) {
-              capacity *= 2;
-              listKeys = grown(listKeys, capacity);
-              lastRow = grown(lastRow, capacity);
-              groupRows = grown(groupRows, capacity * GROUPS);
-              gapBytes = grown(gapBytes, capacity * GROUPS);
-              groupLast = grown(groupLast, capacity * GROUPS);
+          if (have >= n - 1) {
+            const a1 = uses1 ? c1 : 0;
+            const a2 = uses2 ? c2 : 0;
+            let id: number;
+            let a = -1;
+            let slot = -1;
+            if ((a1 | a2 | c3) < 0x80) {
+              a = (a1 << 14) | (a2 << 7) | c3;
+              id = ascii[a] - 1;
+            } else {
+              slot = table.slot(a1, a2, c3, a1 * FIRST + a2 * SECOND + c3);
+              id = table.ids[slot] - 1;
             }
-            listKeys[lists++] = key;
+            if (id < 0) {
+              id = lists;
+              const key = a1 * FIRST + a2 * SECOND + c3;
+              if (a >= 0) ascii[a] = id + 1;
+              else table.insert(slot, key, id);
+              if (lists === capacity) {
+                capacity *= 2;
+                listKeys = grown(listKeys, capacity);
+                lastRow = grown(lastRow, capacity);
+                groupRows = grown(groupRows, capacity * GROUPS);
+                gapBytes = grown(gapBytes, capacity * GROUPS);
+                groupLast = grown(groupLast, capacity * GROUPS);
+              }
+              listKeys[lists++] = key;
+            }
+            if (lastRow[id] !== mark) {
+              lastRow[id] = mark;
+              const g = id * GROUPS + group;
+              const prev = groupLast[g];
+              gapBytes[g] += leb128Size(prev === 0 ? row : row - prev + 1);
+              groupLast[g] = mark;
+              groupRows[g]++;
+              total++;
+            }
           }
-          if (lastRow[id] !== mark) {
-            lastRow[id] = mark;
-            const g = id * GROUPS + group;
-            const prev = groupLast[g];
-            gapBytes[g] += leb128Size(prev === 0 ? row : row - prev + 1);
-            groupLast[g] = mark;
-            groupRows[g]++;
-            total++;
-          }
+          c1 = c2;
+          c2 = c3;
+          have++;
         }
-        c1 = c2;
-        c2 = c3;
       }
     }
-    if (total > 0xffffffff) throw new RangeError("trigram postings exceed 2^32 entries");
+    if (total > 0xffffffff) throw new RangeError("n-gram postings exceed 2^32 entries");
 
     // Lists in key order; each gets its place: a bitmap slot or runs of gap bytes.
     const order = new Uint32Array(lists);
@@ -256,7 +295,7 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
         denseLists++;
       } else for (let c = 0; c < GROUPS; c++) gapTotal += gapBytes[id * GROUPS + c];
     }
-    if (gapTotal > 0xffffffff) throw new RangeError("trigram gaps exceed 4 GiB");
+    if (gapTotal > 0xffffffff) throw new RangeError("n-gram gaps exceed 4 GiB");
     const keys = new Float64Array(lists);
     const listCounts = new Uint32Array(lists);
     const groupCounts = new Uint32Array(lists * GROUPS);
@@ -288,56 +327,60 @@ export function buildTrigramIndex(bytes: Uint8Array, offsets: Uint32Array, rowCo
 
     // Pass 2: each row into its lists.
     for (let row = 0; row < rowCount; row++) {
-      const end = offsets[row + 1];
       const mark = row + 1;
       const group = codes[row];
-      let i = offsets[row];
-      let c1 = -1;
-      let c2 = -1;
-      while (i < end) {
-        const b = bytes[i];
-        let c3: number;
-        if (b < 0x80) {
-          c3 = b;
-          i++;
-        } else if (b < 0xe0) {
-          c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
-          i += 2;
-        } else if (b < 0xf0) {
-          c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
-          i += 3;
-        } else {
-          c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
-          if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
-          i += 4;
-        }
-        if (c1 >= 0) {
-          const id =
-            (c1 | c2 | c3) < 0x80
-              ? ascii[(c1 << 14) | (c2 << 7) | c3] - 1
-              : table.ids[table.slot(c1, c2, c3, c1 * FIRST + c2 * SECOND + c3)] - 1;
-          if (lastRow[id] !== mark) {
-            lastRow[id] = mark;
-            if (dense[id] === 1) {
-              bitmaps[base[id] + (row >>> 5)] |= 1 << (row & 31);
-            } else {
-              const g = id * GROUPS + group;
-              const prev = groupLast[g];
-              groupLast[g] = mark;
-              let gap = prev === 0 ? row : row - prev + 1;
-              let p = cursor[g];
-              // inline LEB128: 7 bits a byte, continuation bit 0x80
-              while (gap >= 0x80) {
-                gaps[p++] = (gap & 0x7f) | 0x80;
-                gap >>>= 7;
+      for (let s = 0; s < sources.length; s++) {
+        const bytes = sources[s].bytes;
+        const end = sources[s].offsets[row + 1];
+        let i = sources[s].offsets[row];
+        let have = 0;
+        let c1 = 0;
+        let c2 = 0;
+        while (i < end) {
+          const b = bytes[i];
+          let c3: number;
+          if (b < 0x80) {
+            c3 = b;
+            i++;
+          } else if (b < 0xe0) {
+            c3 = ((b & 0x1f) << 6) | (bytes[i + 1] & 0x3f);
+            i += 2;
+          } else if (b < 0xf0) {
+            c3 = ((b & 0x0f) << 12) | ((bytes[i + 1] & 0x3f) << 6) | (bytes[i + 2] & 0x3f);
+            i += 3;
+          } else {
+            c3 = ((b & 0x07) << 18) | ((bytes[i + 1] & 0x3f) << 12) | ((bytes[i + 2] & 0x3f) << 6) | (bytes[i + 3] & 0x3f);
+            if (c3 > MAX_KEY_CODE_POINT) c3 = MAX_KEY_CODE_POINT;
+            i += 4;
+          }
+          if (have >= n - 1) {
+            const a1 = uses1 ? c1 : 0;
+            const a2 = uses2 ? c2 : 0;
+            const id = (a1 | a2 | c3) < 0x80 ? ascii[(a1 << 14) | (a2 << 7) | c3] - 1 : table.ids[table.slot(a1, a2, c3, a1 * FIRST + a2 * SECOND + c3)] - 1;
+            if (lastRow[id] !== mark) {
+              lastRow[id] = mark;
+              if (dense[id] === 1) {
+                bitmaps[base[id] + (row >>> 5)] |= 1 << (row & 31);
+              } else {
+                const g = id * GROUPS + group;
+                const prev = groupLast[g];
+                groupLast[g] = mark;
+                let gap = prev === 0 ? row : row - prev + 1;
+                let p = cursor[g];
+                // inline LEB128: 7 bits a byte, continuation bit 0x80
+                while (gap >= 0x80) {
+                  gaps[p++] = (gap & 0x7f) | 0x80;
+                  gap >>>= 7;
+                }
+                gaps[p++] = gap;
+                cursor[g] = p;
               }
-              gaps[p++] = gap;
-              cursor[g] = p;
             }
           }
+          c1 = c2;
+          c2 = c3;
+          have++;
         }
-        c1 = c2;
-        c2 = c3;
       }
     }
     return { keys, counts: listCounts, groupCounts, refs, bitmaps, gaps };
@@ -429,6 +472,57 @@ export function setListBits(index: TrigramIndex, k: number, mask: number, bits: 
       bits[row >>> 5] |= 1 << (row & 31);
     }
   }
+}
+
+/**
+ * Every row of sparse list `k`, group by group (partition code 0's rows ascending, then code
+ * 1's…), without merging them: `rows` (length the list's count) and where each group's rows start
+ * (`starts`, length S + 1, the last the count). Decoding is ~3 ns a row; merging the groups into
+ * one ascending list would cost several times that (an unpredictable branch a row), so a caller
+ * that narrows the rows first merges only what is left ({@link mergeGroups}).
+ */
+export function listGroups(index: TrigramIndex, k: number): { rows: Uint32Array; starts: Uint32Array } {
+  const GROUPS = groupsOf(index);
+  const rows = new Uint32Array(index.counts[k]);
+  const starts = new Uint32Array(GROUPS + 1);
+  const gaps = index.gaps;
+  let o = 0;
+  for (let c = 0; c < GROUPS; c++) {
+    starts[c] = o;
+    const count = index.groupCounts[k * GROUPS + c];
+    let at = index.refs[k * GROUPS + c];
+    let row = 0;
+    for (let i = 0; i < count; i++) {
+      // inline LEB128 decode, as in decodeGroup
+      let b = gaps[at++];
+      let gap = b & 0x7f;
+      let shift = 7;
+      while (b & 0x80) {
+        b = gaps[at++];
+        gap |= (b & 0x7f) << shift;
+        shift += 7;
+      }
+      row += gap >>> 0;
+      rows[o++] = row;
+    }
+  }
+  starts[GROUPS] = o;
+  return { rows, starts };
+}
+
+/**
+ * The rows of several groups (each ascending, back to back: group g is `rows[starts[g] ..
+ * starts[g + 1])`, length S + 1), merged into one ascending list (rows of different groups are
+ * distinct). O(rows · S).
+ */
+export function mergeGroups(rows: Uint32Array, starts: Uint32Array): Uint32Array {
+  let merged: Uint32Array | null = null;
+  for (let g = 0; g + 1 < starts.length; g++) {
+    if (starts[g + 1] === starts[g]) continue;
+    const group = rows.subarray(starts[g], starts[g + 1]);
+    merged = merged === null ? group.slice() : mergeRows(merged, group, Number.POSITIVE_INFINITY);
+  }
+  return merged ?? new Uint32Array(0);
 }
 
 /** The first `limit` rows of the union of two ascending, disjoint row lists. */

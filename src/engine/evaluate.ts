@@ -9,9 +9,10 @@ import { type Bitmap, andInPlace, andInto, bitmapOfRows, countRows, emptyBitmap,
 import { denseBitmap, isDense, listRows, setListBits } from "../bits/trigrams.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { type Store, allCodes, partitionCounts } from "../store/types.ts";
-import type { FilterStep, TermStep } from "./plan.ts";
+import type { FilterStep } from "./plan.ts";
 import { type FilterResult, type ListRef, type MatchSet, codeBitmaps, keepCodes, maskBitmap, singleCode } from "./row-set.ts";
 import { evaluateSearch } from "./search.ts";
+import type { Work } from "../bits/work.ts";
 import { trigramRows } from "./text.ts";
 
 /**
@@ -107,11 +108,14 @@ export function listNode(store: Store, ref: ListRef): SetNode {
   return node;
 }
 
-/** Runs one filter step (and its children), recording its rows and time when analyzing. */
-export function runStep(ctx: RunContext, step: FilterStep): Node {
-  if (!ctx.analyze) return evalStep(ctx, step);
+/**
+ * Runs one filter step (and its children), recording its rows and time when analyzing: work that
+ * pauses between pieces (bits/work.ts), so that a long evaluation runs in slices.
+ */
+export function* runStep(ctx: RunContext, step: FilterStep): Work<Node> {
+  if (!ctx.analyze) return yield* evalStep(ctx, step);
   const started = performance.now();
-  const node = evalStep(ctx, step);
+  const node = yield* evalStep(ctx, step);
   step.ms = performance.now() - started;
   step.rows = nodeCount(ctx.store, node);
   return node;
@@ -130,7 +134,7 @@ export function nodeCount(store: Store, node: Node): number {
   return node.count;
 }
 
-function evalStep(ctx: RunContext, step: FilterStep): Node {
+function* evalStep(ctx: RunContext, step: FilterStep): Work<Node> {
   const store = ctx.store;
   switch (step.op) {
     case "all":
@@ -143,22 +147,34 @@ function evalStep(ctx: RunContext, step: FilterStep): Node {
       return codesNode(store, step.mask);
     case "postingList":
       return listNode(store, { index: step.list, k: step.k });
+    case "gramList":
+      return listNode(store, { index: step.list, k: step.k });
     case "trigrams":
-      return bitsNode(store, null, trigramRows(store, step.source, step.lists, step.textOp, step.needle));
+      return bitsNode(store, null, yield* trigramRows(store, step.source, step.lists, step.textOp, step.needle));
     case "values":
     case "scan":
-      return bitsNode(store, KINDS[step.stored.spec.kind].evaluate(step.stored, step.test, store.rowCount));
+      return bitsNode(store, yield* KINDS[step.stored.spec.kind].evaluate(step.stored, step.test, store.rowCount));
     case "blank":
       return bitsNode(store, (step.stored.blank as Bitmap).slice());
     case "not":
-      return notNode(store, runStep(ctx, step.children[0]));
+      return notNode(store, yield* runStep(ctx, step.children[0]));
     case "and":
-      return andNodes(store, step.children.map((c) => runStep(ctx, c)));
+      return andNodes(store, yield* runSteps(ctx, step.children));
     case "or":
-      return orNodes(store, step.children.map((c) => runStep(ctx, c)));
+      return orNodes(store, yield* runSteps(ctx, step.children));
     case "search":
-      return evaluateSearch(ctx, step.children as TermStep[]);
+      return yield* evaluateSearch(ctx, step.children);
   }
+}
+
+/** Runs steps one after the other (pausing between them and within each); their nodes in order. */
+function* runSteps(ctx: RunContext, steps: FilterStep[]): Work<Node[]> {
+  const nodes: Node[] = [];
+  for (const step of steps) {
+    nodes.push(yield* runStep(ctx, step));
+    yield;
+  }
+  return nodes;
 }
 
 /** A cached filter result as a node (the match set's parts shared, read-only). */

@@ -12,12 +12,13 @@
  * - `cachedOrder`: the cached sort, sliced.
  */
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
+import { type Work, finish } from "../bits/work.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAll, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
@@ -152,11 +153,20 @@ export function isExpensive(plan: QueryPlan): boolean {
  * one cache every query of the same filter shares): what facets and export read.
  */
 export function filterResultOf(engine: Engine, filter: Predicate | null): FilterResult {
+  return finish(filterResultWork(engine, filter));
+}
+
+/**
+ * {@link filterResultOf} as work that pauses between pieces of the evaluation (bits/work.ts):
+ * what the scheduler runs in slices before an expensive facets or export request reads the
+ * cached result.
+ */
+export function* filterResultWork(engine: Engine, filter: Predicate | null): Work<FilterResult> {
   if (filter === null) return { kind: "all" };
   const key = filterCacheKey(filter);
   const cached = engine.filters.get(key);
   if (cached !== undefined) return cached;
-  const result = resultOf(engine.store, runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
+  const result = resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
   engine.filters.set(key, result, filterBytes(result, key));
   return result;
 }
@@ -180,6 +190,15 @@ export function executeQuery(engine: Engine, query: Query): Page {
  * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
  */
 export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page {
+  return finish(executeWork(engine, plan, analyze));
+}
+
+/**
+ * {@link execute} as work that pauses between pieces of the filter's evaluation (bits/work.ts):
+ * what the scheduler (scheduler.ts) runs in slices for an expensive plan. The engine version it
+ * is given is the one it reads throughout, whatever is applied or loaded meanwhile.
+ */
+export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean): Work<Page> {
   const store = engine.store;
   const root = plan.root;
   const started = analyze ? performance.now() : 0;
@@ -194,14 +213,15 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
       filterStep.ms = 0;
     }
   } else {
-    filter = resultOf(store, runStep({ store, analyze }, filterStep));
+    filter = resultOf(store, yield* runStep({ store, analyze }, filterStep));
     if (plan.filterKey !== "") {
       // a miss: the planner looked without counting (it only peeks)
       engine.filters.misses++;
       engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
     }
+    yield;
   }
-  const page = windowOf(engine, plan, filter);
+  const page = yield* windowOf(engine, plan, filter);
   if (analyze) {
     root.ms = performance.now() - started;
     root.rows = page.rows.length;
@@ -209,8 +229,8 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
   return page;
 }
 
-/** The window of the root step over the filter's rows (see the module comment). */
-function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
+/** The window of the root step over the filter's rows (see the module comment); a sort pauses between pieces. */
+function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
   if (hasChanges(engine)) return liveWindowOf(engine, plan, filter);
   const store = engine.store;
   const root = plan.root;
@@ -267,7 +287,7 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   }
   if (root.op === "sort") {
     const hadRows = set.rows !== null;
-    const ordered = orderAll(store, matchRows(store, set), keys);
+    const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
     if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
     engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };

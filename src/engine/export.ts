@@ -8,11 +8,13 @@
 import type { Query } from "../query/types.ts";
 import { emptyBitmap } from "../bits/bitmap.ts";
 import { allCodes } from "../store/types.ts";
-import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
+import { type Engine, filterResultOf, filterResultWork, liveFilter } from "./execute.ts";
+import { type Work, finish } from "../bits/work.ts";
+import { gatherCost, planFilter } from "./planner.ts";
 import type { DeltaVersion } from "../live/delta.ts";
 import { liveOrderAll, liveSegments } from "./live-order.ts";
 import { type FilterResult, matchRows, rowsInMask } from "./row-set.ts";
-import { type Checkpoint, type LiveWalk, type Segment, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, type Segment, buildSegments, normalizeSort, orderAllWork, windowRows } from "./order.ts";
 
 /** Rows a batch holds by default: about 0.5 MB of CSV, a few milliseconds of work. */
 export const EXPORT_BATCH_ROWS = 4096;
@@ -31,9 +33,18 @@ export interface ExportCursor {
  * @param batchRows rows per batch (> 0)
  */
 export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): ExportCursor {
+  return finish(openExportWork(engine, query, batchRows));
+}
+
+/**
+ * {@link openExport} as work that pauses between pieces (bits/work.ts): the filter's evaluation
+ * and, with several sort keys, the sort of every match — what the scheduler runs in slices for
+ * an expensive export ({@link exportCost}).
+ */
+export function* openExportWork(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): Work<ExportCursor> {
+  let filter = yield* filterResultWork(engine, query.filter);
   if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return openLiveExport(engine as Engine & { live: DeltaVersion }, query, batchRows);
   const store = engine.store;
-  let filter = filterResultOf(engine, query.filter);
   const keys = normalizeSort(store, query.sort);
   let total = store.rowCount;
   let mask = allCodes(store);
@@ -47,7 +58,7 @@ export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATC
   if (keys.length > 1) {
     // several keys: a walk would sort each run of equal first keys it touches, once per batch
     const rows = filter.kind === "all" ? identity(store.rowCount) : filter.kind === "set" ? matchRows(store, filter.set) : rowsOfMask(engine, mask);
-    return sortedCursor(total, orderAll(store, rows, keys), batchRows);
+    return sortedCursor(total, yield* orderAllWork(store, rows, keys), batchRows);
   }
   if (filter.kind === "set") filter = exactSet(engine, filter);
   return walkCursor(store, total, buildSegments(store, keys, mask), filter, batchRows, null);
@@ -110,6 +121,17 @@ function exactSet(engine: Engine, filter: FilterResult & { kind: "set" }): Filte
   const rows = matchRows(engine.store, set);
   for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
   return { kind: "set", set: { ...set, bits, bitsExact: true, sharedBits: false } };
+}
+
+/**
+ * What opening an export of `query` costs now, in the planner's units (planner.ts `COST`): its
+ * filter's evaluation (nothing when cached) and, with several sort keys, the sort of every
+ * match. Above planner.ts `DEFER_ABOVE`, the export is opened in the scheduler.
+ */
+export function exportCost(engine: Engine, query: Query): number {
+  const keys = normalizeSort(engine.store, query.sort);
+  const filter = planFilter(engine.context, query.filter);
+  return filter.estimatedCost + (keys.length > 1 ? gatherCost(filter.estimatedRows, keys) : 0);
 }
 
 /** The rows 0…n-1. */

@@ -11,6 +11,7 @@ import type { StoredColumn } from "../kinds/kind.ts";
 import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
 import { type MergedWalk, type Overlay, walkMerged } from "./merged-walk.ts";
 import { type FilterResult, matchCountByCode, rowsInMask, singleCode } from "./row-set.ts";
+import { PIECE, type Work, finish } from "../bits/work.ts";
 
 /**
  * A stretch of the sort order: rows `perm[start..end)` (or row numbers start..end when `perm`
@@ -413,30 +414,106 @@ const EMPTY_CODES = new Uint8Array(0);
  * @returns a permutation of `rows`; length m (the input itself for the key ascending)
  */
 export function orderAll(store: Store, rows: Uint32Array, keys: SortKey[]): Uint32Array {
+  return finish(orderAllWork(store, rows, keys));
+}
+
+/** Rows sorted at once by a packed native sort: a piece of about a millisecond's work. */
+const PACKED_PIECE = 1 << 14;
+
+/** Rows sorted at once by a comparator sort: a piece of about a millisecond's work. */
+const COMPARED_PIECE = 1 << 11;
+
+/**
+ * {@link orderAll} as work that pauses between pieces (bits/work.ts): up to a piece of rows is
+ * sorted at once as before; more are sorted a piece at a time, then the sorted pieces merged
+ * pairwise, a piece of output at a time, so that sorting millions of matches runs in slices.
+ */
+export function* orderAllWork(store: Store, rows: Uint32Array, keys: SortKey[]): Work<Uint32Array> {
   const first = storedColumn(store, keys[0].column);
   if (keys.length === 1 && first.key && !keys[0].absolute) {
     if (keys[0].direction === "asc") return rows;
     return rows.slice().reverse();
   }
+  const m = rows.length;
   if (keys.length === 1 && !keys[0].absolute && first.rankByRow !== null) {
     const rank = first.rankByRow;
-    const m = rows.length;
-    const packed = new BigUint64Array(m);
+    // each piece sorted natively as packed (rank, row) words, then unpacked for the merges
+    const ranks = new Uint32Array(m);
+    const out = new Uint32Array(m);
+    const packed = new BigUint64Array(Math.min(m, PACKED_PIECE));
     // little-endian (every platform Bun runs on): word 2i is the low half
     const words = new Uint32Array(packed.buffer);
-    for (let i = 0; i < m; i++) {
-      const row = rows[i];
-      words[2 * i] = row;
-      words[2 * i + 1] = rank[row];
+    for (let start = 0; start < m; start += PACKED_PIECE) {
+      const end = Math.min(m, start + PACKED_PIECE);
+      for (let i = start; i < end; i++) {
+        const row = rows[i];
+        words[2 * (i - start)] = row;
+        words[2 * (i - start) + 1] = rank[row];
+      }
+      packed.subarray(0, end - start).sort();
+      for (let i = start; i < end; i++) {
+        out[i] = words[2 * (i - start)];
+        ranks[i] = words[2 * (i - start) + 1];
+      }
+      yield;
     }
-    packed.sort();
-    const out = new Uint32Array(m);
-    if (keys[0].direction === "asc") for (let i = 0; i < m; i++) out[i] = words[2 * i];
-    else for (let i = 0; i < m; i++) out[i] = words[2 * (m - 1 - i)];
-    return out;
+    const sorted = m > PACKED_PIECE ? yield* mergePieces(out, ranks, PACKED_PIECE, null) : out;
+    return keys[0].direction === "asc" ? sorted : sorted.reverse();
   }
-  const sorted = Array.from(rows).sort(rowComparator(store, keys));
-  return Uint32Array.from(sorted);
+  const compare = rowComparator(store, keys);
+  const out = new Uint32Array(m);
+  for (let start = 0; start < m; start += COMPARED_PIECE) {
+    const end = Math.min(m, start + COMPARED_PIECE);
+    out.set(Array.from(rows.subarray(start, end)).sort(compare), start);
+    yield;
+  }
+  return m > COMPARED_PIECE ? yield* mergePieces(out, null, COMPARED_PIECE, compare) : out;
+}
+
+/**
+ * Merges sorted runs of `width` rows (the last may be shorter) pairwise until one is left,
+ * pausing every `PIECE` rows written. Order: by `ranks` (each row's rank beside it, ties by
+ * row), or by `compare` when `ranks` is null. Returns the sorted rows (one of two buffers).
+ */
+function* mergePieces(rows: Uint32Array, ranks: Uint32Array | null, width: number, compare: ((a: number, b: number) => number) | null): Work<Uint32Array> {
+  const m = rows.length;
+  let src: Uint32Array = rows;
+  let dst: Uint32Array = new Uint32Array(m);
+  let srcRanks: Uint32Array | null = ranks;
+  let dstRanks: Uint32Array | null = ranks === null ? null : new Uint32Array(m);
+  for (let w = width; w < m; w *= 2) {
+    for (let lo = 0; lo < m; lo += 2 * w) {
+      const mid = Math.min(m, lo + w);
+      const hi = Math.min(m, lo + 2 * w);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (k < hi) {
+        const stop = Math.min(hi, k + PIECE);
+        if (srcRanks !== null) {
+          const rs = srcRanks;
+          const rd = dstRanks as Uint32Array;
+          for (; k < stop; k++) {
+            // the left run's next row first on a tie of rank and row (rows are distinct: never)
+            if (j >= hi || (i < mid && (rs[i] < rs[j] || (rs[i] === rs[j] && src[i] < src[j])))) {
+              rd[k] = rs[i];
+              dst[k] = src[i++];
+            } else {
+              rd[k] = rs[j];
+              dst[k] = src[j++];
+            }
+          }
+        } else {
+          const cmp = compare as (a: number, b: number) => number;
+          for (; k < stop; k++) dst[k] = j >= hi || (i < mid && cmp(src[i], src[j]) <= 0) ? src[i++] : src[j++];
+        }
+        yield;
+      }
+    }
+    [src, dst] = [dst, src];
+    [srcRanks, dstRanks] = [dstRanks, srcRanks];
+  }
+  return src;
 }
 
 /** True when `keys` (normalized) is the key's own order, ascending or descending. */

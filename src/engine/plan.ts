@@ -41,6 +41,8 @@ export type FilterStep = StepBase &
     | { op: "partition"; column: string; mask: number; detail: string }
     /** One posting list is the answer (a 3-code-point `contains`), referenced, not decoded. */
     | { op: "postingList"; column: string; index: "trigrams"; list: TrigramIndex; k: number; detail: string }
+    /** One list of the search index (store/types.ts `SearchIndex`), referenced, not decoded: a search term's n-gram. */
+    | { op: "gramList"; index: string; list: TrigramIndex; k: number; detail: string }
     /** The needle's posting lists intersected (smallest first, while that is cheaper than verifying), the candidates verified. */
     | { op: "trigrams"; column: string; index: "trigrams"; source: TextSource; lists: number[]; textOp: PositiveTextOp; needle: string; detail: string }
     /** A test decided once per distinct value, the passing values' rows taken from the column's order. */
@@ -53,15 +55,38 @@ export type FilterStep = StepBase &
     | { op: "not"; children: [FilterStep] }
     | { op: "and"; children: FilterStep[] }
     | { op: "or"; children: FilterStep[] }
-    /** The global search: each term's rows (fewest expected first), intersected. */
-    | { op: "search"; children: TermStep[] }
+    /** The global search: its terms (fewest expected rows first), intersected through their lists, then checked. */
+    | { op: "search"; children: TermStep[]; detail: string }
   );
 
 /**
- * One search term: the union of its alternatives (each searchable column's contains), evaluated
- * over every row (`evaluate`), or checked on the rows the terms before it left (`check`).
+ * One search term (docs/api.md "Global search"): the rows whose searchable values contain it —
+ * those the search index lists for it (store/types.ts `SearchIndex`: the n-gram list of a term of
+ * n ≤ 3 code points, exactly; the intersection of its trigrams' lists for a longer one, a
+ * superset checked on the values) and those holding an enum value that contains it.
+ * `strategy` says how the executor (search.ts) used it: `list` (its lists decoded or read word by
+ * word), `lists` (its lists intersected with the candidates, then the candidates checked),
+ * `check` (each candidate row tested on its values).
  */
-export type TermStep = StepBase & { op: "term"; term: string; strategy: "evaluate" | "check"; children: FilterStep[] };
+export type TermStep = StepBase & {
+  op: "term";
+  term: string;
+  strategy: "list" | "lists" | "check";
+  /** The term folded (collation.ts `fold`). */
+  needle: string;
+  /** Code points per gram of its lists: the term's length up to 3. */
+  gram: 1 | 2 | 3;
+  /** Its lists in `store.search.grams[gram - 1]`, fewest rows first; empty when no indexed value holds it. */
+  lists: number[];
+  /** True when the lists (intersected) hold exactly the rows whose indexed values contain the term. */
+  exact: boolean;
+  /** Partition codes whose value contains the term (bit c = code c; 0 for none). */
+  codes: number;
+  /** Other searchable enum columns with a value containing the term: the passing ranks of each (index = rank). */
+  ranked: { column: StoredColumn; pass: Uint8Array }[];
+  /** What explain prints: the lists and the enum values it reads. */
+  children: FilterStep[];
+};
 
 /** How the root orders a row set and cuts the window. */
 export type WindowOp =
@@ -112,6 +137,7 @@ export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep
   if (s.column !== undefined) out.column = s.column;
   if (s.index !== undefined) out.index = s.index;
   if (step.op === "term") out.detail = `${JSON.stringify(s.term)}: ${s.strategy}`;
+  if (step.op === "term" && (step as TermStep).lists.length > 0) out.index = `search.${(step as TermStep).gram}`;
   else if (s.offset !== undefined && s.keys !== undefined) {
     out.detail = `rows ${s.offset}..${s.offset + (s.limit as number)} by ${s.keys.map((k) => `${k.column} ${k.direction}${k.absolute ? " absolute" : ""}`).join(", ")}`;
     const changes = (step as WindowStep).changes;

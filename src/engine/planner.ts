@@ -17,11 +17,11 @@
  */
 import { fold } from "../collation/collation.ts";
 import type { PositiveTextOp } from "../bits/folded-match.ts";
-import { findList, isDense, needleTrigrams } from "../bits/trigrams.ts";
+import { MAX_KEY_CODE_POINT, findList, gramKey, isDense, needleTrigrams } from "../bits/trigrams.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { ColumnTest, Predicate, Query, SortKey, TextOp } from "../query/types.ts";
-import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
+import { type Store, allCodes, partitionCounts, searchIndexColumns, storedColumn } from "../store/types.ts";
 import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
 import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
 import { type FilterResult, rowsInMask } from "./row-set.ts";
@@ -56,10 +56,13 @@ export const COST = {
 } as const;
 
 /**
- * Plans that cost more than this run in the deferred queue (scheduler.ts): about 0.25 ms, so
- * that cheap requests never wait behind more than a slice of expensive ones.
+ * Plans that cost more than this run in the query scheduler (scheduler.ts), a slice at a time
+ * between the other requests: about 0.1 ms, a few cheap requests' worth of work, so that under
+ * load a cheap request waits for the cheap ones ahead of it and one slice at most, never behind
+ * a run of searches answered inline (0.25 ms let 1M-row searches of frequent terms run inline:
+ * the cheap mix's p99 then tripled while the search mix ran).
  */
-export const DEFER_ABOVE = 250_000;
+export const DEFER_ABOVE = 100_000;
 
 /**
  * When a walk, priced with the real match count once the filter ran, costs more than this many
@@ -319,52 +322,191 @@ export function planColumnTest(store: Store, column: StoredColumn, test: ColumnT
   return scanStep(store, column, test);
 }
 
+/** Cost of checking one row's values for a search term's text: each column the search index covers read (random reads). */
+function textCheckCost(store: Store): number {
+  return Math.max(1, searchIndexColumns(store.searchable).length) * COST.SEARCH_CHECK_COLUMN;
+}
+
 /**
- * A search term's alternatives (docs/api.md "Global search"): every searchable column's
- * `contains` of the term, each planned as a column test (an enum none of whose values holds the
- * term adds nothing).
+ * Cost of checking `rows` candidate rows for a search term (search.ts `termTester`): its enum
+ * values by the rows' ranks, its text by a bit of its one exact dense list, else on the values.
+ * @param term the term, or null for a term known only to need its text checked
  */
-function termAlternatives(store: Store, term: string): FilterStep[] {
-  const test: ColumnTest = { op: "text", type: "contains", value: term };
-  const out: FilterStep[] = [];
-  for (const column of store.searchable) {
-    const step = planColumnTest(store, column, test);
-    if (step.op === "none") continue;
-    out.push(step);
-  }
-  return out;
-}
-
-/** Searchable columns a `check` term reads per row. */
-function checkCost(store: Store): number {
-  return Math.max(1, store.searchable.length) * COST.SEARCH_CHECK_COLUMN;
+export function termCheckCost(store: Store, term: TermStep | null, rows: number): number {
+  let perRow = COST.WALK_ROW;
+  if (term !== null) perRow += term.ranked.length * COST.WALK_ROW;
+  if (term !== null && term.lists.length === 0) return rows * perRow;
+  const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(store.search.grams[term.gram - 1].counts[term.lists[0]], store.rowCount);
+  return rows * (perRow + (bitTest ? COST.WALK_ROW : textCheckCost(store)));
 }
 
 /**
- * The global search (docs/api.md "Global search"): the terms in order of their expected rows
- * (fewest first), the first evaluated from the indexes, each next one evaluated and intersected,
- * or, when few rows are expected to be left, checked on those rows alone.
+ * Whether a sparse list of `count` rows is intersected with `candidates` rows (decoded and
+ * merged) rather than left to the check of each candidate's values: the cheaper of the two. The
+ * one rule the planner prices and the executor (search.ts) applies with the real candidate count.
+ */
+export function intersectsList(store: Store, count: number, candidates: number): boolean {
+  return count * COST.POSTING <= termCheckCost(store, null, candidates);
+}
+
+/** Rows of an enum column holding a passing rank (from its rank starts). */
+function passingRows(column: StoredColumn, pass: Uint8Array): number {
+  const starts = column.rankStarts as Uint32Array;
+  let rows = 0;
+  for (let r = 0; r < pass.length; r++) if (pass[r] === 1) rows += starts[r + 1] - starts[r];
+  return rows;
+}
+
+/**
+ * One search term planned (plan.ts `TermStep`): its lists in the search index and the enum values
+ * that contain it; "none" when no row can hold it (then the search has no row), "all" when every
+ * row does (then it filters nothing).
+ */
+function planTerm(store: Store, term: string): TermStep | "none" | "all" {
+  const needle = fold(term);
+  // stored values are well-formed Unicode: a lone surrogate matches nothing
+  if (!needle.isWellFormed()) return "none";
+  // a term that folds to nothing (a lone combining mark) is in every value: every row has a key
+  if (needle === "") return "all";
+  const cps: number[] = [];
+  for (const ch of needle) cps.push(ch.codePointAt(0) as number);
+  const gram = Math.min(3, cps.length) as 1 | 2 | 3;
+  const index = store.search.grams[gram - 1];
+  const keys = cps.length <= 3 ? [gramKey(cps)] : (needleTrigrams(needle) as NonNullable<ReturnType<typeof needleTrigrams>>).keys;
+  // a needle of 1–3 code points is exactly its one list, unless a code point shares a key
+  const exact = cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
+  let lists: number[] = [];
+  for (const key of keys) {
+    const k = findList(index, key);
+    if (k < 0) {
+      // a gram no indexed value holds: only an enum value can hold the term
+      lists = [];
+      break;
+    }
+    if (!lists.includes(k)) lists.push(k);
+  }
+  lists.sort((a, b) => index.counts[a] - index.counts[b]);
+  const contains: ColumnTest = { op: "text", type: "contains", value: term };
+  const children: FilterStep[] = lists.map((k) => ({ op: "gramList", index: `search.${gram}`, list: index, k, detail: JSON.stringify(needle), estimatedRows: index.counts[k], estimatedCost: COST.SEARCH }));
+  let codes = 0;
+  const ranked: TermStep["ranked"] = [];
+  let enumRows = 0;
+  for (const column of store.searchable) {
+    if (column.key || column.spec.kind !== "enum") continue;
+    const step = planColumnTest(store, column, contains);
+    if (step.op === "none") continue;
+    // an enum value of every row holds the term
+    if (step.op === "all") return "all";
+    children.push(step);
+    if (step.op === "partition") {
+      codes |= step.mask;
+      enumRows += step.estimatedRows;
+      continue;
+    }
+    const pass = (KINDS.enum.passingRanks as NonNullable<typeof KINDS.enum.passingRanks>)(column, contains);
+    const rows = passingRows(column, pass);
+    if (rows === 0) continue;
+    ranked.push({ column, pass });
+    enumRows += rows;
+  }
+  const textRows = lists.length === 0 ? 0 : index.counts[lists[0]];
+  if (textRows === 0 && codes === 0 && ranked.length === 0) return "none";
+  return { ...termBase(term, needle, gram, lists, exact, codes, ranked, children), estimatedRows: Math.min(store.rowCount, textRows + enumRows), estimatedCost: COST.SEARCH * keys.length };
+}
+
+/** The fields of a term step but its estimates. */
+function termBase(term: string, needle: string, gram: 1 | 2 | 3, lists: number[], exact: boolean, codes: number, ranked: TermStep["ranked"], children: FilterStep[]): Omit<TermStep, "estimatedRows" | "estimatedCost"> {
+  return { op: "term", term, strategy: "list", needle, gram, lists, exact, codes, ranked, children };
+}
+
+/** True when a term's rows are its lists' alone (no enum value holds it). */
+export function isPureTerm(term: TermStep): boolean {
+  return term.codes === 0 && term.ranked.length === 0;
+}
+
+/**
+ * True when a term with enum values joins the word-by-word intersection of dense lists (search.ts):
+ * one exact dense list, and values of the partition column only (a word of code bitmaps each).
+ */
+export function joinsWords(store: Store, term: TermStep): boolean {
+  if (isPureTerm(term) || term.ranked.length > 0 || !term.exact || term.lists.length !== 1) return false;
+  return isDense(store.search.grams[term.gram - 1].counts[term.lists[0]], store.rowCount);
+}
+
+/**
+ * The global search (docs/api.md "Global search"), FTS5's shape: every term's lists in the search
+ * index (store/types.ts `SearchIndex`), fewest rows first. Terms no enum value holds ("pure") are
+ * intersected through their lists: from the smallest list's rows, each next list tested (a dense
+ * one bit by bit) or, when decoding it costs more than checking the candidates left, left to that
+ * check; or, when every list is dense, word by word over their bitmaps. Then the candidates are
+ * checked on their values for every term whose lists are not exactly its rows and every term an
+ * enum value holds (unless checking costs more than evaluating it over every row).
  */
 function planSearch(store: Store, terms: string[]): FilterStep {
-  const planned = terms.map((term) => {
-    const children = termAlternatives(store, term);
-    const union = or(store, children);
-    return { term, children, rows: children.length === 0 ? 0 : union.estimatedRows, cost: children.length === 0 ? COST.CONSTANT : union.estimatedCost };
-  });
-  planned.sort((a, b) => a.rows - b.rows);
-  const steps: TermStep[] = [];
-  let left = store.rowCount;
-  let cost = 0;
-  for (let t = 0; t < planned.length; t++) {
-    const p = planned[t];
-    const check = t > 0 && left * checkCost(store) < p.cost;
-    const stepCost = check ? left * checkCost(store) : p.cost;
-    const rows = t === 0 ? p.rows : Math.min(left, (left * p.rows) / Math.max(1, store.rowCount));
-    steps.push({ op: "term", term: p.term, strategy: check ? "check" : "evaluate", children: p.children, estimatedRows: rows, estimatedCost: stepCost });
-    left = rows;
-    cost += stepCost;
+  const planned: TermStep[] = [];
+  for (const term of terms) {
+    const step = planTerm(store, term);
+    if (step === "none") return { ...none(`no row holds ${JSON.stringify(term)}`), estimatedCost: COST.SEARCH * terms.length };
+    if (step === "all") continue;
+    if (!planned.some((p) => p.needle === step.needle)) planned.push(step);
   }
-  return { op: "search", children: steps, estimatedRows: left, estimatedCost: cost };
+  if (planned.length === 0) return all(store);
+  planned.sort((a, b) => a.estimatedRows - b.estimatedRows);
+  const n = Math.max(1, store.rowCount);
+  const words = (store.rowCount + 31) >>> 5;
+  const pure = planned.filter(isPureTerm);
+  let rows = store.rowCount;
+  let cost = 0;
+  let detail: string;
+  const checked: TermStep[] = [];
+  if (pure.length > 0) {
+    const lists: { term: TermStep; count: number }[] = [];
+    for (const term of pure) for (const k of term.lists) lists.push({ term, count: store.search.grams[term.gram - 1].counts[k] });
+    lists.sort((a, b) => a.count - b.count);
+    if (isDense(lists[0].count, store.rowCount)) {
+      // every list dense: their bitmaps ANDed word by word (with the terms that join them)
+      const joined = planned.filter((t) => joinsWords(store, t));
+      for (const t of joined) t.strategy = "list";
+      cost += words * (lists.length + 2 * joined.length) * COST.BITMAP_WORD;
+      for (const l of lists) rows = (rows * l.count) / n;
+      for (const t of joined) rows = (rows * t.estimatedRows) / n;
+      for (const t of pure) t.strategy = "list";
+      detail = "dense lists ANDed word by word";
+      checked.push(...planned.filter((t) => !isPureTerm(t) && !joined.includes(t)));
+    } else {
+      rows = lists[0].count;
+      cost += rows * COST.POSTING;
+      lists[0].term.strategy = "list";
+      for (let i = 1; i < lists.length; i++) {
+        const l = lists[i];
+        if (isDense(l.count, store.rowCount)) cost += rows * COST.WALK_ROW;
+        else if (intersectsList(store, l.count, rows)) cost += l.count * COST.POSTING;
+        else {
+          if (!checked.includes(l.term)) checked.push(l.term);
+          continue;
+        }
+        if (l.term.strategy !== "check") l.term.strategy = l.term === lists[0].term ? "list" : "lists";
+        rows = (rows * l.count) / n;
+      }
+      detail = "the smallest list's rows, the other lists tested on them";
+      checked.push(...planned.filter((t) => !isPureTerm(t)));
+    }
+    for (const t of pure) if (!t.exact && !checked.includes(t)) checked.push(t);
+  } else {
+    // every term held by an enum value: the first evaluated over every row, the others checked
+    const first = planned[0];
+    first.strategy = "list";
+    rows = first.estimatedRows;
+    cost += first.lists.length === 0 ? COST.CONSTANT : first.estimatedRows * COST.POSTING + words * COST.BITMAP_WORD;
+    detail = "the first term's rows, the others checked on them";
+    checked.push(...planned.slice(1));
+  }
+  for (const t of checked) {
+    t.strategy = "check";
+    cost += termCheckCost(store, t, rows);
+    rows = (rows * t.estimatedRows) / n;
+  }
+  return { op: "search", detail, children: planned, estimatedRows: rows, estimatedCost: Math.max(COST.CONSTANT, cost) };
 }
 
 /** The step of a predicate tree (src/query/types.ts). */

@@ -129,6 +129,36 @@ export function maskBitmap(store: Store, mask: number): Bitmap {
   return bits;
 }
 
+/** Per store, bitmaps of masks of several partition codes (see {@link maskBits}), most recent last. */
+const maskBitsCache = new WeakMap<Store, Map<number, Bitmap>>();
+
+/** Masks of several codes whose bitmaps a store keeps (each ceil(rowCount / 32) words). */
+const MASK_BITS_KEPT = 4;
+
+/**
+ * The bitmap of the rows whose partition code is in `mask` (read-only: shared): a code's own
+ * bitmap ({@link codeBitmaps}) for one code, else built and kept for the last few masks asked.
+ */
+export function maskBits(store: Store, mask: number): Bitmap {
+  const single = singleCode(mask);
+  if (single >= 0) return codeBitmaps(store)[single];
+  let kept = maskBitsCache.get(store);
+  if (kept === undefined) {
+    kept = new Map();
+    maskBitsCache.set(store, kept);
+  }
+  let bits = kept.get(mask);
+  if (bits !== undefined) {
+    kept.delete(mask);
+    kept.set(mask, bits);
+    return bits;
+  }
+  bits = maskBitmap(store, mask);
+  kept.set(mask, bits);
+  if (kept.size > MASK_BITS_KEPT) kept.delete(kept.keys().next().value as number);
+  return bits;
+}
+
 /**
  * Matching rows per partition code (length S), computed on first use and kept: O(count) over
  * rows, or O(rowCount / 32) per code over the bitmap.

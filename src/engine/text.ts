@@ -9,16 +9,26 @@ import { denseBitmap, isDense, listRows } from "../bits/trigrams.ts";
 import { textPasses } from "../kinds/ordered.ts";
 import type { Store, TrigramIndex } from "../store/types.ts";
 import type { TextSource } from "./plan.ts";
+import { PIECE, type Work } from "../bits/work.ts";
 import { COST } from "./planner.ts";
 
 const encoder = new TextEncoder();
 
 /**
- * The rows whose value satisfies `op` against the folded `needle` (3+ code points), ascending.
+ * The rows whose value satisfies `op` against the folded `needle` (3+ code points), ascending;
+ * work that pauses between pieces of candidates.
  * @param lists the needle's lists in `source.trigrams`, smallest first (the planner's order)
  */
-export function trigramRows(store: Store, source: TextSource, lists: number[], op: PositiveTextOp, needle: string): Uint32Array {
-  return verifyRows(source, trigramCandidates(store, source.trigrams, lists), op, needle);
+export function* trigramRows(store: Store, source: TextSource, lists: number[], op: PositiveTextOp, needle: string): Work<Uint32Array> {
+  const candidates = trigramCandidates(store, source.trigrams, lists);
+  yield;
+  const out = new Uint32Array(candidates.length);
+  let k = 0;
+  for (let from = 0; from < candidates.length; from += PIECE) {
+    k = verifyRows(source, candidates, from, Math.min(candidates.length, from + PIECE), op, needle, out, k);
+    yield;
+  }
+  return out.subarray(0, k);
 }
 
 /**
@@ -51,7 +61,7 @@ function trigramCandidates(store: Store, index: TrigramIndex, lists: number[]): 
 }
 
 /** Intersection of two ascending row lists, galloping through the longer `b`: O(|a| log |b|). */
-function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
+export function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
   const out = new Uint32Array(a.length);
   let k = 0;
   let lo = 0;
@@ -76,24 +86,22 @@ function intersectSorted(a: Uint32Array, b: Uint32Array): Uint32Array {
   return out.subarray(0, k);
 }
 
-/** The candidates (ascending) whose value satisfies op; ascending. */
-function verifyRows(source: TextSource, candidates: Uint32Array, op: PositiveTextOp, needleText: string): Uint32Array {
-  const out = new Uint32Array(candidates.length);
-  let k = 0;
+/** Writes to `out` at `k` the candidates [from, to) (ascending) whose value satisfies op; returns the new `k`. */
+function verifyRows(source: TextSource, candidates: Uint32Array, from: number, to: number, op: PositiveTextOp, needleText: string, out: Uint32Array, k: number): number {
   if ("decimals" in source) {
     const values = source.decimals;
-    for (let i = 0; i < candidates.length; i++) {
+    for (let i = from; i < to; i++) {
       const row = candidates[i];
       if (textPasses(op, String(values[row]), needleText)) out[k++] = row;
     }
-    return out.subarray(0, k);
+    return k;
   }
   const needle = encoder.encode(needleText);
   const bytes = source.folded;
   const offsets = source.foldedOffsets;
-  for (let i = 0; i < candidates.length; i++) {
+  for (let i = from; i < to; i++) {
     const row = candidates[i];
     if (bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle)) out[k++] = row;
   }
-  return out.subarray(0, k);
+  return k;
 }

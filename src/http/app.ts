@@ -10,10 +10,11 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
-import { type Engine, type Page, execute, extraRecords, filterCacheKey, filterCost, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
+import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
 import { printStep } from "../engine/plan.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
-import { DeferredQueue } from "../engine/scheduler.ts";
+import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
+import { type Work, finish } from "../bits/work.ts";
 import { ProblemError } from "../query/errors.ts";
 import { parseGetQuery } from "../query/get.ts";
 import { parsePostBody } from "../query/post.ts";
@@ -22,7 +23,7 @@ import type { ApiKeyCheck } from "./api-keys.ts";
 import { CLIENT_ABORT_MESSAGE, MAX_BODY_BYTES, isClientAbort, readBodyLimited } from "./body.ts";
 import { type Coding, acceptsGzip, negotiateCoding } from "./compress.ts";
 import { computeFacets } from "../engine/facets.ts";
-import { openExport } from "../engine/export.ts";
+import { exportCost, openExportWork } from "../engine/export.ts";
 import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
 import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
 import { exportResponse, facetsResponse } from "./export-response.ts";
@@ -50,6 +51,7 @@ import {
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
 import { JSON_HEADERS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { type Plugin, type Route, routesByPath } from "./routes.ts";
+import { withoutColumn } from "../query/columns.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
@@ -79,6 +81,11 @@ export interface AppOptions {
   state?: () => ServerState;
   /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
   snapshotCreatedAt?: () => string;
+  /**
+   * Where expensive queries run, in slices, bounded in number and time (engine/scheduler.ts;
+   * docs/operations.md "Fair under load"); absent: one with the defaults (30 s, 1024 waiting).
+   */
+  scheduler?: QueryScheduler;
   /**
    * More fields for /healthz and /readyz (a replica's `source`: its last poll and staleness,
    * docs/operations.md); absent: none.
@@ -164,13 +171,14 @@ function sortText(query: Query): string {
  * The handlers of the data routes, free of any framework so that Bun's router calls them
  * directly (see {@link createService}).
  */
-export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource">): DataHandlers {
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler">): DataHandlers {
   const { maxPageSize, logger } = options;
   const resource = resourcePaths(options.resource).name;
-  // Expensive queries (an uncached substring filter, say) wait their turn here, so that cheap
+  // Expensive queries (a search of frequent terms, a scan) run here in slices, so that cheap
   // ones, answered at once, are not held up behind them (engine/scheduler.ts).
-  const queue = new DeferredQueue();
+  const scheduler = options.scheduler ?? new QueryScheduler();
   const fail = (request: Request, error: unknown, coding: Coding | null): Response => {
+    if (error instanceof QueryStopped) return stoppedResponse(error, scheduler.timeoutMs, coding);
     if (!(error instanceof ProblemError)) return internalErrorResponse(logger, error, request);
     // The rest of a body over the limit is not read: the connection cannot carry another request.
     const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
@@ -181,7 +189,8 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const answer = (request: Request, engine: Engine, query: Query, coding: Coding | null, respond: (page: Page) => Response): Response | Promise<Response> => {
     const plan = planOf(engine, query);
     if (!isExpensive(plan)) return respond(execute(engine, plan, false));
-    return queue.run(() => respond(execute(engine, plan, false))).catch((error: unknown) => fail(request, error, coding));
+    // the work holds this engine version and this plan: it answers from the state it started on
+    return scheduler.submit(() => executeWork(engine, plan, false), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
   const get = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -240,10 +249,13 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       return fail(request, error, coding);
     }
   };
-  /** Runs `work` at once, or in the deferred queue when its filter is expensive to evaluate now. */
-  const scheduled = (request: Request, engine: Engine, filter: Query["filter"], coding: Coding | null, work: () => Response): Response | Promise<Response> => {
-    if (filterCost(engine, filter) <= DEFER_ABOVE) return work();
-    return queue.run(work).catch((error: unknown) => fail(request, error, coding));
+  /**
+   * Runs `work` to its end at once when `cost` (planner.ts units) is at most DEFER_ABOVE, else in
+   * the scheduler, a slice at a time.
+   */
+  const scheduled = (request: Request, cost: number, coding: Coding | null, work: () => Work<Response>): Response | Promise<Response> => {
+    if (cost <= DEFER_ABOVE) return finish(work());
+    return scheduler.submit(work, request.signal).catch((error: unknown) => fail(request, error, coding));
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
   const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
@@ -253,7 +265,15 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, facets.filter, coding, () => facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding));
+    // the facets read the filter and, per column, the filter without the column's own: each
+    // evaluated into the filter cache (in slices when expensive), then counted from there
+    const filters = [facets.filter, ...facets.columns.map((column) => withoutColumn(facets.filter, column))];
+    let cost = 0;
+    for (const filter of filters) cost += filterCost(engine, filter);
+    return scheduled(request, cost, coding, function* () {
+      for (const filter of filters) yield* filterResultWork(engine, filter);
+      return facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding);
+    });
   };
   const facetsGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -287,7 +307,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, engine, parsed.query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, parsed.query), parsed.format, etag, gzip, logger, resource, snapshotId, extraRecords(engine)));
+    return scheduled(request, exportCost(engine, parsed.query), negotiateCoding(header), function* () {
+      const cursor = yield* openExportWork(engine, parsed.query);
+      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, snapshotId, extraRecords(engine));
+    });
   };
   const exportGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -341,12 +364,12 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     // step's rows and time), and the answer prints it with the path the executor took.
     const plan = planOf(engine, query);
     if (!analyze) return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
-    const run = () => {
+    const respond = () => explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
+    if (!isExpensive(plan)) {
       execute(engine, plan, true);
-      return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
-    };
-    if (!isExpensive(plan)) return run();
-    return queue.run(run).catch((error: unknown) => fail(request, error, coding));
+      return respond();
+    }
+    return scheduler.submit(() => executeWork(engine, plan, true), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
   const explainGet = (request: Request): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -378,6 +401,27 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost };
 }
+
+/**
+ * The answer to a query the scheduler stopped (docs/api.md "Fair under load"): 503 problem+json
+ * with `code` `query_timeout` or `overloaded` and `Retry-After: 1`; for a client that went away,
+ * a 499 nobody reads (counted in the metrics as such).
+ * @param timeoutMs the server's query timeout, named in the detail
+ */
+function stoppedResponse(stopped: QueryStopped, timeoutMs: number, coding: Coding | null): Response {
+  const retry = { "retry-after": "1" };
+  switch (stopped.reason) {
+    case "timeout":
+      return problemResponse("QUERY_TIMEOUT", `the query ran longer than this server's limit of ${timeoutMs} ms and was stopped; try again, or narrow the filter or search`, [], retry, { code: "query_timeout" }, coding);
+    case "overloaded":
+      return problemResponse("OVERLOADED", "too many expensive queries are waiting on this server; try again shortly", [], retry, { code: "overloaded" }, coding);
+    case "cancelled":
+      return new Response(null, { status: CLIENT_CLOSED });
+  }
+}
+
+/** The status recorded for a query whose client went away before its answer (nginx's 499). */
+const CLIENT_CLOSED = 499;
 
 /** The query string of a request URL, without its `?` ("" when none). */
 function searchOf(url: string): string {

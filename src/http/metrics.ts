@@ -6,8 +6,9 @@
  * objects and a label hash string per call, a few percent of a cheap request); everything else
  * is read when scraped, from plain numbers (collect callbacks).
  */
-import { Counter, Gauge, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Engine } from "../engine/execute.ts";
+import type { SchedulerStats } from "../engine/scheduler.ts";
 import { IO_REASONS } from "../files/errors.ts";
 import { type SourceStatus, stalenessSeconds } from "../publish/follow.ts";
 import { lsnValue } from "../live/changes.ts";
@@ -32,6 +33,8 @@ export interface MetricsSources {
   engine: () => Engine;
   /** The snapshot serving now: rows, id, and how long loading it took, in ms. */
   snapshot: () => { rows: number; snapshotId: string; loadMs: number; createdAt?: string };
+  /** The query scheduler's counts and queue (engine/scheduler.ts), or absent when none is known. */
+  queries?: () => SchedulerStats;
   /** A replica's source (`serve --source`): its polls and staleness; absent or null: not a replica. */
   source?: () => SourceStatus | null;
   /** File operations abandoned on a time-out whose thread has not returned (io/threads.ts). */
@@ -51,6 +54,12 @@ export interface ServerMetrics {
   observe: (route: string, method: string, status: number, seconds: number) => void;
   /** Counts a reload by its result: "ok", or "refused" (the old snapshot kept serving). */
   reloaded: (result: "ok" | "refused") => void;
+  /**
+   * Records how long an expensive query waited in the scheduler's queue before it started
+   * (engine/scheduler.ts `observeWait`).
+   * @param seconds from its submission to its start, in seconds
+   */
+  observeWait: (seconds: number) => void;
   /**
    * Keeps the cache counters of an engine about to be replaced (a reload), so that the
    * `_total` counters never go backwards.
@@ -260,6 +269,45 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
     });
   }
 
+  // The query scheduler (docs/operations.md "Fair under load"): read when scraped.
+  const queries = sources.queries ?? null;
+  new Gauge({
+    name: `${PREFIX}queries_queued`,
+    help: "Expensive queries waiting to start in the scheduler's queue (at most --max-queued).",
+    registers,
+    collect() {
+      this.set(queries?.().queued ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}queries_running`,
+    help: "Expensive queries started and not finished: run in turn, a slice at a time, between the other requests.",
+    registers,
+    collect() {
+      this.set(queries?.().running ?? 0);
+    },
+  });
+  const stopped = (name: string, help: string, read: (stats: SchedulerStats) => number) =>
+    new Counter({
+      name: `${PREFIX}queries_${name}_total`,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(queries === null ? 0 : read(queries()));
+      },
+    });
+  stopped("cancelled", "Expensive queries stopped because their client went away (no more work spent on them).", (q) => q.cancelled);
+  stopped("timed_out", "Expensive queries stopped by --query-timeout-ms (answered 503 query_timeout).", (q) => q.timedOut);
+  stopped("refused", "Expensive queries refused because --max-queued were already waiting (answered 503 overloaded).", (q) => q.refused);
+  stopped("completed", "Expensive queries the scheduler ran to their end.", (q) => q.completed);
+  const waits = new Histogram({
+    name: `${PREFIX}query_wait_seconds`,
+    help: "Time expensive queries waited in the scheduler's queue before they started, in seconds.",
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+
   return {
     registry,
     observe(route, method, status, seconds) {
@@ -267,6 +315,9 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
     },
     reloaded(result) {
       reloads.inc({ result });
+    },
+    observeWait(seconds) {
+      waits.observe(seconds);
     },
     retireEngine(engine) {
       for (const cache of CACHES) {

@@ -128,6 +128,11 @@ function componentSchemas({ schema: s, paths }: DocContext) {
         moreErrors: { type: "integer", minimum: 1, description: `Bad fields left out of \`errors\` (present only when there were more than ${MAX_LISTED_ERRORS}).` },
         requestId: { type: "string", description: "500 only: the id under which the error was logged." },
         state: { type: "string", enum: ["starting", "draining"], description: "503 only: why the server is not ready." },
+        code: {
+          type: "string",
+          enum: ["query_timeout", "overloaded"],
+          description: "503 only, on the data routes: the query ran past the server's query timeout, or too many expensive queries were waiting. Retry after `Retry-After` seconds.",
+        },
       },
     },
     GetUsersResponse: {
@@ -436,6 +441,7 @@ const HEADERS = {
   Vary: { description: "`Accept-Encoding` (and `Origin` with CORS on): the headers the body depends on.", schema: { type: "string" } },
   Allow: { description: "The methods the path serves.", schema: { type: "string" } },
   WWWAuthenticate: { description: "`Bearer`.", schema: { type: "string" } },
+  RetryAfter: { description: "Seconds to wait before sending the request again.", schema: { type: "integer" } },
 };
 
 /** Reusable responses (`components.responses`). */
@@ -456,6 +462,12 @@ const RESPONSES = {
   UnsupportedMediaType: { description: "The body's Content-Type is given and is not JSON.", content: problemContent },
   InternalError: { description: "An unexpected error, logged under `requestId`.", content: problemContent },
   NotReady: { description: "Starting (no snapshot loaded yet) or draining after SIGTERM.", content: problemContent },
+  Unavailable: {
+    description:
+      "An expensive query was not answered: it ran longer than the server's query timeout (`code: query_timeout`), or too many expensive queries were already waiting (`code: overloaded`). Send it again after `Retry-After` seconds.",
+    headers: { "Retry-After": header("RetryAfter") },
+    content: problemContent,
+  },
 };
 
 /** The optional API key. */
@@ -565,7 +577,7 @@ function rowsParameters({ schema: s, maxPageSize }: DocContext) {
 }
 
 /** The error and 304 answers of a GET data route (401 is added for keyed routes). */
-const GET_ANSWERS = { 304: response("NotModified"), 400: response("BadRequest"), 405: response("MethodNotAllowed"), 500: response("InternalError") };
+const GET_ANSWERS = { 304: response("NotModified"), 400: response("BadRequest"), 405: response("MethodNotAllowed"), 500: response("InternalError"), 503: response("Unavailable") };
 
 /** The error answers of a POST data route (401 is added for keyed routes). */
 const POST_ANSWERS = {
@@ -574,6 +586,7 @@ const POST_ANSWERS = {
   413: response("PayloadTooLarge"),
   415: response("UnsupportedMediaType"),
   500: response("InternalError"),
+  503: response("Unavailable"),
 };
 
 /** A JSON request body of a named schema. */

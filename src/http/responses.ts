@@ -187,6 +187,8 @@ export const PROBLEM_STATUS: Record<ProblemCode, number> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   INTERNAL: 500,
   NOT_READY: 503,
+  QUERY_TIMEOUT: 503,
+  OVERLOADED: 503,
 };
 
 /**

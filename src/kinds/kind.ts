@@ -11,6 +11,7 @@ import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ByteColumn } from "../bits/byte-column.ts";
 import type { TrigramIndex } from "../bits/trigram-index.ts";
+import type { Work } from "../bits/work.ts";
 
 /** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
 export type TextOp =
@@ -259,10 +260,11 @@ export interface KindModule {
   literals(spec: ColumnSpec, converted: ConvertedColumn): ByteColumn;
   /**
    * The rows of `column` (rowCount rows) that pass `test`, as a new bitmap: by its order (slices
-   * of `rowsByValue` for the values that pass) or a scan.
+   * of `rowsByValue` for the values that pass) or a scan. Work that pauses between pieces of
+   * about bits/work.ts `PIECE` rows or values (a long scan is run in slices).
    * @throws Error for a test the kind does not take (the parsers never build one)
    */
-  evaluate(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap;
+  evaluate(column: StoredColumn, test: ColumnTest, rowCount: number): Work<Bitmap>;
   /** Rows (or values) `evaluate` visits for `test`: the planner's size of the work (engine/planner.ts). */
   work(column: StoredColumn, test: ColumnTest, rowCount: number): number;
   /**

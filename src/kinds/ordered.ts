@@ -9,6 +9,7 @@
  * its order, so rank r's rows are the single row r - 1 and a range is a range of rows.
  */
 import { type Bitmap, emptyBitmap, setRange } from "../bits/bitmap.ts";
+import { PIECE, type Work, finish } from "../bits/work.ts";
 import { fold } from "../collation/collation.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
@@ -132,16 +133,20 @@ export function rankStart(column: StoredColumn, r: number): number {
   return starts === null ? (r === 0 ? 0 : r - 1) : starts[r];
 }
 
-/** Sets in `bits` the rows at positions [from, to) of the column's order (a range of rows for a key). */
-function setPositions(bits: Bitmap, column: StoredColumn, from: number, to: number): void {
+/** Sets in `bits` the rows at positions [from, to) of the column's order (a range of rows for a key), pausing every `PIECE` positions. */
+function* setPositions(bits: Bitmap, column: StoredColumn, from: number, to: number): Work<void> {
   const perm = column.rowsByValue;
   if (perm === null) {
     setRange(bits, from, to);
     return;
   }
-  for (let i = from; i < to; i++) {
-    const row = perm[i];
-    bits[row >>> 5] |= 1 << (row & 31);
+  for (let start = from; start < to; start += PIECE) {
+    const end = Math.min(to, start + PIECE);
+    for (let i = start; i < end; i++) {
+      const row = perm[i];
+      bits[row >>> 5] |= 1 << (row & 31);
+    }
+    yield;
   }
 }
 
@@ -170,6 +175,11 @@ function rangeRanks(column: StoredColumn, test: Extract<ColumnTest, { op: "range
  * evaluation.
  */
 export function orderedPassingRanks(values: OrderedValues, column: StoredColumn, test: ColumnTest): Uint8Array {
+  return finish(passingRanks(values, column, test));
+}
+
+/** {@link orderedPassingRanks} as work: a text test formats the distinct values `PIECE` at a time. */
+function* passingRanks(values: OrderedValues, column: StoredColumn, test: ColumnTest): Work<Uint8Array> {
   const d = distinctCount(column);
   const pass = new Uint8Array(d + 1);
   switch (test.op) {
@@ -203,7 +213,11 @@ export function orderedPassingRanks(values: OrderedValues, column: StoredColumn,
         return pass;
       }
       const distinct = column.distinct as Float64Array;
-      for (let r = 1; r <= d; r++) if (textPasses(test.type, fold(values.format(column.spec, distinct[r - 1])), needle)) pass[r] = 1;
+      for (let start = 1; start <= d; start += PIECE) {
+        const end = Math.min(d, start + PIECE - 1);
+        for (let r = start; r <= end; r++) if (textPasses(test.type, fold(values.format(column.spec, distinct[r - 1])), needle)) pass[r] = 1;
+        yield;
+      }
       return pass;
     }
   }
@@ -213,9 +227,9 @@ export function orderedPassingRanks(values: OrderedValues, column: StoredColumn,
  * Evaluates a column test on an ordered column: the rows of the ranks that pass, slices of the
  * column's order. Cost: a range or null test O(matching rows + log d); a set test O(values ·
  * log d + matching rows); a text test O(d) value formats (one per distinct value) + O(matching
- * rows).
+ * rows). Pauses every `PIECE` rows or values.
  */
-export function evaluateOrdered(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
+export function* evaluateOrdered(values: OrderedValues, column: StoredColumn, test: ColumnTest, rowCount: number): Work<Bitmap> {
   const bits = emptyBitmap(rowCount);
   if (test.op === "range") {
     // contiguous ranks: one or two slices, without a per-rank array (a key has a rank per row)
@@ -223,27 +237,33 @@ export function evaluateOrdered(values: OrderedValues, column: StoredColumn, tes
     const from = rankStart(column, first + 1);
     const to = rankStart(column, last + 1);
     if (test.negate) {
-      setPositions(bits, column, rankStart(column, 1), from);
-      setPositions(bits, column, to, rowCount);
-    } else setPositions(bits, column, from, to);
+      yield* setPositions(bits, column, rankStart(column, 1), from);
+      yield* setPositions(bits, column, to, rowCount);
+    } else yield* setPositions(bits, column, from, to);
     return bits;
   }
   if (test.op === "null") {
-    if (test.negate) setPositions(bits, column, rankStart(column, 1), rowCount);
-    else setPositions(bits, column, 0, rankStart(column, 1));
+    if (test.negate) yield* setPositions(bits, column, rankStart(column, 1), rowCount);
+    else yield* setPositions(bits, column, 0, rankStart(column, 1));
     return bits;
   }
-  const pass = orderedPassingRanks(values, column, test);
+  const pass = yield* passingRanks(values, column, test);
   // runs of passing ranks are one slice each
   let r = 0;
+  let pause = PIECE;
   while (r < pass.length) {
+    if (r >= pause) {
+      // a key has a rank per row: the ranks themselves are a long loop
+      pause = r + PIECE;
+      yield;
+    }
     if (pass[r] === 0) {
       r++;
       continue;
     }
     let end = r + 1;
     while (end < pass.length && pass[end] === 1) end++;
-    setPositions(bits, column, rankStart(column, r), rankStart(column, end));
+    yield* setPositions(bits, column, rankStart(column, r), rankStart(column, end));
     r = end;
   }
   return bits;

@@ -18,6 +18,7 @@ import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn,
 import { nullPassesText, textPasses } from "./ordered.ts";
 import { partitionRows } from "./ordered-column.ts";
 import { buildTrigramIndex } from "../bits/trigrams.ts";
+import { PIECE, type Work } from "../bits/work.ts";
 
 type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;
 
@@ -141,16 +142,47 @@ function positive(type: TextOp): { op: PositiveTextOp; negate: boolean } {
 }
 
 /**
- * Evaluates a column test on a text column: blank tests from the blank bitmap, the others by
- * one scan of the folded bytes (O(rowCount)); null rows pass only `notEqual`, `notContains`
- * and `blank` (AG Grid's rule), and a set test's `nulls`.
+ * Sets in `bits` the rows of [from, to) whose folded value satisfies `op` against `needle`
+ * (`negate`: does not), null rows passing as `nullPasses`: one piece of a text test's scan.
  */
-function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number): Bitmap {
+function scanText(column: StoredColumn, op: PositiveTextOp, negate: boolean, needle: Uint8Array, nullPasses: boolean, bits: Bitmap, from: number, to: number): void {
   // a key has no null: every row's rank is then taken as 1
   const ranks = column.rankByRow ?? new Uint32Array(0);
   const keyed = column.rankByRow === null;
   const bytes = column.folded as Uint8Array;
   const offsets = column.foldedOffsets as Uint32Array;
+  for (let row = from; row < to; row++) {
+    const pass = !keyed && ranks[row] === 0 ? nullPasses : bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle) !== negate;
+    if (pass) bits[row >>> 5] |= 1 << (row & 31);
+  }
+}
+
+/** Sets in `bits` the rows of [from, to) whose folded value is one of the needles (by byte length): one piece of a set test's scan. */
+function scanSet(column: StoredColumn, byLength: Map<number, Uint8Array[]>, bits: Bitmap, from: number, to: number): void {
+  const ranks = column.rankByRow ?? new Uint32Array(0);
+  const keyed = column.rankByRow === null;
+  const bytes = column.folded as Uint8Array;
+  const offsets = column.foldedOffsets as Uint32Array;
+  for (let row = from; row < to; row++) {
+    if (!keyed && ranks[row] === 0) continue;
+    const list = byLength.get(offsets[row + 1] - offsets[row]);
+    if (list === undefined) continue;
+    for (const needle of list) {
+      if (bytesMatch(bytes, offsets[row], offsets[row + 1], "equals", needle)) {
+        bits[row >>> 5] |= 1 << (row & 31);
+        break;
+      }
+    }
+  }
+}
+
+/**
+ * Evaluates a column test on a text column: blank tests from the blank bitmap, the others by
+ * one scan of the folded bytes (O(rowCount), pausing every `PIECE` rows); null rows pass only
+ * `notEqual`, `notContains` and `blank` (AG Grid's rule), and a set test's `nulls`.
+ */
+function* evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number): Work<Bitmap> {
+  const keyed = column.rankByRow === null;
   const blank = column.blank as Uint32Array;
   const bits = emptyBitmap(rowCount);
   switch (test.op) {
@@ -168,9 +200,9 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
       const { op, negate } = positive(test.type);
       const needle = encoder.encode(fold(test.value));
       const nullPasses = nullPassesText(test.type);
-      for (let row = 0; row < rowCount; row++) {
-        const pass = !keyed && ranks[row] === 0 ? nullPasses : bytesMatch(bytes, offsets[row], offsets[row + 1], op, needle) !== negate;
-        if (pass) bits[row >>> 5] |= 1 << (row & 31);
+      for (let from = 0; from < rowCount; from += PIECE) {
+        scanText(column, op, negate, needle, nullPasses, bits, from, Math.min(rowCount, from + PIECE));
+        yield;
       }
       return bits;
     }
@@ -183,16 +215,9 @@ function evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number):
         if (list === undefined) byLength.set(needle.length, [needle]);
         else list.push(needle);
       }
-      for (let row = 0; row < rowCount; row++) {
-        if (!keyed && ranks[row] === 0) continue;
-        const list = byLength.get(offsets[row + 1] - offsets[row]);
-        if (list === undefined) continue;
-        for (const needle of list) {
-          if (bytesMatch(bytes, offsets[row], offsets[row + 1], "equals", needle)) {
-            bits[row >>> 5] |= 1 << (row & 31);
-            break;
-          }
-        }
+      for (let from = 0; from < rowCount; from += PIECE) {
+        scanSet(column, byLength, bits, from, Math.min(rowCount, from + PIECE));
+        yield;
       }
       // docs/api.md: null in a set filter's values matches null and, on text columns, blank strings
       if (test.nulls) for (let w = 0; w < bits.length; w++) bits[w] |= blank[w];

@@ -17,6 +17,8 @@ export const PROBLEMS = {
   UNSUPPORTED_MEDIA_TYPE: { title: "Unsupported media type", type: "/problems/unsupported-media-type" },
   INTERNAL: { title: "Internal server error", type: "/problems/internal" },
   NOT_READY: { title: "Service not ready", type: "/problems/not-ready" },
+  QUERY_TIMEOUT: { title: "Query timed out", type: "/problems/query-timeout" },
+  OVERLOADED: { title: "Too many queries waiting", type: "/problems/overloaded" },
 } as const;
 
 /** A problem kind. */

@@ -1,5 +1,5 @@
 /**
- * The snapshot file format, version 6 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * The snapshot file format, version 7 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
  * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
  * loader views in place out of a memory map.
  */
@@ -10,7 +10,7 @@ import type { Schema } from "../schema/kinds.ts";
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 6;
+export const FORMAT_VERSION = 7;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -74,6 +74,20 @@ export function columnSectionName(id: string, part: string): string {
 /** Name of the section holding records chunk `c` (store/types.ts `Records`). */
 export function recordChunkName(c: number): string {
   return `records.${c}`;
+}
+
+/** The fields of a posting-list index (trigram-index.ts `TrigramIndex`), in section order. */
+export const INDEX_FIELDS = ["keys", "counts", "groupCounts", "refs", "bitmaps", "gaps"] as const;
+
+/** The element type of each field of a posting-list index. */
+export const INDEX_FIELD_TYPES = { keys: "f64", counts: "u32", groupCounts: "u32", refs: "u32", bitmaps: "u32", gaps: "u8" } as const;
+
+/**
+ * Name of the section holding `field` of the search index's lists of n-grams of `n` code points
+ * (store/types.ts `SearchIndex`): `search.<n>.<field>`.
+ */
+export function searchSectionName(n: number, field: (typeof INDEX_FIELDS)[number]): string {
+  return `search.${n}.${field}`;
 }
 
 /** Sections of the partition (store/types.ts `Partition`): each row's code, and the rows per code. */

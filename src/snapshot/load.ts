@@ -8,7 +8,7 @@ import { COLUMN_ID, COLUMN_KINDS, MAX_PARTITION_VALUES, type Schema } from "../s
 import { ALL_PARTS, PART_TYPES, type StoredPart, emptyStoredColumn, partOf, setPart } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
-import { type Partition, type Records, type Store, type TrigramIndex, searchableColumns } from "../store/types.ts";
+import { type Partition, type Records, type SearchIndex, type Store, type TrigramIndex, searchableColumns } from "../store/types.ts";
 import {
   ELEMENT_BYTES,
   FORMAT_VERSION,
@@ -23,6 +23,9 @@ import {
   headerPackr,
   PARTITION_CODES_SECTION,
   PARTITION_COUNTS_SECTION,
+  INDEX_FIELDS,
+  INDEX_FIELD_TYPES,
+  searchSectionName,
 } from "./format.ts";
 
 /** Why a snapshot was refused; its message names the file and the reason. */
@@ -334,12 +337,20 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     const column = columns.get(partition.column) as StoredColumn;
     if (column.rankStarts === null || column.rankStarts.length - 1 !== partition.counts.length) fail(`corrupt: the partition's codes do not match column ${partition.column}'s values`);
   }
+  const grams = [1, 2, 3].map((n) => {
+    const index = {} as Record<(typeof INDEX_FIELDS)[number], Uint8Array | Uint32Array | Float64Array>;
+    for (const field of INDEX_FIELDS) index[field] = section(searchSectionName(n, field), INDEX_FIELD_TYPES[field]);
+    const lists = index as unknown as TrigramIndex;
+    checkTrigrams(lists, `search.${n}`);
+    return lists;
+  }) as unknown as SearchIndex["grams"];
   const store: Store = {
     rowCount,
     schema: header.schema,
     columns,
     partition,
     searchable: searchableColumns(columns, header.schema),
+    search: { grams },
     records,
     snapshotId: header.checksum,
   };

@@ -24,6 +24,9 @@ import {
   recordChunkName,
   PARTITION_CODES_SECTION,
   PARTITION_COUNTS_SECTION,
+  INDEX_FIELDS,
+  INDEX_FIELD_TYPES,
+  searchSectionName,
 } from "./format.ts";
 import { ALL_PARTS, PART_TYPES, partOf } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
@@ -33,8 +36,9 @@ type SectionArray = Uint8Array | Uint32Array | Float64Array;
 
 /**
  * The sections of a store, in file order, with their element types: the records (chunk 0 then
- * the scratch area, so the loader maps them together), the partition, then every column's parts
- * (in kind.ts `ALL_PARTS` order) as `col.<id>.<part>`.
+ * the scratch area, so the loader maps them together), the partition, every column's parts
+ * (in kind.ts `ALL_PARTS` order) as `col.<id>.<part>`, then the search index's lists of 1-, 2-
+ * and 3-grams as `search.<n>.<field>`.
  */
 export function storeSections(store: Store): { name: string; type: ElementType; data: SectionArray }[] {
   const sections: { name: string; type: ElementType; data: SectionArray }[] = [];
@@ -63,6 +67,10 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
       }
       sections.push({ name: columnSectionName(spec.id, part), type: PART_TYPES[part], data });
     }
+  }
+  for (let n = 1; n <= 3; n++) {
+    const index = store.search.grams[n - 1];
+    for (const field of INDEX_FIELDS) sections.push({ name: searchSectionName(n, field), type: INDEX_FIELD_TYPES[field], data: index[field] });
   }
   return sections;
 }

@@ -9,6 +9,7 @@
  * 3. Every column is built by its kind (src/kinds) with the key order and the partition codes —
  *    on the two cores in workers (`buildStoreParallel`), or on this thread (`buildStore`).
  * 4. Every row's JSON record is written from the columns' literals (store/records.ts).
+ * 5. The search index is built over the searchable columns' values (store/search-index.ts).
  */
 import { gatherByteColumn, type ByteColumn } from "../bits/byte-column.ts";
 import type { BuildContext, PartitionCodes, StoredColumn } from "../kinds/kind.ts";
@@ -17,11 +18,12 @@ import { type ColumnSpec, MAX_PARTITION_VALUES, type Schema } from "../schema/ki
 import type { ColumnInput, TableInput } from "./input.ts";
 import { orderByKey } from "./key-order.ts";
 import { buildRecords } from "./records.ts";
-import { type Partition, type Store, searchableColumns } from "./types.ts";
+import { buildSearchIndex } from "./search-index.ts";
+import { type Partition, type Store, searchIndexColumns, searchableColumns } from "./types.ts";
 import type { ColumnJob, ColumnBuilt } from "./column-worker.ts";
 
 /** Named steps of a build, reported to a progress callback. */
-export type BuildStep = "order" | "columns" | "records" | "done";
+export type BuildStep = "order" | "columns" | "records" | "search" | "done";
 
 /**
  * The enum column that partitions the rows (docs/api.md "Any users table"): the first enum column
@@ -121,8 +123,11 @@ function finish(prepared: Prepared, built: Map<string, Built>, onStep?: (step: B
   );
   const partition: Partition | null =
     prepared.partition === null ? null : { column: prepared.schema.partition as string, codes: prepared.partition.codes.codes, counts: prepared.partition.codes.counts };
+  onStep?.("search");
+  const searchable = searchableColumns(columns, prepared.schema);
+  const search = buildSearchIndex(searchIndexColumns(searchable), prepared.rows, prepared.partition?.codes ?? null);
   onStep?.("done");
-  return { rowCount: prepared.rows, schema: prepared.schema, columns, partition, searchable: searchableColumns(columns, prepared.schema), records, snapshotId: "" };
+  return { rowCount: prepared.rows, schema: prepared.schema, columns, partition, searchable, search, records, snapshotId: "" };
 }
 
 /**

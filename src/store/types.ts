@@ -66,6 +66,20 @@ export interface Partition {
   counts: Uint32Array;
 }
 
+/**
+ * The search index (docs/api.md "Global search"): posting lists of the n-grams (n = 1, 2 and 3
+ * code points; bits/trigrams.ts `gramKey`) of each row's values in the searchable columns that
+ * hold one value per row — every text column (its folded values) and the key (a number key's
+ * decimal forms) — one list per n-gram across those columns, grouped by partition code like a
+ * column's trigram lists. A search term of 1, 2 or 3 code points is exactly one list; a longer
+ * one is a superset: the intersection of its trigrams' lists. Enum columns are not in it: a term
+ * is decided once per enum value.
+ */
+export interface SearchIndex {
+  /** The lists of n-grams of n code points at `grams[n - 1]`. */
+  grams: readonly [TrigramIndex, TrigramIndex, TrigramIndex];
+}
+
 /** The whole store. */
 export interface Store {
   /** Rows in the store. */
@@ -81,6 +95,8 @@ export interface Store {
    * column, and the key), in schema order: derived from the schema once, when the store is made.
    */
   searchable: readonly StoredColumn[];
+  /** The search index over the searchable columns' per-row values (store/search-index.ts). */
+  search: SearchIndex;
   /** Every row's JSON record (the only copy of the raw text values). */
   records: Records;
   /** Identifies the snapshot the store came from (its checksum, hex). */
@@ -111,6 +127,14 @@ export function searchableColumns(columns: Map<string, StoredColumn>, schema: Sc
     if (column.key || spec.kind === "text" || spec.kind === "enum") out.push(column);
   }
   return out;
+}
+
+/**
+ * The searchable columns the search index covers, in schema order: those holding a value per row
+ * (text columns and the key); enum columns are decided per value instead.
+ */
+export function searchIndexColumns(searchable: readonly StoredColumn[]): StoredColumn[] {
+  return searchable.filter((column) => column.key || column.spec.kind === "text");
 }
 
 /** Rows per partition code (length S; one code holding every row when the store has no partition). */

@@ -217,8 +217,8 @@ describe("the OpenAPI document", () => {
     expect(parameters).toEqual(
       expect.arrayContaining(["page", "pageSize", "limit", "sortBy", "sort", "sortOrder", "order", "filter[id]", "filter[name]", "filter[email]", "filter[status]"]),
     );
-    expect(Object.keys(users.get.responses).sort()).toEqual(["200", "304", "400", "401", "405", "500"]);
-    expect(Object.keys(users.post.responses).sort()).toEqual(["200", "400", "401", "405", "413", "415", "500"]);
+    expect(Object.keys(users.get.responses).sort()).toEqual(["200", "304", "400", "401", "405", "500", "503"]);
+    expect(Object.keys(users.post.responses).sort()).toEqual(["200", "400", "401", "405", "413", "415", "500", "503"]);
     expect(doc.components.responses.BadRequest.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
     expect(doc.components.responses.MethodNotAllowed.headers.Allow).toBeDefined();
     expect(doc.components.responses.NotFound).toBeDefined();

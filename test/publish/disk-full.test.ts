@@ -1,5 +1,5 @@
 /**
- * Full disks, on a real 20 MiB tmpfs (skipped, with the reason printed, where none can be
+ * Full disks, on a real 40 MiB tmpfs (skipped, with the reason printed, where none can be
  * mounted): a replica whose cache directory is full at start-up or when a new version is
  * published, a server whose cache fills before a reload, a publish to a full destination. Each
  * time nothing crashes, no partial file is left, the log says which directory is full and how
@@ -16,7 +16,9 @@ import { ROOT, type LogLine, spawnServe } from "../support/serve-process.ts";
 import { type Tmpfs, tmpfsOrSkip } from "../support/tmpfs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "disk-full-"));
-const disk: Tmpfs | null = tmpfsOrSkip(join(dir, "tmpfs"), 20, "the disk-full tests (test/publish/disk-full.test.ts)");
+/** The tmpfs's size, in MiB: two snapshots of ~11 MiB fit, not when it is filled. */
+const DISK_MIB = 40;
+const disk: Tmpfs | null = tmpfsOrSkip(join(dir, "tmpfs"), DISK_MIB, "the disk-full tests (test/publish/disk-full.test.ts)");
 const MiB = 2 ** 20;
 let one: string;
 let two: string;
@@ -24,7 +26,7 @@ let two: string;
 beforeAll(() => {
   one = join(dir, "one.snap");
   two = join(dir, "two.snap");
-  // about 5 MiB each: a few fit in 20 MiB, not when the disk is filled
+  // about 11 MiB each (the search index is most of it): a few fit in the tmpfs, not when it is filled
   buildSnapshotFromGenerator({ count: 20_000, seed: 1 }, one);
   buildSnapshotFromGenerator({ count: 21_000, seed: 2 }, two);
 });
@@ -75,7 +77,7 @@ describe.skipIf(disk === null)("a full disk", () => {
   test("a replica serving when the next version does not fit keeps serving, says why, leaves no partial file, and follows once there is space", async () => {
     const location = join(dir, "serving-source");
     const v1 = await publishSnapshot(one, location);
-    const { path: cache } = onFullDisk("serving-cache", 20 * MiB);
+    const { path: cache } = onFullDisk("serving-cache", DISK_MIB * MiB);
     const replica = await spawnServe(null, ["--source", location, "--poll", "1", "--cache-dir", cache]);
     try {
       await replica.waitForLine((l) => l.msg === "snapshot loaded" && l.snapshotId === v1.current.snapshotId, { what: "v1" });
@@ -99,7 +101,7 @@ describe.skipIf(disk === null)("a full disk", () => {
   test("a reload whose copy does not fit in the cache is refused by name, leaves no temporary file, and the next SIGHUP with space reloads", async () => {
     const path = join(dir, "reload.snap");
     writeFileSync(path, readFileSync(one));
-    const { path: cache } = onFullDisk("reload-cache", 20 * MiB);
+    const { path: cache } = onFullDisk("reload-cache", DISK_MIB * MiB);
     const server = await spawnServe(path, ["--cache-dir", cache]);
     try {
       await server.waitForLine((l) => l.msg === "snapshot loaded");

@@ -12,9 +12,9 @@ import { packJsonLiterals, packStrings } from "../../src/bits/byte-column.ts";
 import { removePendingTemporaryFiles, removeStaleTemporaryFiles, writeSnapshot, writeSnapshotAsync } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
 import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
-import { listRows, trigramKey } from "../../src/bits/trigrams.ts";
+import { gramKey, listRows, trigramKey } from "../../src/bits/trigrams.ts";
 
-const GOLDEN = join(import.meta.dir, "../fixtures/golden-v6.snap");
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v7.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";
 const RECORDS: UserRecord[] = [
   { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
@@ -36,7 +36,7 @@ function writeFixture(name = "s.snap"): string {
   return path;
 }
 
-describe("snapshot format v6", () => {
+describe("snapshot format v7", () => {
   test("is byte-for-byte the golden file", () => {
     const path = writeFixture();
     const bytes = readFileSync(path);
@@ -46,7 +46,7 @@ describe("snapshot format v6", () => {
 
   test("golden file loads to the literal store", () => {
     const { store, header } = loadSnapshot(GOLDEN);
-    expect(header.formatVersion).toBe(6);
+    expect(header.formatVersion).toBe(7);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
     expect(header.schema).toEqual({
@@ -95,6 +95,27 @@ describe("snapshot format v6", () => {
     // the key's decimal forms are indexed too: "-2" has no trigram, "10" neither; nothing of 3 characters
     expect(column("id").trigrams!.keys.length).toBe(0);
     expect(store.searchable.map((c) => c.spec.id)).toEqual(["id", "name", "email", "status"]);
+    // The search index: n-grams of each row's id, name and email (not status: an enum is decided per value).
+    const [uni, bi, tri] = store.search.grams;
+    const rowsOf = (index: typeof uni, cps: string) => {
+      const k = index.keys.indexOf(gramKey([...cps].map((c) => c.codePointAt(0) as number)));
+      return k < 0 ? [] : Array.from(listRows(index, k, 5));
+    };
+    // "-2" (row 0) is the only value with "-"; "1" is in rows 1 (1, bob.111), 0 (alice.21), 2 (emile.21), 4 (10, alice.111)
+    expect(rowsOf(uni, "-")).toEqual([0]);
+    expect(rowsOf(uni, "1")).toEqual([0, 1, 2, 4]);
+    expect(rowsOf(bi, "10")).toEqual([4]);
+    expect(rowsOf(bi, "li")).toEqual([0, 4]);
+    expect(rowsOf(bi, "il")).toEqual([2]);
+    expect(rowsOf(bi, "ив")).toEqual([3]);
+    expect(rowsOf(tri, "ali")).toEqual([0, 4]);
+    expect(rowsOf(tri, ".21")).toEqual([0, 2]);
+    // no n-gram spans two values: "-2" then "alice" in row 0 has no "2a"
+    expect(rowsOf(bi, "2a")).toEqual([]);
+    // each row once per n-gram; the lists grouped by the partition's 3 codes like a column's
+    expect(uni.counts[uni.keys.indexOf(gramKey([0x61]))]).toBe(3);
+    expect(uni.groupCounts.length).toBe(uni.keys.length * 3);
+    expect(header.sections.map((s) => s.name).slice(-18)).toEqual([1, 2, 3].flatMap((n) => ["keys", "counts", "groupCounts", "refs", "bitmaps", "gaps"].map((f) => `search.${n}.${f}`)));
     expect(store.snapshotId).toBe(header.checksum);
   });
 });
@@ -133,23 +154,23 @@ describe("refused files", () => {
   });
 
   test("another format version is refused with a rebuild hint", () => {
-    const path = writeFixture("v7.snap");
+    const path = writeFixture("v8.snap");
     const bytes = readFileSync(path);
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const length = view.getUint32(8, true);
     const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
-    header.formatVersion = 7;
+    header.formatVersion = 8;
     const encoded = headerPackr.pack(header);
     // Same length: only one small integer changed.
     expect(encoded.length).toBe(length);
     bytes.set(encoded, PREFIX_BYTES);
     view.setUint32(12, Bun.hash.crc32(encoded), true);
     writeFileSync(path, bytes);
-    expectRefused(path, /format version 7 is not supported \(this build reads version 6\); rebuild/);
+    expectRefused(path, /format version 8 is not supported \(this build reads version 7\); rebuild/);
     // Files of older builds: literal columns (2), the seed's four hard-wired (3), no trigram lists
-    // (4), the seed's four as a second engine beside the other columns (5).
-    for (const version of [2, 3, 4, 5]) {
-      expectRefused(join(import.meta.dir, `../fixtures/golden-v${version}.snap`), new RegExp(`format version ${version} is not supported \\(this build reads version 6\\); rebuild`));
+    // (4), the seed's four as a second engine beside the other columns (5), no search index (6).
+    for (const version of [2, 3, 4, 5, 6]) {
+      expectRefused(join(import.meta.dir, `../fixtures/golden-v${version}.snap`), new RegExp(`format version ${version} is not supported \\(this build reads version 7\\); rebuild`));
     }
   });
 

@@ -31,16 +31,23 @@ export interface TestServerOptions {
   apiKeys?: string[];
   /** The server's logger (default: silent). */
   logger?: Logger;
+  /** `--query-timeout-ms` (default 30000). */
+  queryTimeoutMs?: number;
+  /** `--max-queued` (default 1024). */
+  maxQueued?: number;
+  /** Generated users when `records` is "default" (default: DEFAULT_DATA's count). */
+  count?: number;
 }
 
 /**
  * Starts a server over `records`, over a built store (one with added columns, say), or over the
- * default generated dataset when `records` is "default" (DEFAULT_DATA: 100,000 users, seed 1).
+ * default generated dataset when `records` is "default" (DEFAULT_DATA: 100,000 users, seed 1;
+ * `options.count` users instead when given).
  */
 export function startTestServer(records: readonly UserRecord[] | Store | "default", maxPageSize = 1000, options: TestServerOptions = {}): TestServer {
   const dir = mkdtempSync(join(tmpdir(), "users-http-"));
   const snapshot = join(dir, "users.snap");
-  if (records === "default") buildSnapshotFromGenerator(DEFAULT_DATA, snapshot);
+  if (records === "default") buildSnapshotFromGenerator({ ...DEFAULT_DATA, count: options.count ?? DEFAULT_DATA.count }, snapshot);
   else if (Array.isArray(records)) writeSnapshot(snapshot, buildStoreFromRecords(records as readonly UserRecord[]));
   else writeSnapshot(snapshot, records as Store);
   const server = startServer({
@@ -51,6 +58,8 @@ export function startTestServer(records: readonly UserRecord[] | Store | "defaul
     logger: options.logger ?? pino({ level: "silent" }),
     cors: options.cors ?? null,
     apiKeys: options.apiKeys,
+    queryTimeoutMs: options.queryTimeoutMs,
+    maxQueued: options.maxQueued,
   });
   return {
     url: server.url,

@@ -1,0 +1,31 @@
+/**
+ * Builds the search index (types.ts `SearchIndex`; docs/api.md "Global search"): the n-gram
+ * posting lists (n = 1, 2, 3) of every row's values in the columns it covers
+ * (types.ts `searchIndexColumns`), grouped by the rows' partition codes.
+ */
+import { type GramSource, buildGramIndex, decimalStrings } from "../bits/trigrams.ts";
+import type { PartitionCodes, StoredColumn } from "../kinds/kind.ts";
+import type { SearchIndex } from "./types.ts";
+
+/**
+ * A covered column's per-row output strings as the search compares them: a text column's folded
+ * bytes, a number key's decimal forms (`String(n)`, as written by bits/trigrams.ts `decimalStrings`).
+ * @throws Error for a column that is neither (types.ts `searchIndexColumns` lists only these)
+ */
+export function searchSource(column: StoredColumn): GramSource {
+  if (column.folded !== null && column.foldedOffsets !== null) return { bytes: column.folded, offsets: column.foldedOffsets };
+  if (column.key && column.distinct !== null) return decimalStrings(column.distinct);
+  throw new Error(`internal: column "${column.spec.id}" has no per-row strings to index`);
+}
+
+/**
+ * The search index of `rowCount` rows over `columns` (their values in row order): the 1-, 2-
+ * and 3-gram lists, each n-gram listing every row holding it in any of the columns once.
+ * @param partition the rows' partition codes (lists are grouped by them), or null
+ * @throws RangeError as bits/trigrams.ts `buildGramIndex` (postings beyond 2^32, gaps beyond 4 GiB)
+ */
+export function buildSearchIndex(columns: readonly StoredColumn[], rowCount: number, partition: PartitionCodes | null): SearchIndex {
+  const sources = columns.map(searchSource);
+  const groups = partition === null ? null : { codes: partition.codes, count: partition.counts.length };
+  return { grams: [buildGramIndex(sources, rowCount, 1, groups), buildGramIndex(sources, rowCount, 2, groups), buildGramIndex(sources, rowCount, 3, groups)] };
+}
