@@ -157,7 +157,7 @@ function evalStep(ctx: RunContext, step: FilterStep): Node {
     case "or":
       return orNodes(store, step.children.map((c) => runStep(ctx, c)));
     case "search":
-      return evaluateSearch(ctx, step.children as TermStep[]);
+      return evaluateSearch(ctx, step.children as TermStep[], step.searched);
   }
 }
 

@@ -12,7 +12,7 @@ import { bytesMatch } from "../bits/folded-match.ts";
 import { fold } from "../collation/collation.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
-import { withoutColumn } from "../query/columns.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { recordAt } from "../store/rows-json.ts";
@@ -68,17 +68,18 @@ export interface Members {
 }
 
 /**
- * Answers a facets request. Each column's filter (all filters but its own) is evaluated once
- * through the engine's filter cache, so columns without a filter of their own share one.
+ * Answers a facets request. Each column's filter (all filters but its own, within the request's
+ * scope) is evaluated once through the engine's filter cache, so columns without a filter of
+ * their own share one.
  */
 export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
   if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return computeLiveFacets(engine as Engine & { live: DeltaVersion }, query);
   const store = engine.store;
-  const total = membersOf(store, filterResultOf(engine, query.filter)).count;
+  const total = membersOf(store, filterResultOf(engine, withinScope(query.scope, query.filter))).count;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
   const facets: Record<string, Facet> = {};
   for (const column of query.columns) {
-    const result = filterResultOf(engine, withoutColumn(query.filter, column));
+    const result = filterResultOf(engine, withinScope(query.scope, withoutColumn(query.filter, column)));
     facets[column] = facetOf(store, column, result, query.limit, needle);
   }
   return { facets, total };

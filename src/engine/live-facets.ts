@@ -15,7 +15,7 @@ import { firstAtLeast } from "../kinds/ordered-column.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaVersion } from "../live/delta.ts";
 import { baseText, deltaRanks, deltaRowDead } from "../live/delta.ts";
-import { withoutColumn } from "../query/columns.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { type Store, storedColumn } from "../store/types.ts";
@@ -28,11 +28,12 @@ const encoder = new TextEncoder();
 
 /** Answers a facets request over the engine's live rows (see the module comment). */
 export function computeLiveFacets(engine: Engine & { live: DeltaVersion }, query: FacetQuery): FacetsAnswer {
-  const total = liveFilter(engine, query.filter, filterResultOf(engine, query.filter)).total;
+  const whole = withinScope(query.scope, query.filter);
+  const total = liveFilter(engine, whole, filterResultOf(engine, whole)).total;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
   const facets: Record<string, Facet> = {};
   for (const column of query.columns) {
-    const filter = withoutColumn(query.filter, column);
+    const filter = withinScope(query.scope, withoutColumn(query.filter, column));
     const live = liveFilter(engine, filter, filterResultOf(engine, filter));
     facets[column] = liveFacetOf(engine.live, column, live, query.limit, needle);
   }

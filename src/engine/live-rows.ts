@@ -16,7 +16,7 @@ import type { ColumnTest, Predicate } from "../query/types.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deltaRowDead } from "../live/delta.ts";
-import type { Store } from "../store/types.ts";
+import { type Store, searchedColumns } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { positiveText } from "./planner.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
@@ -93,12 +93,13 @@ function evaluateRows(delta: DeltaStore, p: Predicate, from: number, to: number)
       testColumn(delta.columns.get(p.column) as DeltaColumn, p.test, from, to, pass);
       return pass;
     case "search": {
-      // every term in some searchable column (docs/api.md "Global search")
+      // every term in some searched column (docs/api.md "Global search")
       pass.fill(1);
+      const searched = searchedColumns(delta.base, p.columns);
       for (const term of p.terms) {
         const any = new Uint8Array(to - from);
         const test: ColumnTest = { op: "text", type: "contains", value: term };
-        for (const column of delta.base.searchable) testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, from, to, any);
+        for (const column of searched) testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, from, to, any);
         for (let i = 0; i < pass.length; i++) pass[i] &= any[i];
       }
       return pass;

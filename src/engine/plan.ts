@@ -53,8 +53,8 @@ export type FilterStep = StepBase &
     | { op: "not"; children: [FilterStep] }
     | { op: "and"; children: FilterStep[] }
     | { op: "or"; children: FilterStep[] }
-    /** The global search: each term's rows (fewest expected first), intersected. */
-    | { op: "search"; children: TermStep[] }
+    /** The global search: each term's rows (fewest expected first), intersected; `searched`: the columns its terms look into. */
+    | { op: "search"; children: TermStep[]; searched: readonly StoredColumn[] }
   );
 
 /**

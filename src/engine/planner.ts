@@ -21,7 +21,7 @@ import { findList, isDense, needleTrigrams } from "../bits/trigrams.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { ColumnTest, Predicate, Query, SortKey, TextOp } from "../query/types.ts";
-import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
+import { type Store, allCodes, partitionCounts, searchedColumns, storedColumn } from "../store/types.ts";
 import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
 import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
 import { type FilterResult, rowsInMask } from "./row-set.ts";
@@ -320,14 +320,14 @@ export function planColumnTest(store: Store, column: StoredColumn, test: ColumnT
 }
 
 /**
- * A search term's alternatives (docs/api.md "Global search"): every searchable column's
+ * A search term's alternatives (docs/api.md "Global search"): every searched column's
  * `contains` of the term, each planned as a column test (an enum none of whose values holds the
  * term adds nothing).
  */
-function termAlternatives(store: Store, term: string): FilterStep[] {
+function termAlternatives(store: Store, term: string, searched: readonly StoredColumn[]): FilterStep[] {
   const test: ColumnTest = { op: "text", type: "contains", value: term };
   const out: FilterStep[] = [];
-  for (const column of store.searchable) {
+  for (const column of searched) {
     const step = planColumnTest(store, column, test);
     if (step.op === "none") continue;
     out.push(step);
@@ -335,19 +335,21 @@ function termAlternatives(store: Store, term: string): FilterStep[] {
   return out;
 }
 
-/** Searchable columns a `check` term reads per row. */
-function checkCost(store: Store): number {
-  return Math.max(1, store.searchable.length) * COST.SEARCH_CHECK_COLUMN;
+/** Cost of checking one row for a term: each searched column's check (what a `check` term reads per row). */
+function checkCost(searched: readonly StoredColumn[]): number {
+  return Math.max(1, searched.length) * COST.SEARCH_CHECK_COLUMN;
 }
 
 /**
  * The global search (docs/api.md "Global search"): the terms in order of their expected rows
  * (fewest first), the first evaluated from the indexes, each next one evaluated and intersected,
  * or, when few rows are expected to be left, checked on those rows alone.
+ * @param columns the searchable columns named by the predicate (store/types.ts `searchedColumns`), or undefined for every one
  */
-function planSearch(store: Store, terms: string[]): FilterStep {
+function planSearch(store: Store, terms: string[], columns: readonly string[] | undefined): FilterStep {
+  const searched = searchedColumns(store, columns);
   const planned = terms.map((term) => {
-    const children = termAlternatives(store, term);
+    const children = termAlternatives(store, term, searched);
     const union = or(store, children);
     return { term, children, rows: children.length === 0 ? 0 : union.estimatedRows, cost: children.length === 0 ? COST.CONSTANT : union.estimatedCost };
   });
@@ -357,14 +359,14 @@ function planSearch(store: Store, terms: string[]): FilterStep {
   let cost = 0;
   for (let t = 0; t < planned.length; t++) {
     const p = planned[t];
-    const check = t > 0 && left * checkCost(store) < p.cost;
-    const stepCost = check ? left * checkCost(store) : p.cost;
+    const check = t > 0 && left * checkCost(searched) < p.cost;
+    const stepCost = check ? left * checkCost(searched) : p.cost;
     const rows = t === 0 ? p.rows : Math.min(left, (left * p.rows) / Math.max(1, store.rowCount));
     steps.push({ op: "term", term: p.term, strategy: check ? "check" : "evaluate", children: p.children, estimatedRows: rows, estimatedCost: stepCost });
     left = rows;
     cost += stepCost;
   }
-  return { op: "search", children: steps, estimatedRows: left, estimatedCost: cost };
+  return { op: "search", children: steps, searched, estimatedRows: left, estimatedCost: cost };
 }
 
 /** The step of a predicate tree (src/query/types.ts). */
@@ -373,7 +375,7 @@ export function planPredicate(store: Store, p: Predicate): FilterStep {
     case "column":
       return planColumnTest(store, storedColumn(store, p.column), p.test);
     case "search":
-      return planSearch(store, p.terms);
+      return planSearch(store, p.terms, p.columns);
     case "and":
       return and(store, p.children.map((c) => planPredicate(store, c)));
     case "or":

@@ -8,6 +8,7 @@
  */
 import { bytesMatch } from "../bits/folded-match.ts";
 import { fold } from "../collation/collation.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { Store } from "../store/types.ts";
 import { type Node, type RunContext, andNodes, bitsNode, nodeCount, orNodes, rowsOfNode, runStep } from "./evaluate.ts";
@@ -23,9 +24,10 @@ function couldBeInNumber(needle: string): boolean {
 
 /**
  * Whether one row holds the term (docs/api.md "Global search"), checked on the row's values in
- * every searchable column: the same rule the term's evaluation over every row applies.
+ * every searched column: the same rule the term's evaluation over every row applies.
+ * @param searched the columns the search looks into (default: every searchable column)
  */
-export function termChecker(store: Store, term: string): (row: number) => boolean {
+export function termChecker(store: Store, term: string, searched: readonly StoredColumn[] = store.searchable): (row: number) => boolean {
   const needleText = fold(term);
   // stored values are well-formed Unicode: a lone surrogate matches nothing
   if (!needleText.isWellFormed()) return () => false;
@@ -33,7 +35,7 @@ export function termChecker(store: Store, term: string): (row: number) => boolea
   const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [];
   const ranked: { ranks: Uint32Array; passes: Uint8Array }[] = [];
   let decimals: Float64Array | null = null;
-  for (const column of store.searchable) {
+  for (const column of searched) {
     if (column.folded !== null && column.foldedOffsets !== null) texts.push({ folded: column.folded, offsets: column.foldedOffsets });
     else if (column.key && column.distinct !== null) {
       if (couldBeInNumber(needleText)) decimals = column.distinct;
@@ -50,13 +52,16 @@ export function termChecker(store: Store, term: string): (row: number) => boolea
   };
 }
 
-/** Cost of checking one row for a term: each searchable column's check. */
-function checkCost(store: Store): number {
-  return Math.max(1, store.searchable.length) * COST.SEARCH_CHECK_COLUMN;
+/** Cost of checking one row for a term: each searched column's check. */
+function checkCost(searched: readonly StoredColumn[]): number {
+  return Math.max(1, searched.length) * COST.SEARCH_CHECK_COLUMN;
 }
 
-/** Runs a search's terms in the planned order (see the module comment). */
-export function evaluateSearch(ctx: RunContext, terms: TermStep[]): Node {
+/**
+ * Runs a search's terms in the planned order (see the module comment).
+ * @param searched the columns the terms look into (plan.ts: the search step's `searched`)
+ */
+export function evaluateSearch(ctx: RunContext, terms: TermStep[], searched: readonly StoredColumn[] = ctx.store.searchable): Node {
   const store = ctx.store;
   let node: Node | null = null;
   for (const term of terms) {
@@ -69,9 +74,9 @@ export function evaluateSearch(ctx: RunContext, terms: TermStep[]): Node {
     } else if (node.kind !== "bits") node = andNodes(store, [node, evaluateTerm(ctx, term)]);
     else {
       const left = nodeCount(store, node);
-      if (term.strategy === "evaluate" && left * checkCost(store) < term.estimatedCost) term.strategy = "check";
+      if (term.strategy === "evaluate" && left * checkCost(searched) < term.estimatedCost) term.strategy = "check";
       if (term.strategy === "evaluate") node = andNodes(store, [node, evaluateTerm(ctx, term)]);
-      else node = checkTerm(store, node, term.term);
+      else node = checkTerm(store, node, term.term, searched);
     }
     if (ctx.analyze) {
       term.ms = performance.now() - started;
@@ -88,8 +93,8 @@ function evaluateTerm(ctx: RunContext, term: TermStep): Node {
 }
 
 /** The rows of `node` that hold the term, checked one by one. */
-function checkTerm(store: Store, node: Node & { kind: "bits" }, term: string): Node {
-  const check = termChecker(store, term);
+function checkTerm(store: Store, node: Node & { kind: "bits" }, term: string, searched: readonly StoredColumn[]): Node {
+  const check = termChecker(store, term, searched);
   const rows = rowsOfNode(store, node);
   const kept = new Uint32Array(rows.length);
   let k = 0;
