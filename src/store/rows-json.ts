@@ -9,6 +9,7 @@
  * record's first byte in a loop with no dependency between rows, lets the CPU fetch the rows'
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
+import { type Projection, writeProjected } from "./record-fields.ts";
 import { recordSpan } from "./records.ts";
 import type { ExtraRecords, Records, Store } from "./types.ts";
 
@@ -143,13 +144,24 @@ function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, pre
  * of exactly the body, valid until the next write for this store or into `buffer`: in the
  * store's scratch area when it fits there, else in `buffer` (grown by doubling as needed). For
  * a caller that copies the bytes before the next write (a `Response` built from a byte array
- * copies it). Each record is the row's JSON object of every column, in schema order.
+ * copies it). Each record is the row's JSON object of every column, in schema order, or of
+ * the projection's columns.
  * @param prefix bytes before the array (e.g. `{"data":`), or empty
  * @param suffix bytes after it (e.g. `,"total":42}`), or empty
  * @param extra the records of rows beyond the store's (a live replica's changed rows), if any
+ * @param projection the columns each record keeps (an access role's: record-fields.ts), or null for every one
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+export function writeRowsJsonInto(
+  buffer: BodyBuffer,
+  store: Store,
+  rows: Uint32Array,
+  prefix: Uint8Array,
+  suffix: Uint8Array,
+  extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
+): Uint8Array<ArrayBuffer> {
+  if (projection !== null) return writeProjectedRows(buffer, store.records, extra, rows, prefix, suffix, projection);
   if (extra !== null && reachesExtra(rows, extra)) return writeMixed(buffer, store.records, extra, rows, prefix, suffix);
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
@@ -168,7 +180,8 @@ export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32
  * {@link writeRowsJsonInto} into a new byte array of exactly the body's length.
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array<ArrayBuffer> {
+  if (projection !== null) return writeProjectedRows(createBodyBuffer(), store.records, extra, rows, prefix, suffix, projection).slice();
   if (extra !== null && reachesExtra(rows, extra)) return writeMixed(createBodyBuffer(), store.records, extra, rows, prefix, suffix).slice();
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
@@ -237,8 +250,58 @@ function writeMixed(buffer: BodyBuffer, records: Records, extra: ExtraRecords, r
 }
 
 /** `[record, …]` for `rows` as UTF-8 JSON bytes ({@link writeRowsJson} without prefix or suffix). */
-export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
-  return writeRowsJson(store, rows, EMPTY, EMPTY, extra);
+export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array<ArrayBuffer> {
+  return writeRowsJson(store, rows, EMPTY, EMPTY, extra, projection);
+}
+
+/**
+ * The body of `rows` with each record cut to the projection's members (record-fields.ts
+ * `writeProjected`), assembled in `buffer` (grown by doubling as needed): one scan of each
+ * record up to its last kept member, from wherever the record is (the store's chunks or `extra`).
+ * @throws Error when a record is corrupt
+ */
+function writeProjectedRows(
+  buffer: BodyBuffer,
+  records: Records,
+  extra: ExtraRecords | null,
+  rows: Uint32Array,
+  prefix: Uint8Array,
+  suffix: Uint8Array,
+  projection: Projection,
+): Uint8Array<ArrayBuffer> {
+  const { chunks, offsets, chunkShift } = records;
+  // an upper bound: a projected record is never longer than the record
+  let bound = prefix.length + suffix.length + 2 + rows.length;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (extra !== null && row >= extra.first) bound += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
+    else {
+      const c = row >>> chunkShift;
+      bound += offsets[row + c + 1] - offsets[row + c];
+    }
+  }
+  if (bound > buffer.bytes.length) {
+    let capacity = buffer.bytes.length * 2;
+    while (capacity < bound) capacity *= 2;
+    buffer.bytes = new Uint8Array(capacity);
+  }
+  const out = buffer.bytes;
+  out.set(prefix, 0);
+  let at = prefix.length;
+  out[at++] = OPEN_BRACKET;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (i > 0) out[at++] = COMMA;
+    if (extra !== null && row >= extra.first) {
+      at = writeProjected(extra.bytes, extra.offsets[row - extra.first], extra.offsets[row - extra.first + 1], projection, out, at);
+    } else {
+      const c = row >>> chunkShift;
+      at = writeProjected(chunks[c], offsets[row + c], offsets[row + c + 1], projection, out, at);
+    }
+  }
+  out[at++] = CLOSE_BRACKET;
+  out.set(suffix, at);
+  return out.subarray(0, at + suffix.length);
 }
 
 /**
