@@ -148,6 +148,7 @@ export function createCli(): Command {
     .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
+    .option("--access <file>", "access control: who sees which rows and columns, from a JSON policy of roles, JWT settings and keys (env ACCESS_FILE; replaces --api-keys-file; SIGHUP re-reads it)")
     .action(async (opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
@@ -214,6 +215,16 @@ export function createCli(): Command {
         cors,
         apiKeys,
         resource,
+        access: opts.access ?? (process.env.ACCESS_FILE || undefined),
+      });
+      // SIGHUP also re-reads the access policy (after the snapshot: the policy is checked against the schema served then)
+      process.on("SIGHUP", () => {
+        try {
+          running.access?.reload();
+        } catch (error) {
+          const problems = (error as { problems?: string[] }).problems ?? [(error as Error).message];
+          logger.error({ problems }, "access policy reload refused; still serving the previous policy");
+        }
       });
       const stopFollowing =
         opts.source === undefined

@@ -6,6 +6,7 @@
 import type { Server } from "bun";
 import type { Logger } from "pino";
 import { type Engine, createEngine } from "./engine/execute.ts";
+import { type AccessControl, createAccessControl } from "./access/control.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
@@ -82,6 +83,11 @@ export interface ServeOptions {
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; empty or absent: keys off. */
   apiKeys?: readonly string[];
+  /**
+   * The access policy file (docs/api.md "Access control"): checked against the snapshot's
+   * schema at start-up; when given, `apiKeys` is not used. Absent: access control off.
+   */
+  access?: string;
 }
 
 /** A running server. */
@@ -93,6 +99,8 @@ export interface RunningServer {
   /** "ready" while serving, "draining" once {@link RunningServer.drain} began. */
   state: () => ServerState;
   metrics: ServerMetrics;
+  /** The access control (its `reload` re-reads the policy: SIGHUP), or null when off. */
+  access: AccessControl | null;
   /**
    * Loads the snapshot file again and swaps it in; counted in the reload metric by result.
    * @throws SnapshotError when the new file is refused; the old snapshot keeps serving.
@@ -112,8 +120,9 @@ export interface RunningServer {
 
 /**
  * Loads the snapshot and starts listening.
- * @throws SnapshotError when the snapshot is missing or refused; Error when the port cannot be
- *   bound or the resource name is invalid
+ * @throws SnapshotError when the snapshot is missing or refused; PolicyError (access/policy.ts)
+ *   when the access policy is refused; Error when the port cannot be bound or the resource name
+ *   is invalid
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
@@ -137,7 +146,11 @@ export function startServer(options: ServeOptions): RunningServer {
     engine: () => engine,
     snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
   });
-  const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
+  const access = options.access === undefined ? null : createAccessControl({ file: options.access, schema: () => engine.store.schema, logger, registry: metrics.registry });
+  const apiKeys = access === null && options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
+  if (access !== null && options.apiKeys !== undefined && options.apiKeys.length > 0) {
+    logger.warn({ access: options.access }, "--access replaces --api-keys-file and API_KEYS: the API keys are not used (give them to the policy's \"keys\" as SHA-256)");
+  }
   const service = createService({
     engine: () => engine,
     maxPageSize: options.maxPageSize,
@@ -146,6 +159,7 @@ export function startServer(options: ServeOptions): RunningServer {
     resource: options.resource,
     cors: options.cors ?? null,
     apiKeys,
+    access,
     metrics,
     state: () => state,
     snapshotCreatedAt: () => createdAt,
@@ -219,9 +233,10 @@ export function startServer(options: ServeOptions): RunningServer {
   };
 
   const url = listenUrl(options.host, server.port as number);
-  logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0 }, "HTTP envelope");
+  const policy = access?.policy();
+  logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0, ...(policy === undefined ? {} : { access: { file: policy.file, roles: policy.roles.size, keys: policy.keys.length, jwt: policy.jwt?.keys.kind ?? "none" } }) }, "HTTP envelope");
   logger.info({ url }, "listening");
-  if (apiKeys === null && !isLoopbackHost(options.host)) {
+  if (apiKeys === null && access === null && !isLoopbackHost(options.host)) {
     logger.warn({ host: options.host }, "listening beyond loopback without API keys: anyone who reaches this address reads the data (set --api-keys-file or API_KEYS)");
   }
   return {
@@ -230,6 +245,7 @@ export function startServer(options: ServeOptions): RunningServer {
     engine: () => engine,
     state: () => state,
     metrics,
+    access,
     reload,
     drain,
     stop: async () => {

@@ -9,7 +9,9 @@ import type { ExportCursor } from "../engine/export.ts";
 import type { FacetsAnswer } from "../engine/facets.ts";
 import type { ExportFormat } from "../query/export.ts";
 import { type ExportBuffer, csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
-import type { Store } from "../store/types.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { Projection } from "../store/record-fields.ts";
+import type { ExtraRecords, Store } from "../store/types.ts";
 import type { Coding } from "./compress.ts";
 import { JSON_TYPE, bytesResponse } from "./responses.ts";
 
@@ -44,9 +46,23 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * @param gzip true when the client accepts gzip
  * @param logger where a stopped export is noted (rows written of the total)
  * @param resource the resource name (resource.ts), the file name's first part
+ * @param shape what the rows are written as: the schema the client sees (the CSV header's
+ *   columns), the projection of the records onto it (an access role's; null for every column),
+ *   and the records of rows beyond the store's (a live replica's changed rows); default the
+ *   store's schema, every column, none
  */
-export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger, resource: string): Response {
-  const header: Uint8Array | null = format === "csv" ? csvHeader(store.schema) : null;
+export function exportResponse(
+  store: Store,
+  cursor: ExportCursor,
+  format: ExportFormat,
+  etag: string,
+  gzip: boolean,
+  logger: Logger,
+  resource: string,
+  shape: { schema: Schema; projection: Projection | null; extra: ExtraRecords | null } = { schema: store.schema, projection: null, extra: null },
+): Response {
+  const { projection, extra } = shape;
+  const header: Uint8Array | null = format === "csv" ? csvHeader(shape.schema) : null;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
     "content-disposition": `attachment; filename="${resource}-${store.snapshotId}.${format}"`,
@@ -78,7 +94,7 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
           return;
         }
         written += rows.length;
-        const chunk = (format === "csv" ? rowsCsv(store, rows, buffer) : rowsNdjson(store, rows, buffer)).slice();
+        const chunk = (format === "csv" ? rowsCsv(store, rows, buffer, extra, projection) : rowsNdjson(store, rows, buffer, extra, projection)).slice();
         // The runtime does not collect the chunks' arrays promptly while a producer runs flat out
         // (measured: ~240 MiB of them held per 1M rows): a full collection every 64 MiB bounds it (a minor one did not).
         sinceCollection += chunk.length;

@@ -9,7 +9,9 @@
  */
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
-import type { Store } from "../store/types.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { Projection } from "../store/record-fields.ts";
+import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
 import { COMPRESS_MIN_BYTES, type Coding, compressBytes } from "./compress.ts";
 import { ifNoneMatchHits } from "./conditional.ts";
@@ -93,6 +95,8 @@ export function textResponse(text: string, status: number, headers: Record<strin
  * @param metaJson `JSON.stringify(request.meta)`, computed once by the caller
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param extra the records of rows beyond the store's (a live replica's changed rows), or null
+ * @param projection the columns each record keeps (an access role's), or null for every one
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
 export function getResponse(
@@ -103,6 +107,8 @@ export function getResponse(
   metaJson: string,
   etag: string,
   coding: Coding | null,
+  extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
 ): Response {
   const { page, pageSize } = request;
   const totalPages = Math.ceil(total / pageSize);
@@ -110,7 +116,7 @@ export function getResponse(
     `,"total":${total},"page":${page},"pageSize":${pageSize}` +
     `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` +
     `,"meta":${metaJson}}`;
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail)), etag, store.snapshotId, coding);
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra, projection), etag, store.snapshotId, coding);
 }
 
 /**
@@ -119,10 +125,12 @@ export function getResponse(
  * @param total rows matching the query
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param extra as for {@link getResponse}
+ * @param projection as for {@link getResponse}
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null): Response {
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`)), etag, store.snapshotId, coding);
+export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null, extra: ExtraRecords | null = null, projection: Projection | null = null): Response {
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra, projection), etag, store.snapshotId, coding);
 }
 
 /**
@@ -131,12 +139,17 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
  * (`{id, kind, values?}`), the key column's id, the enum column that partitions the rows (null
  * when none does), its row count and snapshot id — with the same `ETag`, `X-Snapshot-Id` and
  * caching headers as the data routes.
+ * With access control, an access role's schema instead (docs/api.md "Access control"): its
+ * columns alone, its partition column when it sees it, and, for a role limited to some rows,
+ * the rows it sees.
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param shown the schema the client sees (an access role's), default the store's
+ * @param rows the rows the client sees, default the store's row count
  */
-export function schemaResponse(store: Store, etag: string, coding: Coding | null): Response {
-  const { columns, key, partition } = store.schema;
-  const body = JSON.stringify({ columns, key, partition, rows: store.rowCount, snapshotId: store.snapshotId });
+export function schemaResponse(store: Store, etag: string, coding: Coding | null, shown: Schema = store.schema, rows: number = store.rowCount): Response {
+  const { columns, key, partition } = shown;
+  const body = JSON.stringify({ columns, key, partition, rows, snapshotId: store.snapshotId });
   return dataResponse(encoder.encode(body), etag, store.snapshotId, coding);
 }
 
@@ -175,6 +188,7 @@ export const PROBLEM_STATUS: Record<ProblemCode, number> = {
   MALFORMED_JSON: 400,
   GROUPING_NOT_SERVED: 400,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,
