@@ -109,7 +109,8 @@ export function substituteClaims(filterModel: Record<string, unknown>, claims: R
     }
     if (Array.isArray(value)) return value.map((item) => copy(item, null));
     if (!isObject(value)) return value;
-    const out: Record<string, unknown> = {};
+    // no prototype: a column may be named `__proto__`
+    const out: Record<string, unknown> = Object.create(null);
     for (const [k, member] of Object.entries(value)) out[k] = copy(member, k);
     return out;
   };
