@@ -23,7 +23,7 @@ import { dirname, resolve } from "node:path";
 import { type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { type JSONWebKeySet, createLocalJWKSet } from "jose";
-import { type Node, type ParseError, findNodeAtLocation, getNodeValue, parseTree, printParseErrorCode } from "jsonc-parser";
+import { type Node, type ParseError, getNodeValue, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type Schema, columnSpec } from "../schema/kinds.ts";
 import type { Predicate } from "../query/types.ts";
 import { type ClaimRef, findClaims, standIn, substituteClaims } from "./claims.ts";
@@ -201,18 +201,30 @@ class Located {
     return lo + 1;
   }
 
-  /** The line of the value at `path` (its nearest existing ancestor's when absent). */
+  /**
+   * The line of the value at `path` (its nearest existing ancestor's when absent): a member's
+   * value is reported at the line of its name, where a reader looks for it. A path token of
+   * digits indexes an array and names an object's member alike.
+   */
   lineAt(path: (string | number)[]): number {
-    if (this.root === undefined) return 1;
-    for (let n = path.length; n >= 0; n--) {
-      const node = findNodeAtLocation(this.root, path.slice(0, n));
-      if (node !== undefined) {
-        // a member's value: report the line of its name (where a reader looks for it)
-        const parent = node.parent;
-        return this.lineOf(parent?.type === "property" && parent.children?.[0] !== undefined ? parent.children[0].offset : node.offset);
+    let node = this.root;
+    if (node === undefined) return 1;
+    let line = this.lineOf(node.offset);
+    for (const token of path) {
+      let next: Node | undefined;
+      if (node.type === "array") next = node.children?.[Number(token)];
+      else if (node.type === "object") {
+        const property = node.children?.find((p) => p.children?.[0]?.value === String(token));
+        if (property !== undefined) {
+          line = this.lineOf(property.offset);
+          next = property.children?.[1];
+        }
       }
+      if (next === undefined) break;
+      if (node.type === "array") line = this.lineOf(next.offset);
+      node = next;
     }
-    return 1;
+    return line;
   }
 
   /** Records a problem at `path`. */
