@@ -42,6 +42,8 @@ interface OrderState {
   ordered: Uint32Array | null;
   /** Where the last walk's window began. */
   checkpoint: Checkpoint | null;
+  /** The estimated cost of the walks of this filter and sort so far, in cost units (planner.ts `COST`). */
+  walked?: number;
 }
 
 /** An engine: a store plus its caches. Plain data; one per loaded snapshot. */
@@ -254,6 +256,7 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
     root.op = "cachedOrder";
     return { rows: state.ordered.slice(offset, end), total };
   }
+  const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
   if (engine.plan !== "auto") root.op = engine.plan;
   else {
     // the choice made with the estimated match count, revisited now that the count is exact:
@@ -261,9 +264,13 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
     const exact = windowChoice(store, end, set.mask, set.count, keys);
     if (root.op !== "walk" && root.op !== "sort") root.op = exact.op;
     else if (exact.op !== root.op) {
-      const planned = root.op === "walk" ? walkCost(end, rowsInMask(store, set.mask), set.count) : gatherCost(set.count, keys);
+      const planned = root.op === "walk" ? walking : gatherCost(set.count, keys);
       if (planned > WALK_REGRET * exact.cost) root.op = exact.op;
     }
+    // windows of one filter and sort asked again and again (random depths, other tenants' turns
+    // in between): once their walks would have cost more than sorting every match, sort and keep
+    // the order (at most twice the cheaper of the two, whatever comes next)
+    if (root.op === "walk" && (state?.walked ?? 0) + walking > gatherCost(set.count, keys)) root.op = "sort";
   }
   if (root.op === "sort") {
     const hadRows = set.rows !== null;
@@ -275,8 +282,8 @@ function windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   root.op = "walk";
   const segments = buildSegments(store, keys, set.mask);
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
-  if (walked.checkpoint !== null) {
-    state = { ordered: null, checkpoint: walked.checkpoint };
+  if (walked.checkpoint !== null || engine.plan === "auto") {
+    state = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
     engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
   }
   return { rows: walked.rows, total };
