@@ -9,15 +9,16 @@
  * record's first byte in a loop with no dependency between rows, lets the CPU fetch the rows'
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
-import { type Projection, writeProjected } from "./record-fields.ts";
+import { type Projection, keptRuns, maxSpanInts, writeProjected } from "./record-fields.ts";
 import { recordSpan } from "./records.ts";
 import type { ExtraRecords, Records, Store } from "./types.ts";
 
 // ignoreBOM: a value may start with U+FEFF, which is kept
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Byte every record starts with ('{'). */
+/** Byte every record starts with ('{'), and the one it ends with. */
 const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -254,10 +255,15 @@ export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords 
   return writeRowsJson(store, rows, EMPTY, EMPTY, extra, projection);
 }
 
+/** Spans of one record's kept runs (record-fields.ts `keptRuns`), reused; grown for a schema of more members. */
+let runSpans = new Uint32Array(64);
+
 /**
  * The body of `rows` with each record cut to the projection's members (record-fields.ts
- * `writeProjected`), assembled in `buffer` (grown by doubling as needed): one scan of each
- * record up to its last kept member, from wherever the record is (the store's chunks or `extra`).
+ * `keptRuns`: a record scanned only as far as its hidden members go), each run of kept members
+ * copied whole: in the store's scratch area by `copyWithin` when the body fits there and every
+ * row is the store's (as {@link writeRowsJsonInto} assembles full records, the copies native,
+ * no view made a run), else in `buffer` (grown by doubling as needed).
  * @throws Error when a record is corrupt
  */
 function writeProjectedRows(
@@ -270,15 +276,46 @@ function writeProjectedRows(
   projection: Projection,
 ): Uint8Array<ArrayBuffer> {
   const { chunks, offsets, chunkShift } = records;
+  const need = maxSpanInts(projection.keep.length);
+  if (runSpans.length < need) runSpans = new Uint32Array(need);
+  const spans = runSpans;
   // an upper bound: a projected record is never longer than the record
   let bound = prefix.length + suffix.length + 2 + rows.length;
+  let beyond = false;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
-    if (extra !== null && row >= extra.first) bound += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
-    else {
+    if (extra !== null && row >= extra.first) {
+      beyond = true;
+      bound += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
+    } else {
       const c = row >>> chunkShift;
       bound += offsets[row + c + 1] - offsets[row + c];
     }
+  }
+  const whole = !beyond && bound <= records.scratch.length ? wholeView(records) : null;
+  if (whole !== null) {
+    const bytes = chunks[0];
+    const base = bytes.byteOffset;
+    const from = records.scratch.byteOffset;
+    let at = from;
+    whole.set(prefix, at);
+    at += prefix.length;
+    whole[at++] = OPEN_BRACKET;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      if (i > 0) whole[at++] = COMMA;
+      const n = keptRuns(bytes, offsets[row], offsets[row + 1], projection, spans);
+      whole[at++] = OPEN_BRACE;
+      for (let k = 0; k < n; k += 2) {
+        if (k > 0) whole[at++] = COMMA;
+        whole.copyWithin(at, base + spans[k], base + spans[k + 1]);
+        at += spans[k + 1] - spans[k];
+      }
+      whole[at++] = CLOSE_BRACE;
+    }
+    whole[at++] = CLOSE_BRACKET;
+    whole.set(suffix, at);
+    return whole.subarray(from, at + suffix.length);
   }
   if (bound > buffer.bytes.length) {
     let capacity = buffer.bytes.length * 2;

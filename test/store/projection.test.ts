@@ -105,7 +105,7 @@ describe("records cut to a projection", () => {
     const projection = projectionOf({ columns: [{ id: "id", kind: "number" }, { id: "name", kind: "text" }], key: "id", partition: null }, ["name"]);
     const out = new Uint8Array(64);
     const bytes = encoder.encode('{"id":1}');
-    expect(() => writeProjected(bytes, 0, bytes.length, projection, out, 0)).toThrow("corrupt store: a record has no member 1");
+    expect(() => writeProjected(bytes, 0, bytes.length, projection, out, 0)).toThrow(/^corrupt store: /);
     const ok = encoder.encode('{"id":1,"name":"a\\"b"}');
     const end = writeProjected(ok, 0, ok.length, projection, out, 0);
     expect(decoder.decode(out.subarray(0, end))).toBe('{"name":"a\\"b"}');
