@@ -149,6 +149,25 @@ export function isExpensive(plan: QueryPlan): boolean {
   return plan.root.estimatedCost > DEFER_ABOVE;
 }
 
+/** A sparse match set is kept as its rows when they take at most this share of its bitmap's bytes. */
+const ROWS_OVER_BITS = 1 / 8;
+
+/**
+ * A filter result as the cache keeps it: a match set held by its own bitmap and few enough rows
+ * (at most {@link ROWS_OVER_BITS} of the bitmap's bytes) is held by its rows instead (what a
+ * walk or a window reads it as anyway), so that many distinct selective filters — thousands of
+ * tenants' — fit the cache's budget by their matches, not by a bitmap of every row each.
+ */
+function compacted(store: Store, result: FilterResult): FilterResult {
+  if (result.kind !== "set") return result;
+  const set = result.set;
+  if (set.bits === null || set.sharedBits || !set.bitsExact || set.rows !== null) return result;
+  if (set.count * 4 > set.bits.byteLength * ROWS_OVER_BITS) return result;
+  matchRows(store, set);
+  set.bits = null;
+  return result;
+}
+
 /**
  * The rows `filter` selects, taken from the engine's filter cache or evaluated and cached (the
  * one cache every query of the same filter shares): what facets and export read.
@@ -158,7 +177,7 @@ export function filterResultOf(engine: Engine, filter: Predicate | null): Filter
   const key = filterCacheKey(filter);
   const cached = engine.filters.get(key);
   if (cached !== undefined) return cached;
-  const result = resultOf(engine.store, runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
+  const result = compacted(engine.store, resultOf(engine.store, runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter))));
   engine.filters.set(key, result, filterBytes(result, key));
   return result;
 }
@@ -196,7 +215,7 @@ export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page
       filterStep.ms = 0;
     }
   } else {
-    filter = resultOf(store, runStep({ store, analyze }, filterStep));
+    filter = compacted(store, resultOf(store, runStep({ store, analyze }, filterStep)));
     if (plan.filterKey !== "") {
       // a miss: the planner looked without counting (it only peeks)
       engine.filters.misses++;
