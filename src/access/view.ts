@@ -62,42 +62,64 @@ export function roleSchema(role: RoleSpec, schema: Schema): Schema {
   return { columns, key: schema.key, partition: schema.partition !== null && shown.has(schema.partition) ? schema.partition : null };
 }
 
+/** What a view takes from its role alone, whatever the claims: made once per role and schema, shared by its views. */
+export interface RoleShape {
+  schema: Schema;
+  projection: Projection | null;
+  searchColumns: string[] | null;
+}
+
 /**
- * Compiles the view of `role` with `claims` over `schema`.
- * @returns the view, or why the credential gets none (a claim absent or null, a claim value that
- *   does not fit the filter, or a policy that does not fit a snapshot loaded since it was checked)
+ * The columns side of `role` over `schema`: the schema it sees, the projection of the records
+ * onto it, the searchable columns it sees when it does not see them all.
+ * @returns the shape, or a refusal when the role names columns the schema lacks (a snapshot loaded since the policy was checked)
  */
-export function compileView(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema, policyId = ""): RoleView | ViewRefusal {
+export function roleShape(role: RoleSpec, schema: Schema): RoleShape | ViewRefusal {
   if (role.columns !== "*") {
     const absent = role.columns.filter((id) => columnSpec(schema, id) === undefined);
     if (absent.length > 0 || !role.columns.includes(schema.key)) {
       return { reason: "policy_mismatch", detail: `role "${role.name}" names columns the served snapshot lacks (${absent.join(", ") || `its key ${schema.key}`})` };
     }
   }
-  const compiled = roleFilterOf(role, claims, schema);
-  if (typeof compiled === "string") return { reason: "invalid_claim", detail: `the credential's claims do not fit role "${role.name}"'s filter: ${compiled.length > 300 ? `${compiled.slice(0, 300)}…` : compiled}` };
-  if ("missing" in compiled) return { reason: "missing_claim", detail: `role "${role.name}" needs the claim ${JSON.stringify(compiled.missing)}, which the credential lacks` };
   const shown = roleSchema(role, schema);
   const hides = shown.columns.length < schema.columns.length;
   const searchable = schema.columns.filter((c) => isSearchable(schema, c)).map((c) => c.id);
   const visibleSearchable = shown.columns.filter((c) => isSearchable(schema, c)).map((c) => c.id);
   return {
-    role: role.name,
-    base: schema,
     schema: shown,
     projection: hides ? projectionOf(schema, shown.columns.map((c) => c.id)) : null,
-    filter: compiled.filter,
     searchColumns: visibleSearchable.length < searchable.length ? visibleSearchable : null,
-    tag: `${policyId}\u0000${viewKey(role, claims)}`,
-    unrestricted: !hides && compiled.filter === null,
   };
 }
 
-/** Bytes a cached view is counted as: its key, its filter's text, its projection and schema. */
+/**
+ * Compiles the view of `role` with `claims` over `schema`.
+ * @param shape the role's shape over `schema` ({@link roleShape}), made here when not given
+ * @returns the view, or why the credential gets none (a claim absent or null, a claim value that
+ *   does not fit the filter, or a policy that does not fit a snapshot loaded since it was checked)
+ */
+export function compileView(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema, policyId = "", shape: RoleShape | ViewRefusal = roleShape(role, schema)): RoleView | ViewRefusal {
+  if ("reason" in shape) return shape;
+  const compiled = roleFilterOf(role, claims, schema);
+  if (typeof compiled === "string") return { reason: "invalid_claim", detail: `the credential's claims do not fit role "${role.name}"'s filter: ${compiled.length > 300 ? `${compiled.slice(0, 300)}…` : compiled}` };
+  if ("missing" in compiled) return { reason: "missing_claim", detail: `role "${role.name}" needs the claim ${JSON.stringify(compiled.missing)}, which the credential lacks` };
+  return {
+    role: role.name,
+    base: schema,
+    schema: shape.schema,
+    projection: shape.projection,
+    filter: compiled.filter,
+    searchColumns: shape.searchColumns,
+    tag: `${policyId}\u0000${viewKey(role, claims)}`,
+    unrestricted: shape.projection === null && compiled.filter === null,
+  };
+}
+
+/** Bytes a cached view is counted as: the entry, its key (twice: the map's and the tag), its filter (the predicate and its key's text); its role's shape is shared. */
 function viewBytes(key: string, view: RoleView | ViewRefusal): number {
   if ("reason" in view) return 256 + 2 * key.length + 2 * view.detail.length;
-  const filterBytes = view.filter === null ? 0 : 2 * filterCacheKey(view.filter).length;
-  return 1024 + 4 * key.length + filterBytes + (view.projection === null ? 0 : view.projection.keep.byteLength * 6 + 64 * view.schema.columns.length);
+  const filterBytes = view.filter === null ? 0 : 6 * filterCacheKey(view.filter).length;
+  return 512 + 4 * key.length + filterBytes;
 }
 
 /** Default budget of the view cache, in bytes: tens of thousands of tenants' views. */
@@ -110,6 +132,8 @@ export const VIEW_CACHE_BYTES = 16 * 1024 * 1024;
  */
 export class ViewCache {
   private readonly views: ByteLru<RoleView | ViewRefusal>;
+  /** Each role's shape over {@link schema} (as many as the policy has roles). */
+  private readonly shapes = new Map<string, RoleShape | ViewRefusal>();
   private schema: Schema | null = null;
 
   /**
@@ -127,12 +151,18 @@ export class ViewCache {
   viewOf(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema): RoleView | ViewRefusal {
     if (schema !== this.schema) {
       this.views.clear();
+      this.shapes.clear();
       this.schema = schema;
     }
     const key = viewKey(role, claims);
     const cached = this.views.get(key);
     if (cached !== undefined) return cached;
-    const view = compileView(role, claims, schema, this.policyId);
+    let shape = this.shapes.get(role.name);
+    if (shape === undefined) {
+      shape = roleShape(role, schema);
+      this.shapes.set(role.name, shape);
+    }
+    const view = compileView(role, claims, schema, this.policyId, shape);
     this.views.set(key, view, viewBytes(key, view));
     return view;
   }
