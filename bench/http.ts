@@ -88,7 +88,7 @@ export function haveWrk(): boolean {
 export const WRK_HINT = "wrk is not installed: apt-get update && apt-get install -y wrk (Debian package), or run with --no-http";
 
 /** One request: method, path with query, optional JSON body and extra headers. */
-interface MixRequest {
+export interface MixRequest {
   method: "GET" | "POST";
   target: string;
   body?: unknown;
@@ -201,7 +201,7 @@ export function searchMix(dataset: Dataset): { requests: MixRequest[]; searches:
 }
 
 /** Writes a request list for mix.lua; returns its path. */
-function writeList(name: string, requests: MixRequest[]): string {
+export function writeList(name: string, requests: MixRequest[]): string {
   const dir = join(cacheDir(), "http");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.tsv`);
@@ -214,14 +214,14 @@ function writeList(name: string, requests: MixRequest[]): string {
   return path;
 }
 
-/** Sends requests one by one; throws on a non-200; returns the body sizes and ETags. */
-async function probe(url: string, requests: MixRequest[], headers: Record<string, string> = {}): Promise<{ sizes: number[]; etags: (string | null)[] }> {
+/** Sends requests one by one (each with its own headers, if any, after `headers`); throws on a non-200; returns the body sizes and ETags. */
+export async function probe(url: string, requests: MixRequest[], headers: Record<string, string> = {}): Promise<{ sizes: number[]; etags: (string | null)[] }> {
   const sizes: number[] = [];
   const etags: (string | null)[] = [];
   for (const r of requests) {
     const response = await fetch(`${url}${r.target}`, {
       method: r.method,
-      headers: r.body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      headers: r.body === undefined ? { ...headers, ...r.headers } : { ...headers, ...r.headers, "content-type": "application/json" },
       body: r.body === undefined ? undefined : JSON.stringify(r.body),
     });
     const bytes = (await response.arrayBuffer()).byteLength;
@@ -233,7 +233,7 @@ async function probe(url: string, requests: MixRequest[], headers: Record<string
 }
 
 /** wrk's JSON line. */
-interface WrkSummary {
+export interface WrkSummary {
   requests: number;
   duration_us: number;
   bytes: number;
@@ -249,7 +249,7 @@ interface WrkSummary {
 }
 
 /** Starts wrk replaying `list` against `url`; resolves to its summary. */
-async function runWrk(url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<WrkSummary> {
+export async function runWrk(url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<WrkSummary> {
   const child = Bun.spawn(
     ["wrk", `-t${THREADS}`, `-c${connections}`, `-d${durationS}s`, "--timeout", "30s", ...headers.flatMap((h) => ["-H", h]), "-s", join(ROOT, "bench", "wrk", "mix.lua"), url, "--", list],
     { stdout: "pipe", stderr: "pipe" },
