@@ -38,7 +38,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { type Dataset, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
+import { type Dataset, type DatasetStats, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
 import { formatMs } from "./measure.ts";
 import { q4Offset } from "./queries.ts";
 import { type ServerProcess, type SpawnOptions, rssOf, spawnServer } from "./server.ts";
@@ -120,7 +120,11 @@ function windowRequest(get: boolean, offset: number, limit: number, params: Reco
 
 /** The cheap mix: Q1, Q2, Q4, Q6, Q8 round-robin, random offsets, GET and POST alternating (Q8: POST only). */
 export function cheapMix(dataset: Dataset): MixRequest[] {
-  const stats = readStats(dataset);
+  return cheapMixOf(readStats(dataset));
+}
+
+/** {@link cheapMix} for a dataset's statistics (rows, rows per status). */
+export function cheapMixOf(stats: DatasetStats): MixRequest[] {
   const n = stats.rows;
   const next = prng(0xc4ea9);
   const offsetBelow = (limit: number) => next() % Math.max(1, limit);

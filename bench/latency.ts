@@ -34,7 +34,7 @@ import {
 } from "./queries.ts";
 
 /** The engines, by module name (bench/engines/<name>.ts exports an object of that name). */
-export const ENGINE_NAMES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama", "postgres"] as const;
+export const ENGINE_NAMES = ["ours", "sqlite", "duckdb", "arquero", "naive", "orama", "postgres", "oursLive", "oursCompacted"] as const;
 export type EngineName = (typeof ENGINE_NAMES)[number];
 
 /** One answer as the checks keep it. */
@@ -189,7 +189,8 @@ export async function runLatency(options: {
   const { log } = options;
   const dataset = datasetPaths(options.rows);
   if (!datasetReady(dataset)) throw new Error(`the ${sizeLabel(options.rows)} dataset is not built: run \`bun bench/datasets.ts ${sizeLabel(options.rows)}\``);
-  const module = (await import(`./engines/${options.engine}.ts`)) as Record<string, BenchEngine>;
+  const file = options.engine === "oursLive" || options.engine === "oursCompacted" ? "ours-live" : options.engine;
+  const module = (await import(`./engines/${file}.ts`)) as Record<string, BenchEngine>;
   const engine = module[options.engine];
   const report: LatencyReport = { engine: engine.name, rows: options.rows, note: engine.note, semantics: engine.semantics, series: [] };
   if (options.rows > engine.maxRows) {

@@ -72,7 +72,8 @@ if (values.help) {
 const quick = values.quick === true;
 const sizes = (values.sizes ?? (quick ? "100k" : "10k,100k,1m")).split(",").map(parseSize);
 // --quick leaves Orama out unless asked for: its 100k build alone takes most of a minute.
-const defaultEngines = quick ? ENGINE_NAMES.filter((e) => e !== "orama") : ENGINE_NAMES;
+// the live replica's engines are a question of their own (bench/live.ts)
+const defaultEngines = ENGINE_NAMES.filter((e) => e !== "oursLive" && e !== "oursCompacted" && !(quick && e === "orama"));
 const engines = (values.engines ?? defaultEngines.join(",")).split(",").map((e) => e.trim()) as EngineName[];
 for (const e of engines) {
   if (!ENGINE_NAMES.includes(e)) {

@@ -33,6 +33,10 @@ export interface SpawnOptions {
   root?: string;
   /** Extra environment variables (API_KEYS, say). */
   env?: Record<string, string>;
+  /** Extra `serve` arguments (`--cache-dir D`, say). */
+  args?: string[];
+  /** Called with every log line the server writes after "listening" (parsed JSON, or null for other output), and when it arrives (performance.now()). */
+  onLine?: (line: Record<string, unknown> | null, at: number) => void;
 }
 
 /**
@@ -43,6 +47,7 @@ export async function spawnServer(snapshot: string, options: SpawnOptions = {}):
   const root = options.root ?? ROOT;
   const args = [process.execPath, join(root, "src", "cli.ts"), "serve", "--snapshot", snapshot, "--host", "127.0.0.1", "--port", String(options.port ?? 0)];
   if (options.reusePort) args.push("--reuse-port");
+  args.push(...(options.args ?? []));
   const spawnedAt = performance.now();
   const child: Subprocess<"ignore", "ignore", "pipe"> = Bun.spawn(args, {
     cwd: root,
@@ -88,10 +93,29 @@ export async function spawnServer(snapshot: string, options: SpawnOptions = {}):
     child.kill();
     throw new Error(`the server did not start: ${log.trim().slice(-500)}`);
   }
-  // Keep draining stderr so the child never blocks on a full pipe.
+  // Keep draining stderr so the child never blocks on a full pipe (each line to `onLine`).
   (async () => {
     try {
-      while (!(await reader.read()).done) {}
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        if (options.onLine === undefined) continue;
+        const at = performance.now();
+        buffered += decoder.decode(chunk.value, { stream: true });
+        let newline = buffered.indexOf("\n");
+        while (newline >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          let parsed: Record<string, unknown> | null = null;
+          try {
+            parsed = JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            // not a log line
+          }
+          options.onLine(parsed, at);
+          newline = buffered.indexOf("\n");
+        }
+      }
     } catch {
       // closed
     }

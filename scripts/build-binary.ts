@@ -3,8 +3,8 @@
  * dist/users-listing. The static assets (the demo page, the docs UI) are built first when
  * missing or stale (scripts/build-assets.ts); the compiler embeds them through the generated
  * dist/assets/embed.ts. Full `--minify` is known to break Elysia apps, so only whitespace and
- * syntax are minified. The column worker (src/store/column-worker.ts) is a second entry point,
- * as Bun requires for workers in a compiled executable.
+ * syntax are minified. The column worker (src/store/column-worker.ts) and the I/O thread
+ * (src/io/worker.ts) are entry points too, as Bun requires for workers in a compiled executable.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -12,6 +12,9 @@ import { buildAssets } from "./build-assets.ts";
 
 /** Path of the compiled binary, relative to the project root. */
 export const BINARY = join("dist", "users-listing");
+
+/** The entry points compiled in: the CLI, and each worker's script (Bun needs them listed). */
+export const ENTRY_POINTS = ["src/cli.ts", "src/store/column-worker.ts", "src/io/worker.ts", "src/publish/compact-worker.ts"];
 
 /**
  * Builds the static assets when stale, runs `bun build --compile` and returns the binary's path.
@@ -22,7 +25,7 @@ export async function buildBinary(root = join(import.meta.dir, "..")): Promise<s
   mkdirSync(join(root, "dist"), { recursive: true });
   const outfile = join(root, BINARY);
   const proc = Bun.spawn(
-    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", "src/cli.ts", "src/store/column-worker.ts", "--outfile", outfile],
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "--sourcemap", ...ENTRY_POINTS, "--outfile", outfile],
     { cwd: root, stdout: "pipe", stderr: "pipe" },
   );
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);

@@ -37,7 +37,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { type Manifest, readManifest } from "../src/publish/publish.ts";
-import { openStorage } from "../src/publish/storage.ts";
+import { openStorage } from "../src/io/storage.ts";
 import { startPostgres } from "../test/support/postgres.ts";
 import { type TestS3, startS3 } from "../test/support/s3.ts";
 

@@ -3,9 +3,9 @@
  * The one command-line entry: `serve`, `generate`, `snapshot build`, `snapshot info`, and
  * `--version`. Run `bun src/cli.ts --help` (or the compiled binary with --help).
  */
-import { existsSync } from "node:fs";
+import { existsSync, unwatchFile, watchFile } from "node:fs";
 import { constants as osConstants } from "node:os";
-import { resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { SingleBar } from "cli-progress";
 import { Command, InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
@@ -15,18 +15,28 @@ import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
 import packageJson from "../package.json" with { type: "json" };
 import type { InputFormat } from "./ingest/read.ts";
-import { type BuildProgress, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
+import { type BuildProgress, type TableSummary, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
+import { delimiterProblem } from "./ingest/csv.ts";
+import type { ColumnSpec } from "./schema/kinds.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { followSource, waitForFirst } from "./publish/follow.ts";
+import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followChanges, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
-import { freePort, superviseWorkers } from "./workers.ts";
+import { createPruner } from "./io/prune.ts";
+import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
+import { runPublisher } from "./publish/live-publisher.ts";
+import { liveLocation, snapshotMaker } from "./publish/live-location.ts";
+import { tableColumns } from "./publish/pg-changes.ts";
+import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
+import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
 import { parseCorsOrigins } from "./http/cors.ts";
 import { DEFAULT_RESOURCE, parseResourceName } from "./http/resource.ts";
-import { parsePort, startServer } from "./server.ts";
+import { type RunningServer, parsePort, startServer } from "./server.ts";
+import { checkListenHost } from "./http/listen.ts";
+import { type DataFileOptions, ensureDataSnapshot, isDataFile } from "./snapshot/data-file.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
 export const DEFAULT_DATA = { path: "data/users.snap", count: 100_000, seed: 1 } as const;
@@ -36,6 +46,17 @@ function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
     const n = Number(value);
     if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
       throw new InvalidArgumentError(`must be an integer from ${min} to ${max}`);
+    }
+    return n;
+  };
+}
+
+/** A commander parser of a number of seconds from `min` to `max` (fractions allowed: `0.5`). */
+function seconds(min: number, max: number) {
+  return (value: string) => {
+    const n = Number(value);
+    if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(n) || n < min || n > max) {
+      throw new InvalidArgumentError(`must be a number of seconds from ${min} to ${max} (fractions allowed, e.g. 0.5)`);
     }
     return n;
   };
@@ -64,14 +85,16 @@ function progressBar(label: string) {
 
 /**
  * A worker's command line for `serve --workers N`: this program's `serve` with the same options,
- * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`.
+ * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`;
+ * with `cacheDir` when given, and `--managed-snapshot` for the workers of a replica (the
+ * supervisor's downloads: linked into the cache, pruned by the supervisor).
  */
-function workerCommand(snapshot: string, port: number): string[] {
+function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean, changesFrom: string | null = null, pollSeconds = 1): string[] {
   const args = process.argv.slice(process.argv.indexOf("serve") + 1);
   const kept: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const [name] = args[i].split("=");
-    if (["--workers", "--source", "--poll", "--port", "--snapshot"].includes(name)) {
+    if (["--workers", "--source", "--poll", "--port", "--snapshot", "--cache-dir"].includes(name)) {
       if (!args[i].includes("=")) i++;
       continue;
     }
@@ -79,16 +102,40 @@ function workerCommand(snapshot: string, port: number): string[] {
   }
   // From source: bun <entry script>; compiled: the binary itself.
   const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
-  return [...program, "serve", ...kept, "--snapshot", snapshot, "--port", String(port), "--reuse-port"];
-}
-
-/** The snapshot id in a snapshot file's header (checked structure, no section checksums). */
-function readSnapshotId(path: string): string {
-  return loadSnapshot(path, { verify: false }).header.checksum;
+  const cache = cacheDir === undefined ? [] : ["--cache-dir", cacheDir];
+  const changes = changesFrom === null ? [] : ["--changes-from", changesFrom, "--poll", String(pollSeconds)];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port"];
 }
 
 /** How `snapshot build` names the input formats on stderr. */
 const FORMAT_NAMES: Record<InputFormat, string> = { ndjson: "NDJSON", json: "a JSON array", csv: "CSV" };
+
+/** A comma list of names (`--exclude a,b`): trimmed, empty entries dropped. */
+function parseList(value: string): string[] {
+  const names = value.split(",").map((v) => v.trim()).filter((v) => v !== "");
+  if (names.length === 0) throw new InvalidArgumentError("give one or more names, separated by commas");
+  return names;
+}
+
+/** A CSV delimiter: one character, or `tab` (also `\\t`, as a shell passes it unquoted). */
+function parseDelimiter(value: string): string {
+  const delimiter = value === "tab" || value === "\\t" ? "\t" : value;
+  const problem = delimiterProblem(delimiter);
+  if (problem !== null) throw new InvalidArgumentError(problem);
+  return delimiter;
+}
+
+/**
+ * What `snapshot build` prints once the table is decided: every column with its kind (the key
+ * marked), the fields left out, and a warning per kept column that looks like a secret.
+ */
+export function describeTable(summary: TableSummary): string {
+  const column = (c: ColumnSpec) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}${c.id === summary.key ? " (key)" : ""}`;
+  let text = `columns: ${summary.columns.map(column).join(", ")}\n`;
+  if (summary.excluded.length > 0) text += `excluded: ${summary.excluded.join(", ")}\n`;
+  for (const warning of summary.warnings) text += `warning: ${warning}\n`;
+  return text;
+}
 
 /** Prints a build report on stderr. */
 function report(what: string, r: { rows: number; bytes: number; readMs: number; indexMs: number; writeMs: number; snapshotId: string }) {
@@ -122,6 +169,55 @@ export function ensureGeneratedSnapshot(path: string, spec: { count: number; see
   logger.info({ rows: r.rows, bytes: r.bytes, ms: Math.round(r.readMs + r.indexMs + r.writeMs) }, "default dataset built");
 }
 
+/**
+ * `serve FILE --watch`: when the data file changes (its size or modification time, checked every
+ * second), it is built again — in a child process, so that requests go on — and swapped in like
+ * a SIGHUP. A failed build is logged, and the version serving keeps serving.
+ * @returns a function that stops watching
+ */
+function watchDataFile(file: string, options: DataFileOptions, dataDir: string, running: RunningServer, logger: Logger): () => void {
+  let busy = false;
+  let again = false;
+  const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
+  const buildInChild = async (input: string, output: string): Promise<null> => {
+    const args = [...program, "snapshot", "build", input, "-o", output];
+    if (options.schemaFile !== undefined) args.push("--schema", options.schemaFile);
+    if (options.key !== undefined) args.push("--key", options.key);
+    if (options.exclude !== undefined) args.push("--exclude", options.exclude.join(","));
+    if (options.allowEmpty) args.push("--allow-empty");
+    if (options.delimiter !== undefined) args.push("--delimiter", options.delimiter);
+    const child = Bun.spawn(args, { stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+    const [stderr, code] = await Promise.all([new Response(child.stderr).text(), child.exited]);
+    if (code !== 0) throw new Error(stderr.trim().split("\n").filter((l) => l.startsWith("error:") || l.includes(": ")).pop() ?? `snapshot build exited ${code}`);
+    return null;
+  };
+  const rebuild = async () => {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const t = performance.now();
+        const data = await ensureDataSnapshot(file, options, dataDir, buildInChild);
+        await running.reload();
+        logger.info({ data: file, snapshot: data.name, ms: Math.round(performance.now() - t) }, "the data file changed: built and swapped in");
+      } while (again);
+    } catch (error) {
+      logger.error({ err: error, data: file }, "building the changed data file failed; still serving the previous version");
+    } finally {
+      busy = false;
+    }
+  };
+  const listener = (now: { mtimeMs: number; size: number }, before: { mtimeMs: number; size: number }) => {
+    if (now.mtimeMs !== before.mtimeMs || now.size !== before.size) void rebuild();
+  };
+  watchFile(file, { interval: 1000 }, listener);
+  return () => unwatchFile(file, listener);
+}
+
 /** Builds the command tree. */
 export function createCli(): Command {
   const program = new Command()
@@ -145,14 +241,39 @@ export function createCli(): Command {
     .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
     .option("--api-keys-file <path>", "require Authorization: Bearer <key> on /api/* and /metrics; one key a line, # comments (env API_KEYS: a comma list; default: keys off)")
     .option("--source <location>", "follow a published location (s3://bucket/prefix or a directory, see snapshot publish): download its current snapshot, serve it, poll for new ones")
-    .option("--poll <seconds>", "with --source: seconds between polls of the manifest", integer(1, 86_400), 10)
+    .option("--poll <seconds>", "with --source: seconds between polls of the manifest, fractions allowed (a live table's replica: 0.25 keeps it within a second)", seconds(0.05, 86_400), 10)
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
     .option("--access <file>", "access control: who sees which rows and columns, from a JSON policy of roles, JWT settings and keys (env ACCESS_FILE; replaces --api-keys-file; SIGHUP re-reads it)")
-    .action(async (opts) => {
+    .option(
+      "--io-timeout <seconds>",
+      "longest time a read or write of the snapshot file, the cache directory or the source may go without progress; then it is abandoned, logged, and (with --source) tried again at the next poll",
+      integer(1, 3600),
+      DEFAULT_IO_TIMEOUT_MS / 1000,
+    )
+    .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
+    .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
+    .argument("[file]", "a data file to serve (.csv, .ndjson, .json, optionally .gz): built into a snapshot in the cache directory first, and reused while the file and the options below are unchanged")
+    .option("--data <file>", "the data file to serve, as the argument")
+    .option("--watch", "with a data file: build it again when it changes and swap the new version in (a failed build keeps the old one serving)")
+    .option("--schema <file>", "with a data file: the key and column kinds, as for snapshot build")
+    .option("--key <column>", "with a data file: the key column, as for snapshot build")
+    .option("--exclude <columns>", "with a data file: fields left out, as for snapshot build", parseList)
+    .option("--allow-empty", "with a data file: serve an input without records as an empty table, as for snapshot build")
+    .option("--delimiter <char>", "with a data file: the CSV field delimiter, as for snapshot build", parseDelimiter)
+    .action(async (argument: string | undefined, opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
-      if (opts.source !== undefined && opts.snapshot !== undefined) throw new InvalidArgumentError("give --snapshot or --source, not both");
+      const dataFile: string | undefined = argument ?? opts.data;
+      if (argument !== undefined && opts.data !== undefined) throw new InvalidArgumentError("give the data file as the argument or with --data, not both");
+      if ([dataFile, opts.snapshot, opts.source].filter((x) => x !== undefined).length > 1) throw new InvalidArgumentError("give one of a data file, --snapshot or --source");
+      if (dataFile === undefined && (opts.watch || opts.schema !== undefined || opts.key !== undefined || opts.exclude !== undefined || opts.allowEmpty || opts.delimiter !== undefined)) {
+        throw new InvalidArgumentError("--watch, --schema, --key, --exclude, --allow-empty and --delimiter go with a data file (serve FILE)");
+      }
+      if (opts.snapshot !== undefined && isDataFile(opts.snapshot)) {
+        throw new InvalidArgumentError(`${opts.snapshot} is not a snapshot but a data file: serve it with \`serve ${opts.snapshot}\` (it is built into a snapshot first), or build one with \`snapshot build ${opts.snapshot}\``);
+      }
       const port: number = opts.port ?? (process.env.PORT !== undefined && process.env.PORT !== "" ? parsePort(process.env.PORT, "PORT") : 3000);
+      checkListenHost(opts.host, process.env.HOST === opts.host && process.env.HOST !== undefined ? "HOST" : "--host");
       const cors = parseCorsOrigins(opts.corsOrigin ?? process.env.CORS_ORIGIN);
       const apiKeys = opts.apiKeysFile !== undefined ? readApiKeysFile(opts.apiKeysFile) : parseApiKeysList(process.env.API_KEYS);
       const resource =
@@ -162,45 +283,100 @@ export function createCli(): Command {
             ? parseResourceName(process.env.RESOURCE, "RESOURCE")
             : DEFAULT_RESOURCE;
       const logger = createLogger();
+      const ioTimeoutMs: number = opts.ioTimeout * 1000;
+      const managed = opts.managedSnapshot === true;
+      // Start-up has no request to yield to; once serving, file work runs below the requests.
+      const startup = createFileThreads();
+      const threads = createFileThreads({ nice: BACKGROUND_NICE });
       let snapshot: string = opts.snapshot;
-      const cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
-      // a replica of a published location keeps its downloads beside its private copies
-      const replicaDir = resolve(cacheDir ?? ".replica", "downloads");
+      let cacheDir: string | undefined = opts.cacheDir ?? (process.env.SNAPSHOT_CACHE_DIR || undefined);
+      const dataOptions: DataFileOptions = { schemaFile: opts.schema, key: opts.key, exclude: opts.exclude, allowEmpty: opts.allowEmpty === true, delimiter: opts.delimiter };
+      const dataDir = dataFile === undefined ? "" : join(resolve(cacheDir ?? join(dirname(resolve(dataFile)), ".snapshot-cache")), "data");
+      if (dataFile !== undefined) {
+        const t = performance.now();
+        const data = await ensureDataSnapshot(dataFile, dataOptions, dataDir);
+        snapshot = data.path;
+        if (data.built === null) logger.info({ data: dataFile, snapshot: data.name, ms: Math.round(performance.now() - t) }, "serving the data file's cached build (unchanged file and options)");
+        else logger.info({ data: dataFile, snapshot: data.name, rows: data.built.rows, columns: data.built.columns.map((c) => c.id), excluded: data.built.excluded, ms: Math.round(performance.now() - t) }, "built the data file into a snapshot");
+        for (const warning of data.built?.warnings ?? []) logger.warn({ data: dataFile }, warning);
+      }
+      let prepared: PreparedCopy | undefined;
+      let follow: FollowOptions | null = null;
       let starting: StartingServer | null = null;
+      let supervisor: Supervisor | null = null;
       if (opts.source !== undefined) {
-        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"); the
-        // real server then takes the placeholder's socket over
-        starting = opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger);
-        snapshot = (await waitForFirst(opts.source, replicaDir, opts.poll, logger)).path;
+        // a replica keeps its downloads and its private copies in one directory (the download
+        // is linked as the copy)
+        cacheDir = resolve(cacheDir ?? ".replica");
+        const tracker = createSourceTracker(opts.source, logger, (status) => supervisor?.send({ sourceStatus: status }));
+        follow = { location: opts.source, downloadsDir: join(cacheDir, "downloads"), cacheDir, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, verify: opts.verify, threads, tracker, logger };
+        // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"), with
+        // the last poll's outcome; the real server then takes the placeholder's socket over
+        starting =
+          opts.workers > 1 ? null : startStartingServer({ port, host: opts.host, reusePort: opts.reusePort === true }, logger, () => ({ source: publicSourceStatus(tracker.status()) }));
+        const first = (await waitForFirst({ ...follow, threads: startup })) as FirstSnapshot;
+        snapshot = first.path;
+        prepared = first.prepared;
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
       }
       if (opts.workers > 1) {
         const workerPort = port === 0 ? freePort(opts.host) : port;
-        const supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort), logger);
+        const ipc = follow !== null;
+        startup.close();
+        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
+        const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
-          logger.info({ rss: supervisor.pids().map((pid) => ({ pid, rssBytes: rssOf(pid) })) }, "workers' resident memory");
+          logger.info({ rss: workers.pids().map((pid) => ({ pid, rssBytes: rssOf(pid) })) }, "workers' resident memory");
         }, 60_000);
-        const stopFollowingWorkers =
-          opts.source === undefined
-            ? () => {}
-            : followSource({ snapshotId: () => servedId, reload: () => {
-                servedId = readSnapshotId(snapshot);
-                supervisor.reload();
-              } }, opts.source, replicaDir, opts.poll, logger);
-        let servedId = readSnapshotId(snapshot);
+        let stopFollowingWorkers = () => {};
+        if (follow !== null && prepared !== undefined) {
+          let servedId = prepared.snapshotId;
+          const pruner = createPruner(threads, follow.cacheDir, ioTimeoutMs, logger);
+          stopFollowingWorkers = followSource(
+            {
+              snapshotId: () => servedId,
+              reload: async (fetched) => {
+                servedId = fetched.prepared.snapshotId;
+                workers.reload();
+                // Older copies go once no worker maps them any more.
+                pruner.prune(fetched.prepared.path);
+              },
+            },
+            follow,
+          );
+        }
         const stopAll = () => {
           clearInterval(rssTimer);
           stopFollowingWorkers();
-          supervisor.stop().finally(() => process.exit(0));
+          threads.close();
+          workers.stop().finally(() => process.exit(0));
         };
         process.on("SIGINT", stopAll);
         process.on("SIGTERM", stopAll);
-        process.on("SIGHUP", () => supervisor.reload());
+        process.on("SIGHUP", () => workers.reload());
         return;
       }
+      if (prepared === undefined) {
+        // The file named is copied and verified on an I/O thread: a FIFO is refused at once, a
+        // hung mount ends after --io-timeout, and neither blocks this process.
+        const copies = cacheDir ?? defaultCacheDir(snapshot);
+        prepared = await startup.run(
+          { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
+          { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
+        );
+      }
+      startup.close();
+      // A worker of a replica learns its source's status from its supervisor.
+      let supervisedStatus: SourceStatus | null = null;
+      if (managed) {
+        process.on("message", (message: { sourceStatus?: SourceStatus }) => {
+          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
+        });
+      }
+      const tracker = follow?.tracker;
       const running = startServer({
         snapshot,
         port,
@@ -208,6 +384,12 @@ export function createCli(): Command {
         maxPageSize: opts.maxPageSize,
         verify: opts.verify,
         cacheDir,
+        prepared,
+        owned: managed || follow !== null,
+        prune: !managed,
+        ioTimeoutMs,
+        threads,
+        source: tracker !== undefined ? tracker.status : managed ? () => supervisedStatus : undefined,
         reusePort: opts.reusePort === true,
         listener: starting?.server,
         plugins: opts.demo === false ? [] : [demoPlugin(`/api/${resource}`)],
@@ -226,12 +408,17 @@ export function createCli(): Command {
           logger.error({ problems }, "access policy reload refused; still serving the previous policy");
         }
       });
+      const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
       const stopFollowing =
-        opts.source === undefined
-          ? () => {}
-          : followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload }, opts.source, replicaDir, opts.poll, logger);
+        follow !== null
+          ? followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow)
+          : opts.changesFrom !== undefined
+            ? // a worker of a replica: its supervisor swaps snapshots in, it applies the change batches
+              followChanges(() => running.engine().store.snapshotId, running.changes, { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger })
+            : () => {};
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       const shutdown = () => {
+        stopWatching();
         stopFollowing();
         running.drain().finally(() => process.exit(0));
       };
@@ -262,7 +449,7 @@ export function createCli(): Command {
   snapshot
     .command("build")
     .description(
-      "build a snapshot from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records, stops the build)",
+      "build a snapshot of any users table from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records unless --allow-empty, stops the build); prints the columns decided, the fields left out and a warning per column that looks like a secret",
     )
     .argument("[input]", "data file (.ndjson/.jsonl, .json or .csv; .gz is gunzipped while read), or - for standard input; none with --from")
     .option("--from <url>", "read from PostgreSQL (postgres://user:password@host:port/database) instead of a file, with --table or --query")
@@ -272,11 +459,16 @@ export function createCli(): Command {
     .addOption(
       new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
     )
-    .option("--schema <file>", 'column kinds as JSON {"columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
+    .option("--schema <file>", 'the key and column kinds as JSON {"key"?: "…", "columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
+    .option("--key <column>", "the key column: unique, never null, a number or a text such as a UUID (default: the schema file's key, else id)")
+    .option("--exclude <columns>", "leave these fields out (a comma list): never read into the snapshot (with --from, not even selected)", parseList)
+    .option("--allow-empty", "build a table of no rows from an input without records (its columns from --schema, the CSV header or the PostgreSQL table)")
+    .option("--delimiter <char>", "the CSV field delimiter: one character, or tab (default ,)", parseDelimiter)
     .action(async (input: string | undefined, opts) => {
       if (opts.from !== undefined) {
         if (input !== undefined) throw new InvalidArgumentError("give an input file or --from, not both");
         if ((opts.table === undefined) === (opts.query === undefined)) throw new InvalidArgumentError("--from needs --table or --query (one of them)");
+        if (opts.delimiter !== undefined) throw new InvalidArgumentError("--delimiter goes with a CSV input, not --from");
       } else if (input === undefined) throw new InvalidArgumentError("give an input file (or - for standard input), or --from postgres://…");
       else if (opts.table !== undefined || opts.query !== undefined) throw new InvalidArgumentError("--table and --query go with --from");
       const bar = progressBar("build");
@@ -299,20 +491,23 @@ export function createCli(): Command {
           }
           bar.update(p);
         };
-        const schema = {
+        const table = {
           schemaFile: opts.schema as string | undefined,
-          onSchema: (columns: readonly { id: string; kind: string; values?: string[] }[]) =>
-            process.stderr.write(`columns: ${columns.map((c) => `${c.id} ${c.kind}${c.values ? ` (${c.values.join("|")})` : ""}`).join(", ")}\n`),
+          key: opts.key as string | undefined,
+          exclude: opts.exclude as string[] | undefined,
+          allowEmpty: opts.allowEmpty === true,
+          onDecided: (summary: TableSummary) => process.stderr.write(describeTable(summary)),
         };
         let r: Awaited<ReturnType<typeof buildSnapshotFromFile>>;
         if (opts.from !== undefined) {
           process.stderr.write(`reading ${opts.table !== undefined ? `table ${opts.table}` : "a query"} from PostgreSQL\n`);
-          r = await buildSnapshotFromPostgres({ url: opts.from, table: opts.table, query: opts.query }, opts.output, onProgress, schema);
+          r = await buildSnapshotFromPostgres({ url: opts.from, table: opts.table, query: opts.query }, opts.output, onProgress, table);
         } else {
           r = await buildSnapshotFromFile(input as string, opts.output, onProgress, {
             format: opts.format as InputFormat | undefined,
+            delimiter: opts.delimiter as string | undefined,
             onFormat: ({ file, format, gzip }) => process.stderr.write(`reading ${file} as ${FORMAT_NAMES[format]}${gzip ? " (gzip)" : ""}\n`),
-            ...schema,
+            ...table,
           });
         }
         bar.stop();
@@ -328,10 +523,11 @@ export function createCli(): Command {
     .description("build a snapshot of generated users directly (no intermediate file)")
     .requiredOption("--count <rows>", "rows to generate", integer(0))
     .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
+    .option("--wide", "add created_at, birthday, role, age, verified, notes and prefs after the four columns")
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
     .action((opts) => {
       const bar = progressBar("build");
-      const r = buildSnapshotFromGenerator({ count: opts.count, seed: opts.seed }, opts.output, (p) => bar.update(p));
+      const r = buildSnapshotFromGenerator({ count: opts.count, seed: opts.seed, wide: opts.wide === true }, opts.output, (p) => bar.update(p));
       bar.stop();
       report(`built ${opts.output}`, r);
     });
@@ -351,9 +547,65 @@ export function createCli(): Command {
     .requiredOption("--to <location>", "s3://bucket/prefix (S3_ENDPOINT or AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION) or a shared directory")
     .action(async (file: string, opts) => {
       const t = performance.now();
-      const manifest = await publishSnapshot(file, opts.to);
+      const published = new Date();
+      let repaired = false;
+      const manifest = await publishSnapshot(file, opts.to, published, {
+        onRepair: ({ key, found }) => {
+          repaired = true;
+          process.stderr.write(`${key} at ${opts.to} ${found === null ? "was missing" : `did not match the file (${found.bytes} bytes, SHA-256 ${found.sha256})`}: uploading it again\n`);
+        },
+      });
       const c = manifest.current;
+      if (c.publishedAt !== published.toISOString() && !repaired) {
+        process.stderr.write(`unchanged: ${c.snapshotId} (${c.rows} rows) is already the current version at ${opts.to}, published ${c.publishedAt}\n`);
+        return;
+      }
       process.stderr.write(`published ${c.snapshotId} (${c.rows} rows, ${(c.bytes / 2 ** 20).toFixed(1)} MiB) to ${opts.to} in ${Math.round(performance.now() - t)} ms; ${manifest.previous.length} earlier version(s) kept\n`);
+    });
+  snapshot
+    .command("follow")
+    .description("publish a PostgreSQL table live: a first snapshot at a logical replication slot's consistent point, then every committed change as change batches for replicas (serve --source), compacted into a new snapshot from time to time (needs wal_level = logical)")
+    .requiredOption("--from <url>", "postgres://user:pass@host:port/db (a role with REPLICATION, or the table's owner with it)")
+    .requiredOption("--table <name>", "the table, schema.table or table")
+    .requiredOption("--to <location>", "s3://bucket/prefix or a shared directory, as for snapshot publish")
+    .option("--slot <name>", "the logical replication slot", "users_listing")
+    .option("--publication <name>", "the publication of the table", "users_listing")
+    .option("--batch-ms <ms>", "most time between a commit and its batch's publication", integer(1, 60_000), 500)
+    .option("--compact-seconds <s>", "seconds between compactions of the batches into a new snapshot (0: never)", integer(0, 86_400 * 7), 600)
+    .option("--key <column>", "the key column (default: the schema file's, else id)")
+    .option("--exclude <columns>", "columns never published, a comma list (the publication lists the others)")
+    .option("--schema <file>", "kinds of the columns it lists, and the key, as for snapshot build")
+    .option("--work-dir <dir>", "where the publisher keeps its snapshot files", ".follow")
+    .option("--io-timeout <seconds>", "longest time a storage operation may go without progress", integer(1, 3600), DEFAULT_IO_TIMEOUT_MS / 1000)
+    .action(async (opts) => {
+      const logger = createLogger();
+      const exclude: string[] = opts.exclude === undefined ? [] : String(opts.exclude).split(",").map((c: string) => c.trim()).filter(Boolean);
+      const threads = createFileThreads();
+      const workDir = resolve(opts.workDir);
+      const timeoutMs = opts.ioTimeout * 1000;
+      const publisher = runPublisher({
+        url: opts.from,
+        table: opts.table,
+        slot: opts.slot,
+        publication: opts.publication,
+        exclude,
+        batchMs: opts.batchMs,
+        compactSeconds: opts.compactSeconds,
+        location: liveLocation(opts.to, workDir, threads, timeoutMs),
+        maker: snapshotMaker({ url: opts.from, table: opts.table }, workDir, { key: opts.key, exclude, schemaFile: opts.schema }),
+        logger,
+        columns: async () => (await tableColumns(opts.from, opts.table)).filter((c) => !exclude.includes(c)),
+      });
+      const stop = () => {
+        logger.info("stopping: publishing what is received, then exiting");
+        publisher.stop().finally(() => {
+          threads.close();
+          process.exit(0);
+        });
+      };
+      process.on("SIGTERM", stop);
+      process.on("SIGINT", stop);
+      await publisher.done;
     });
   snapshot
     .command("rollback")

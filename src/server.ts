@@ -2,11 +2,16 @@
  * The running service: loads a snapshot, serves the app on Bun, reloads the snapshot on SIGHUP
  * (a failed reload is logged and the old snapshot keeps serving), and drains on request
  * (docs/api.md "HTTP envelope", Operations: the caller wires SIGTERM and SIGINT to it).
+ *
+ * A reload never holds requests up: the new version's private copy is made and verified on an
+ * I/O thread (io/threads.ts, under a time limit), and this thread only maps the verified copy
+ * and swaps engines, in one step between two requests (docs/operations.md "Reloads").
  */
 import type { Server } from "bun";
 import type { Logger } from "pino";
-import { type Engine, createEngine } from "./engine/execute.ts";
+import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
 import { type AccessControl, createAccessControl } from "./access/control.ts";
+import type { ChangeBatch } from "./live/changes.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
@@ -14,7 +19,13 @@ import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
 import type { Plugin } from "./http/routes.ts";
-import { defaultCacheDir, loadPrivately, pruneCache } from "./snapshot/private-copy.ts";
+import { reasonOf } from "./files/errors.ts";
+import type { FetchResult } from "./io/jobs.ts";
+import { createPruner } from "./io/prune.ts";
+import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, type FileThreads, createFileThreads } from "./io/threads.ts";
+import { type ChangesTarget, type SourceStatus, publicSourceStatus } from "./publish/follow.ts";
+import { SnapshotError } from "./snapshot/load.ts";
+import { type PreparedCopy, type PrivatelyLoaded, defaultCacheDir, isMissingCopy, loadPrivately, mapPrepared } from "./snapshot/private-copy.ts";
 
 /** Longest a drain waits for requests in flight before closing their connections, in ms (exit within 10 s). */
 export const DRAIN_TIMEOUT_MS = 8000;
@@ -70,6 +81,24 @@ export interface ServeOptions {
    * "Resource name"; checked by http/resource.ts `parseResourceName`). Default `users`.
    */
   resource?: string;
+  /**
+   * The first snapshot, already prepared on an I/O thread (io/jobs.ts `prepare` or `fetch`):
+   * mapped as it is. Absent: prepared on this thread (tests, library use).
+   */
+  prepared?: PreparedCopy;
+  /**
+   * The snapshot file is a replica's own verified download (`serve --source`, or a worker of
+   * one): linked into the cache instead of copied (snapshot/private-copy.ts `owned`).
+   */
+  owned?: boolean;
+  /** Remove other versions from the cache after each load (default true; a worker of `--source` leaves it to its supervisor). */
+  prune?: boolean;
+  /** Longest time a file operation of a reload may go without progress, in ms (default {@link DEFAULT_IO_TIMEOUT_MS}). */
+  ioTimeoutMs?: number;
+  /** The I/O threads reloads run on (default: the server's own, closed when it stops). */
+  threads?: FileThreads;
+  /** What the replica knows of its source (`serve --source`): shown on /healthz, /readyz and /metrics. */
+  source?: () => SourceStatus | null;
   /** Let several processes listen on one port (SO_REUSEPORT). */
   reusePort?: boolean;
   /**
@@ -98,14 +127,22 @@ export interface RunningServer {
   engine: () => Engine;
   /** "ready" while serving, "draining" once {@link RunningServer.drain} began. */
   state: () => ServerState;
+  /**
+   * A live table's change batches, applied to the served snapshot between requests
+   * (docs/live-replicas.md §5): what a replica's follower drives (publish/follow.ts).
+   */
+  changes: ChangesTarget;
   metrics: ServerMetrics;
   /** The access control (its `reload` re-reads the policy: SIGHUP), or null when off. */
   access: AccessControl | null;
   /**
-   * Loads the snapshot file again and swaps it in; counted in the reload metric by result.
-   * @throws SnapshotError when the new file is refused; the old snapshot keeps serving.
+   * Loads the snapshot file again and swaps it in (SIGHUP): the copy is made and verified on an
+   * I/O thread, then mapped and swapped here in one step; counted in the reload metric by
+   * result. A reload asked for while one runs starts when it ends (one more at most).
+   * @param fetched a replica's download, already verified and in the cache (publish/follow.ts)
+   * @throws (rejects) SnapshotError or IoError when the new file is refused; the old snapshot keeps serving
    */
-  reload: () => void;
+  reload: (fetched?: FetchResult) => Promise<void>;
   /**
    * Drains (SIGTERM): /readyz turns 503, the listening socket closes (new connections are
    * refused) and so do idle keep-alive connections (Bun's `server.stop(false)`), requests in
@@ -119,25 +156,79 @@ export interface RunningServer {
 }
 
 /**
+ * Maps a prepared copy; when another process pruned it in between, prepares it again here.
+ * @throws as private-copy.ts `mapPrepared`
+ */
+function mapOrPrepare(prepared: PreparedCopy, again: () => PrivatelyLoaded): PrivatelyLoaded {
+  try {
+    return mapPrepared(prepared);
+  } catch (error) {
+    if (error instanceof SnapshotError && isMissingCopy(prepared.path)) return again();
+    throw error;
+  }
+}
+
+/**
  * Loads the snapshot and starts listening.
- * @throws SnapshotError when the snapshot is missing or refused; PolicyError (access/policy.ts)
- *   when the access policy is refused; Error when the port cannot be bound or the resource name
- *   is invalid
+ * @throws SnapshotError when the snapshot is missing or refused; IoError when it cannot be
+ *   read (a FIFO, no space for the copy…); PolicyError (access/policy.ts) when the access
+ *   policy is refused; Error when the port cannot be bound or the resource name is invalid
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
   let state: ServerState = "starting";
   const cacheDir = options.cacheDir ?? defaultCacheDir(options.snapshot);
-  const load = () => loadPrivately(options.snapshot, { verify: options.verify, cacheDir });
-  const loaded = load();
-  pruneCache(cacheDir, [loaded.privatePath]);
+  const ioTimeoutMs = options.ioTimeoutMs ?? DEFAULT_IO_TIMEOUT_MS;
+  const threads = options.threads ?? createFileThreads({ nice: BACKGROUND_NICE });
+  const ownThreads = options.threads === undefined;
+  const loadHere = () => loadPrivately(options.snapshot, { verify: options.verify, cacheDir, owned: options.owned });
+  let loaded: PrivatelyLoaded;
+  try {
+    loaded = options.prepared === undefined ? loadHere() : mapOrPrepare(options.prepared, loadHere);
+  } catch (error) {
+    if (ownThreads) threads.close();
+    throw error;
+  }
+  const { prepared } = loaded;
   logger.info(
-    { snapshot: options.snapshot, rows: loaded.store.rowCount, bytes: loaded.bytes, snapshotId: loaded.store.snapshotId, loadMs: Math.round(loaded.loadMs) },
+    {
+      snapshot: options.snapshot,
+      rows: loaded.store.rowCount,
+      bytes: loaded.bytes,
+      snapshotId: loaded.store.snapshotId,
+      loadMs: Math.round(loaded.loadMs),
+      copy: prepared.how,
+      copyMs: Math.round(prepared.copyMs),
+      verifyMs: Math.round(prepared.verifyMs),
+    },
     "snapshot loaded",
   );
+  if (prepared.how === "fallback") {
+    logger.warn({ snapshot: options.snapshot, snapshotId: prepared.snapshotId, refused: prepared.refused }, "the snapshot file is refused; serving the verified cached copy of the same snapshot instead");
+  }
   let engine = createEngine(loaded.store);
+  // a live table's replica: the manifest's last LSN for the served snapshot, and since when a
+  // published change waits to be applied (null: every published change is applied)
+  let live: { snapshotLsn: string; pendingSince: number | null } | null = null;
+  const changes: ChangesTarget = {
+    lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
+    apply: (batch: ChangeBatch) => {
+      engine = applyChanges(engine, batch);
+      if (live !== null) live.pendingSince = null;
+    },
+    published: (snapshotLsn, pendingSince) => {
+      live = { snapshotLsn, pendingSince };
+    },
+  };
+  const liveStatus = () => (live === null ? null : { lsn: changes.lsn() ?? live.snapshotLsn, lagSeconds: live.pendingSince === null ? 0 : Math.max(0, Math.round((Date.now() - live.pendingSince) / 100) / 10) });
   let loadMs = loaded.loadMs;
   let createdAt = loaded.header.createdAt;
+  // A prune cut short by the server stopping is no failure.
+  const pruner = createPruner(threads, cacheDir, ioTimeoutMs, logger, () => state === "draining");
+  const prune = (keep: string) => {
+    if (options.prune !== false) pruner.prune(keep);
+  };
+  prune(loaded.privatePath);
 
   // Bun's count of requests being answered; set once the server exists.
   let pending = () => 0;
@@ -145,12 +236,16 @@ export function startServer(options: ServeOptions): RunningServer {
     inFlight: () => pending(),
     engine: () => engine,
     snapshot: () => ({ rows: engine.store.rowCount, snapshotId: engine.store.snapshotId, loadMs, createdAt }),
+    source: options.source,
+    hungIo: () => threads.hung().length,
+    live: liveStatus,
   });
   const access = options.access === undefined ? null : createAccessControl({ file: options.access, schema: () => engine.store.schema, logger, registry: metrics.registry });
   const apiKeys = access === null && options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
   if (access !== null && options.apiKeys !== undefined && options.apiKeys.length > 0) {
     logger.warn({ access: options.access }, "--access replaces --api-keys-file and API_KEYS: the API keys are not used (give them to the policy's \"keys\" as SHA-256)");
   }
+  const sourceStatus = options.source;
   const service = createService({
     engine: () => engine,
     maxPageSize: options.maxPageSize,
@@ -163,6 +258,14 @@ export function startServer(options: ServeOptions): RunningServer {
     metrics,
     state: () => state,
     snapshotCreatedAt: () => createdAt,
+    status:
+      sourceStatus === undefined
+        ? undefined
+        : () => {
+            const status = sourceStatus();
+            const replication = liveStatus();
+            return { ...(status === null ? {} : { source: publicSourceStatus(status) }), ...(replication === null ? {} : replication) };
+          },
   });
   const handlers = {
     routes: service.routes as never,
@@ -184,29 +287,68 @@ export function startServer(options: ServeOptions): RunningServer {
   pending = () => server.pendingRequests;
   state = "ready";
 
-  const reload = () => {
-    let next: ReturnType<typeof load>;
+  /** One reload: prepare on an I/O thread, then map and swap here. */
+  const reloadOnce = async (fetched?: FetchResult): Promise<void> => {
+    const started = performance.now();
+    let next: PrivatelyLoaded;
+    let swapMs: number;
     try {
-      next = load();
+      const ready =
+        fetched?.prepared ??
+        (await threads.run(
+          { kind: "prepare", source: options.snapshot, cacheDir, verify: options.verify !== false, owned: options.owned === true, fallback: false },
+          { timeoutMs: ioTimeoutMs, label: `copying and verifying ${options.snapshot} into ${cacheDir}` },
+        ));
+      // From here to the swap, this thread maps the verified copy: no request waits on the disk.
+      const mapStarted = performance.now();
+      next = mapOrPrepare(ready, loadHere);
+      metrics.retireEngine(engine);
+      engine = createEngine(next.store);
+      swapMs = performance.now() - mapStarted;
     } catch (error) {
       metrics.reloaded("refused");
       throw error;
     }
-    metrics.retireEngine(engine);
-    engine = createEngine(next.store);
-    loadMs = next.loadMs;
+    loadMs = performance.now() - started;
     createdAt = next.header.createdAt;
     metrics.reloaded("ok");
-    // The previous copy stays mapped until its engine is unreachable; its file can go now.
-    pruneCache(cacheDir, [next.privatePath]);
-    logger.info({ rows: next.store.rowCount, snapshotId: next.store.snapshotId, loadMs: Math.round(next.loadMs) }, "snapshot reloaded");
+    // The previous copy stays mapped until its engine is collected: its file goes after that.
+    prune(next.privatePath);
+    logger.info(
+      {
+        rows: next.store.rowCount,
+        snapshotId: next.store.snapshotId,
+        loadMs: Math.round(loadMs),
+        copy: next.prepared.how,
+        copyMs: Math.round(next.prepared.copyMs),
+        verifyMs: Math.round(next.prepared.verifyMs),
+        swapMs: Math.round(swapMs * 10) / 10,
+      },
+      "snapshot reloaded",
+    );
+  };
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  const reload = (fetched?: FetchResult): Promise<void> => {
+    if (running === null) {
+      running = reloadOnce(fetched).finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = null;
+        return reload(fetched);
+      });
+    return queued;
   };
   const onHup = () => {
-    try {
-      reload();
-    } catch (error) {
-      logger.error({ err: error }, "reload failed; still serving the previous snapshot");
-    }
+    logger.info({ snapshot: options.snapshot }, "reloading the snapshot (SIGHUP)");
+    reload().catch((error: unknown) => {
+      logger.error({ err: error, reason: reasonOf(error), snapshot: options.snapshot }, "reload failed; still serving the previous snapshot");
+    });
   };
   process.on("SIGHUP", onHup);
 
@@ -225,6 +367,8 @@ export function startServer(options: ServeOptions): RunningServer {
       const timedOut = await settlesWithin(stopped, DRAIN_TIMEOUT_MS);
       const unfinished = timedOut ? server.pendingRequests : 0;
       if (timedOut) await settlesWithin(server.stop(true), STEP_TIMEOUT_MS);
+      pruner.stop();
+      if (ownThreads) threads.close();
       logger.info({ ms: Math.round(performance.now() - started), unfinished }, "drained");
       // The log lines are written before the caller exits, in order.
       await settlesWithin(new Promise<void>((resolve) => logger.flush(() => resolve())), STEP_TIMEOUT_MS);
@@ -244,6 +388,7 @@ export function startServer(options: ServeOptions): RunningServer {
     port: server.port as number,
     engine: () => engine,
     state: () => state,
+    changes,
     metrics,
     access,
     reload,
@@ -252,6 +397,8 @@ export function startServer(options: ServeOptions): RunningServer {
       process.off("SIGHUP", onHup);
       state = "draining";
       await server.stop(true);
+      pruner.stop();
+      if (ownThreads) threads.close();
     },
   };
 }

@@ -48,9 +48,11 @@ describe("the default data's snapshot", () => {
 const CLI = join(import.meta.dir, "../src/cli.ts");
 
 /** Runs the command line with `args` (and `input` on standard input); resolves when it exits. */
-async function run(args: string[], input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function run(args: string[], input?: string | Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const env = typeof input === "object" ? { ...process.env, ...input } : process.env;
   const child = Bun.spawn([process.execPath, CLI, ...args], {
-    stdin: input === undefined ? "ignore" : new Blob([input]),
+    env,
+    stdin: typeof input === "string" ? new Blob([input]) : "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -68,6 +70,15 @@ describe("the program", () => {
       const r = await run([flag]);
       expect(r).toEqual({ code: 0, stdout: `${version}\n`, stderr: "" });
     }
+  });
+
+  test("serve on a host this machine cannot listen on stops at once, naming the host and where it came from", async () => {
+    const flag = await run(["serve", "--host", "999.1.1.1", "--port", "0", "--no-demo"]);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toContain('--host "999.1.1.1": this machine cannot listen there');
+    const fromEnv = await run(["serve", "--port", "0", "--no-demo"], { HOST: "no-such-host.invalid" });
+    expect(fromEnv.code).toBe(1);
+    expect(fromEnv.stderr).toContain('HOST "no-such-host.invalid": this machine cannot listen there');
   });
 });
 
@@ -109,15 +120,66 @@ describe("snapshot build", () => {
     const out = join(dir, "kept.snap");
     await run(["snapshot", "build", "-", "-o", out], NDJSON);
     const before = readFileSync(out);
-    const bad = await run(["snapshot", "build", "-", "-o", out], `${CSV}0x10,n,e,active\n`);
+    const bad = await run(["snapshot", "build", "-", "-o", out], `${CSV}4,n,e\n`);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toEndWith('error: <stdin>:4: id must be a number in JSON syntax (got "0x10")\n');
+    expect(bad.stderr).toEndWith("error: <stdin>:4: CSV row has 3 fields, the header has 4\n");
     for (const empty of ["", "\n  \n", "[]", "id,name,email,status\n"]) {
       const r = await run(["snapshot", "build", "-", "-o", out], empty);
       expect(r.code).toBe(1);
-      expect(r.stderr).toEndWith("error: <stdin>:1: no records (an empty dataset is not built)\n");
+      expect(r.stderr).toEndWith("error: <stdin>:1: no records (an empty table is built only with --allow-empty)\n");
     }
     expect(Buffer.compare(readFileSync(out), before)).toBe(0);
+  });
+
+  test("the output lists every column with its kind, the key, the fields left out and a warning per secret-like column", async () => {
+    const out = join(dir, "secret.snap");
+    const input = `${[3, 1, 2].map((id) => JSON.stringify({ id, name: `n${id}`, email: `e${id}@x.org`, status: "active", password_hash: `h${id}`, api_token: "t" })).join("\n")}\n`;
+    const warned = await run(["snapshot", "build", "-", "-o", out], input);
+    expect(warned.code).toBe(0);
+    const lines = warned.stderr.split("\n");
+    expect(lines.slice(0, 4)).toEqual([
+      "reading <stdin> as NDJSON",
+      "columns: id number (key), name text, email text, status text, password_hash text, api_token text",
+      'warning: column "password_hash" looks like a secret (it holds "password") and will be served to every client; leave it out with --exclude password_hash',
+      'warning: column "api_token" looks like a secret (it holds "token") and will be served to every client; leave it out with --exclude api_token',
+    ]);
+    const excluded = await run(["snapshot", "build", "-", "-o", out, "--exclude", "password_hash, api_token"], input);
+    expect(excluded.code).toBe(0);
+    expect(excluded.stderr.split("\n").slice(0, 3)).toEqual(["reading <stdin> as NDJSON", "columns: id number (key), name text, email text, status text", "excluded: password_hash, api_token"]);
+    expect(loadSnapshot(out).store.schema.columns.map((c) => c.id)).toEqual(["id", "name", "email", "status"]);
+    const typo = await run(["snapshot", "build", "-", "-o", out, "--exclude", "pasword_hash"], input);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toEndWith('error: --exclude "pasword_hash" is not a field of the input; fields: id, name, email, status, password_hash, api_token\n');
+    const key = await run(["snapshot", "build", "-", "-o", out, "--exclude", "id"], input);
+    expect(key.stderr).toEndWith('error: --exclude "id" names the key column; a table cannot be built without its key\n');
+  });
+
+  test("--key, --delimiter: a missing key is named, a semicolon CSV suggests its delimiter", async () => {
+    const out = join(dir, "semi.snap");
+    const semicolons = "id;name;email;status\n3;n3;e3@x.org;active\n1;Smith, John;e1@x.org;inactive\n";
+    const plain = await run(["snapshot", "build", "-", "-o", out, "--format", "csv"], semicolons);
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toEndWith('error: <stdin>:1: the CSV header has no field "id" (the key), read with the delimiter ",": its fields are "id;name;email;status"; split on ";" it has "id": give --delimiter \';\'\n');
+    const told = await run(["snapshot", "build", "-", "-o", out, "--delimiter", ";"], semicolons);
+    expect(told.code).toBe(0);
+    expect(loadSnapshot(out).store.rowCount).toBe(2);
+    const tabs = await run(["snapshot", "build", "-", "-o", out, "--delimiter", "tab"], semicolons.replaceAll(";", "\t"));
+    expect(tabs.code).toBe(0);
+    const badDelimiter = await run(["snapshot", "build", "-", "-o", out, "--delimiter", ";;"], semicolons);
+    expect(badDelimiter.stderr).toContain('the delimiter must be one character (got ";;")');
+    const key = await run(["snapshot", "build", "-", "-o", out, "--key", "user_id"], NDJSON);
+    expect(key.code).toBe(1);
+    expect(key.stderr).toEndWith('error: --key "user_id" is not a field of the input; fields: id, name, email, status\n');
+  });
+
+  test("an input that is a directory or missing says so with its path", async () => {
+    const sub = join(dir, "input-dir");
+    mkdirSync(sub, { recursive: true });
+    const r = await run(["snapshot", "build", sub, "-o", join(dir, "dir.snap")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: ${sub}: cannot read the input: is a directory, not a data file\n`);
+    const missing = await run(["snapshot", "build", join(dir, "nope.csv"), "-o", join(dir, "dir.snap")]);
+    expect(missing.stderr).toBe(`error: ${join(dir, "nope.csv")}: cannot read the input: no such file\n`);
   });
 
   test("SIGTERM or SIGINT during the write removes the temporary file and keeps the previous snapshot; after a SIGKILL, the next build does", async () => {

@@ -21,7 +21,7 @@ import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
 import { ByteLru } from "../engine/cache.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { type AccessPolicy, type KeyEntry, PolicyError, type RoleSpec, keyDigest, readPolicy } from "./policy.ts";
-import { type RoleView, ViewCache, type ViewRefusal, roleSchema } from "./view.ts";
+import { type RoleView, ViewCache, type ViewRefusal } from "./view.ts";
 
 /** Why a request is refused (the `reason` label of the denials metric). */
 export const DENIAL_REASONS = ["missing", "invalid", "expired", "unknown_role", "missing_claim", "invalid_claim", "not_allowed", "policy_mismatch"] as const;
@@ -114,10 +114,10 @@ export interface AccessControl {
   /**
    * The grant or denial of a request's credential for the data served with `schema`: at once
    * for a key or a token verified before, later for a token verified now. A denial is counted
-   * and logged (rate-limited) unless `quiet`.
+   * and logged (rate-limited).
    * @param need "everything" for the metrics (a role that sees every row and column)
    */
-  authorize(request: Request, schema: Schema, need?: Need, quiet?: boolean): Grant | Denial | Promise<Grant | Denial>;
+  authorize(request: Request, schema: Schema, need?: Need): Grant | Denial | Promise<Grant | Denial>;
   /** The grant of the same principal for another schema (a snapshot swapped in since the request was authorized). */
   regrant(grant: Grant, schema: Schema): Grant | Denial;
   /**
@@ -127,8 +127,6 @@ export interface AccessControl {
    * @throws PolicyError (or a file error) when the new policy is refused
    */
   reload(): void;
-  /** The columns every role sees, over `schema` (what the OpenAPI document shows without a credential). */
-  publicSchema(schema: Schema): Schema;
   /** The policy serving now. */
   policy(): AccessPolicy;
 }
@@ -160,8 +158,7 @@ export function createAccessControl(options: AccessOptions): AccessControl {
   const lastLogged = new Map<DenialReason, number>();
   const suppressed = new Map<DenialReason, number>();
 
-  const refuse = (denial: Denial, request: Request, quiet: boolean): Denial => {
-    if (quiet) return denial;
+  const refuse = (denial: Denial, request: Request): Denial => {
     metrics?.denials.inc({ reason: denial.denied });
     const now = Date.now();
     const last = lastLogged.get(denial.denied) ?? Number.NEGATIVE_INFINITY;
@@ -187,10 +184,10 @@ export function createAccessControl(options: AccessOptions): AccessControl {
   };
 
   /** The grant or denial, checked for what the request needs. */
-  const admitted = (outcome: Grant | Denial, need: Need, request: Request, quiet: boolean): Grant | Denial => {
-    if (isDenial(outcome)) return refuse(outcome, request, quiet);
+  const admitted = (outcome: Grant | Denial, need: Need, request: Request): Grant | Denial => {
+    if (isDenial(outcome)) return refuse(outcome, request);
     if (need === "everything" && !outcome.view.unrestricted) {
-      return refuse({ denied: "not_allowed", detail: `role "${outcome.principal.role.name}" may not read this: it needs a role that sees every row and column` }, request, quiet);
+      return refuse({ denied: "not_allowed", detail: `role "${outcome.principal.role.name}" may not read this: it needs a role that sees every row and column` }, request);
     }
     return outcome;
   };
@@ -219,21 +216,21 @@ export function createAccessControl(options: AccessOptions): AccessControl {
     return entry.grant;
   };
 
-  const authorize = (request: Request, schema: Schema, need: Need = "data", quiet = false): Grant | Denial | Promise<Grant | Denial> => {
+  const authorize = (request: Request, schema: Schema, need: Need = "data"): Grant | Denial | Promise<Grant | Denial> => {
     const s = state;
     const header = request.headers.get("authorization");
     const match = header === null ? null : BEARER.exec(header);
-    if (match === null) return refuse({ denied: "missing", detail: "this endpoint needs a credential: send Authorization: Bearer <token or key>" }, request, quiet);
+    if (match === null) return refuse({ denied: "missing", detail: "this endpoint needs a credential: send Authorization: Bearer <token or key>" }, request);
     const token = match[1];
-    if (token.length > MAX_CREDENTIAL_CHARS) return refuse({ denied: "invalid", detail: `the credential is longer than ${MAX_CREDENTIAL_CHARS} characters` }, request, quiet);
+    if (token.length > MAX_CREDENTIAL_CHARS) return refuse({ denied: "invalid", detail: `the credential is longer than ${MAX_CREDENTIAL_CHARS} characters` }, request);
     // a token verified before: until its expiry
     const kept = s.tokens.get(token);
     if (kept !== undefined) {
       if (Date.now() >= kept.expiresAt) {
         s.tokens.delete(token);
-        return refuse({ denied: "expired", detail: "the token has expired" }, request, quiet);
+        return refuse({ denied: "expired", detail: "the token has expired" }, request);
       }
-      return admitted(entryGrant(s, kept, schema), need, request, quiet);
+      return admitted(entryGrant(s, kept, schema), need, request);
     }
     // a key of the policy: its digest against every key's, without stopping at a match
     if (s.keys.length > 0) {
@@ -248,19 +245,19 @@ export function createAccessControl(options: AccessOptions): AccessControl {
           key.grant = grantOf(s, key.principal, schema);
           key.schema = schema;
         }
-        return admitted(key.grant, need, request, quiet);
+        return admitted(key.grant, need, request);
       }
     }
     const jwt = s.policy.jwt;
-    if (jwt === null || !JWT_SHAPE.test(token)) return refuse({ denied: "invalid", detail: "the credential is not valid: not a key of the access policy, nor a JWT" }, request, quiet);
+    if (jwt === null || !JWT_SHAPE.test(token)) return refuse({ denied: "invalid", detail: "the credential is not valid: not a key of the access policy, nor a JWT" }, request);
     return verify(s, token).then(
       (payload) => {
         const entry = entryOf(s, payload);
         // kept by its text; its bytes: the text (2 bytes a character) and the claims, roughly
         s.tokens.set(token, entry, 512 + 4 * token.length);
-        return admitted(entryGrant(s, entry, schema), need, request, quiet);
+        return admitted(entryGrant(s, entry, schema), need, request);
       },
-      (error: unknown) => refuse(jwtDenial(error), request, quiet),
+      (error: unknown) => refuse(jwtDenial(error), request),
     );
   };
 
@@ -284,17 +281,7 @@ export function createAccessControl(options: AccessOptions): AccessControl {
     logger.info({ file: options.file, roles: next.policy.roles.size, keys: next.policy.keys.length, jwt: next.policy.jwt?.keys.kind ?? "none" }, "access policy reloaded");
   };
 
-  const publicSchema = (schema: Schema): Schema => {
-    let shown: Set<string> | null = null;
-    for (const role of state.policy.roles.values()) {
-      const ids = roleSchema(role, schema).columns.map((c) => c.id);
-      shown = shown === null ? new Set(ids) : new Set(ids.filter((id) => (shown as Set<string>).has(id)));
-    }
-    const columns = schema.columns.filter((c) => shown === null || shown.has(c.id) || c.id === schema.key);
-    return { columns, key: schema.key, partition: schema.partition !== null && columns.some((c) => c.id === schema.partition) ? schema.partition : null };
-  };
-
-  return { authorize, regrant, reload, publicSchema, policy: () => state.policy };
+  return { authorize, regrant, reload, policy: () => state.policy };
 }
 
 /** Verifies a JWT with the policy's keys (each secret in turn while one replaces another). */

@@ -19,20 +19,3 @@ const MARKS = /\p{M}/gu;
 export function fold(s: string): string {
   return s.normalize("NFKD").replace(MARKS, "").toLowerCase();
 }
-
-
-/** The last string {@link foldRepeated} folded, and its fold. */
-let lastNeedle = "";
-let lastFolded = "";
-
-/**
- * {@link fold}, remembering the last string: for a needle folded once per tested value (a live
- * replica's delta rows are tested one by one with the same test).
- */
-export function foldRepeated(s: string): string {
-  if (s !== lastNeedle) {
-    lastFolded = fold(s);
-    lastNeedle = s;
-  }
-  return lastFolded;
-}

@@ -21,7 +21,7 @@ import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAll, wi
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
-import { liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
+import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
 import { type PrintedStep, printStep } from "./plan.ts";
 import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
@@ -355,7 +355,11 @@ function walkRows(
  */
 export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
   const plan = planOf(engine, query);
-  if (!analyze) return { plan: printStep(plan.root), page: null };
+  if (!analyze) {
+    // over a live replica's changes, the plan says what the window merges with
+    if (hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
+    return { plan: printStep(plan.root), page: null };
+  }
   const page = execute(engine, plan, true);
   return { plan: printStep(plan.root), page };
 }
@@ -431,7 +435,7 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   }
   if (isKeyOrder(store, keys) && engine.plan !== "walk") {
     root.op = "keyOrder";
-    return sorted();
+    return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
   }
   const set = filter.set;
   if (engine.plan !== "auto") root.op = engine.plan;
@@ -454,4 +458,20 @@ export function extraRecords(engine: Engine): ExtraRecords | null {
   const live = engine.live;
   if (live === null || live.rows === 0) return null;
   return { first: engine.store.rowCount, bytes: live.delta.recordBytes, offsets: live.delta.recordOffsets };
+}
+
+/**
+ * The id of the state an engine answers from (docs/api.md "Live replicas"): its snapshot's id,
+ * or `<snapshotId>@<LSN>` once a batch of changes is applied — what `X-Snapshot-Id` shows and
+ * entity tags are made from.
+ */
+export function versionId(engine: Engine): string {
+  const live = engine.live;
+  return live === null || live.sequence === 0 ? engine.store.snapshotId : `${engine.store.snapshotId}@${live.lsn}`;
+}
+
+/** Rows an engine serves: the store's, less the tombstoned ones, plus the live changed rows. */
+export function rowCountOf(engine: Engine): number {
+  const live = engine.live;
+  return live === null ? engine.store.rowCount : engine.store.rowCount - live.deaths + live.live;
 }

@@ -12,7 +12,7 @@ import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
 import type { DeltaVersion } from "../live/delta.ts";
 import { liveOrderAll, liveSegments } from "./live-order.ts";
 import { type FilterResult, matchRows, rowsInMask } from "./row-set.ts";
-import { type Checkpoint, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, type Segment, buildSegments, normalizeSort, orderAll, windowRows } from "./order.ts";
 
 /** Rows a batch holds by default: about 0.5 MB of CSV, a few milliseconds of work. */
 export const EXPORT_BATCH_ROWS = 4096;
@@ -44,29 +44,38 @@ export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATC
     total = filter.set.count;
     mask = filter.set.mask;
   }
-  let offset = 0;
   if (keys.length > 1) {
     // several keys: a walk would sort each run of equal first keys it touches, once per batch
     const rows = filter.kind === "all" ? identity(store.rowCount) : filter.kind === "set" ? matchRows(store, filter.set) : rowsOfMask(engine, mask);
-    const ordered = orderAll(store, rows, keys);
-    return {
-      total,
-      next() {
-        if (offset >= ordered.length) return null;
-        const batch = ordered.subarray(offset, offset + batchRows);
-        offset += batch.length;
-        return batch;
-      },
-    };
+    return sortedCursor(total, orderAll(store, rows, keys), batchRows);
   }
   if (filter.kind === "set") filter = exactSet(engine, filter);
-  const segments = buildSegments(store, keys, mask);
+  return walkCursor(store, total, buildSegments(store, keys, mask), filter, batchRows, null);
+}
+
+/** A cursor over rows already in order, `batchRows` at a time. */
+function sortedCursor(total: number, ordered: Uint32Array, batchRows: number): ExportCursor {
+  let offset = 0;
+  return {
+    total,
+    next() {
+      if (offset >= ordered.length) return null;
+      const batch = ordered.subarray(offset, offset + batchRows);
+      offset += batch.length;
+      return batch;
+    },
+  };
+}
+
+/** A cursor walking the segments of an order (merged with a live engine's overlays when given), each batch resumed at the last one's checkpoint. */
+function walkCursor(store: Engine["store"], total: number, segments: Segment[], filter: FilterResult, batchRows: number, live: LiveWalk | null): ExportCursor {
+  let offset = 0;
   let checkpoint: Checkpoint | null = null;
   return {
     total,
     next() {
       if (offset >= total) return null;
-      const walked = windowRows(store, segments, filter, offset, batchRows, checkpoint);
+      const walked = windowRows(store, segments, filter, offset, batchRows, checkpoint, live);
       if (walked.checkpoint !== null) checkpoint = walked.checkpoint;
       offset += walked.rows.length;
       return walked.rows.length === 0 ? null : walked.rows;
@@ -86,34 +95,11 @@ function openLiveExport(engine: Engine & { live: DeltaVersion }, query: Query, b
   const live = liveFilter(engine, query.filter, filter);
   const keys = normalizeSort(store, query.sort);
   const total = live.total;
-  let offset = 0;
   const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
   const merged = keys.length > 1 ? null : liveSegments(version, live, keys, mask);
-  if (merged === null) {
-    const ordered = liveOrderAll(version, live, keys);
-    return {
-      total,
-      next() {
-        if (offset >= ordered.length) return null;
-        const batch = ordered.subarray(offset, offset + batchRows);
-        offset += batch.length;
-        return batch;
-      },
-    };
-  }
+  if (merged === null) return sortedCursor(total, liveOrderAll(version, live, keys), batchRows);
   if (filter.kind === "set") filter = exactSet(engine, filter);
-  let checkpoint: Checkpoint | null = null;
-  const walk = { dead: version.baseDead, overlays: merged.overlays };
-  return {
-    total,
-    next() {
-      if (offset >= total) return null;
-      const walked = windowRows(store, merged.segments, filter, offset, batchRows, checkpoint, walk);
-      if (walked.checkpoint !== null) checkpoint = walked.checkpoint;
-      offset += walked.rows.length;
-      return walked.rows.length === 0 ? null : walked.rows;
-    },
-  };
+  return walkCursor(store, total, merged.segments, filter, batchRows, { dead: version.baseDead, overlays: merged.overlays });
 }
 
 /** A match set of the export's own whose bitmap holds exactly the matches (what a walk tests). */

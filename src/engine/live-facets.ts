@@ -20,9 +20,8 @@ import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { type Store, storedColumn } from "../store/types.ts";
 import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
-import { baseHas } from "./live-rows.ts";
 import { type Facet, type FacetsAnswer, TopCounts, codedCounts, codedListing, forEachMember, membersOf, partitionCountsOf, textCounts, textView, valueExtent } from "./facets.ts";
-import type { LiveFilter } from "./live-rows.ts";
+import { type LiveFilter, baseHas, deadRowsOf } from "./live-rows.ts";
 import { liveComparator } from "./live-order.ts";
 
 const encoder = new TextEncoder();
@@ -71,7 +70,7 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
     const partitioned = store.partition !== null && store.partition.column === id;
     const counts = partitioned ? partitionCountsOf(store, live.base) : codedCounts(store, column, membersOf(store, live.base));
     const rankOf = partitioned ? (store.partition?.codes as Uint8Array) : (column.rankByRow as Uint32Array);
-    for (const row of live.deadInBase) counts[rankOf[row]]--;
+    for (const row of deadRowsOf(version, live)) counts[rankOf[row]]--;
     const distinct = column.distinct as Float64Array;
     const extra = new Map<number, number>();
     for (const row of live.delta) {
@@ -121,7 +120,7 @@ function textFacet(version: DeltaVersion, column: StoredColumn, delta: DeltaColu
   const add = (rank: number, count: number) => counts.set(rank, (counts.get(rank) ?? 0) + count);
   if (sparse !== null) for (const [rank, count] of sparse) add(rank, count);
   let nulls = baseNulls;
-  for (const row of live.deadInBase) {
+  for (const row of deadRowsOf(version, live)) {
     const rank = view.rankByRow[row];
     if (rank === 0) nulls--;
     else add(rank, -1);

@@ -26,8 +26,8 @@ import { type Store, allCodes, storedColumn } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import type { LiveFilter } from "./live-rows.ts";
 import type { Overlay } from "./merged-walk.ts";
-import { type Segment, buildSegments, orderAll } from "./order.ts";
-import { matchRows } from "./row-set.ts";
+import { type Segment, buildSegments, orderAll, segmentOrder } from "./order.ts";
+import { type MatchSet, firstMatchRows, matchRows } from "./row-set.ts";
 
 /** A comparator of extended rows. */
 export type RowCompare = (a: number, b: number) => number;
@@ -208,7 +208,8 @@ function placesOf(version: DeltaVersion, seg: Segment, fit: Fit): Places {
     cache = new Map();
     placeCaches.set(delta, cache);
   }
-  const id = `${seg.permName}|${seg.start}|${seg.end}|${fit.exact}|${fit.value}|${fit.mask}`;
+  const order = segmentOrder(seg);
+  const id = `${order.permName}|${seg.start}|${seg.end}|${fit.exact}|${fit.value}|${fit.mask}`;
   let places = cache.get(id);
   if (places === undefined) {
     places = { rowsCovered: 0, rows: new Uint32Array(16), at: new Uint32Array(16), count: 0, deathsCovered: 0, deadAt: new Uint32Array(16), deathIndex: new Uint32Array(16), deadCount: 0 };
@@ -216,7 +217,7 @@ function placesOf(version: DeltaVersion, seg: Segment, fit: Fit): Places {
   }
   if (places.rowsCovered >= delta.rows && places.deathsCovered >= delta.deaths) return places;
   const latest: DeltaVersion = { ...version, rows: delta.rows };
-  const compare = liveComparator(latest, seg.permKey === null ? [] : [seg.permKey]);
+  const compare = liveComparator(latest, order.permKey === null ? [] : [order.permKey]);
   const p2 = partitionRank2(latest);
   const pv = partitionValue(latest);
   const all = allCodes(store);
@@ -327,20 +328,21 @@ function overlayOf(version: DeltaVersion, live: LiveFilter, seg: Segment, fit: F
     const src = seg.reverse ? deadAt.length - 1 - i : i;
     outDead[i] = seg.reverse ? seg.end - 1 - deadAt[src] : deadAt[src] - seg.start;
   }
+  // the tombstoned rows of B in the segment's partition codes
   let deadMatches = 0;
-  const codes = store.partition?.codes;
   const all = allCodes(store);
-  for (const row of live.deadInBase) if (fits(fit, codes === undefined ? 0 : 2 * codes[row], Number.NaN, all)) deadMatches++;
+  for (let code = 0; code < live.deadCounts.length; code++) if (fits(fit, 2 * code, Number.NaN, all)) deadMatches += live.deadCounts[code];
   let rank2: ((row: number) => number) | null = null;
   let compare: RowCompare | null = null;
-  if (runKeys !== null && seg.rank !== null && seg.permKey !== null) {
-    const column = version.delta.columns.get(seg.permKey.column) as DeltaColumn;
+  const permKey = segmentOrder(seg).permKey;
+  if (runKeys !== null && seg.rank !== null && permKey !== null) {
+    const column = version.delta.columns.get(permKey.column) as DeltaColumn;
     const ranks = seg.rank;
     const delta2 = deltaRanks(version.delta, column, version.rows) as Float64Array;
     rank2 = (row) => (row < n ? 2 * ranks[row] : delta2[row - n]);
     // a run of an odd rank² holds changed rows of different values between two base values:
     // the run column first, then the other keys
-    compare = liveComparator(version, [{ ...seg.permKey, direction: seg.reverse ? "desc" : "asc" }, ...runKeys]);
+    compare = liveComparator(version, [{ ...permKey, direction: seg.reverse ? "desc" : "asc" }, ...runKeys]);
   }
   void len;
   return { rows: outRows, at: outAt, deadAt: outDead, deadMatches, rank2, compare };
@@ -367,7 +369,8 @@ export function liveSegments(version: DeltaVersion, live: LiveFilter, keys: Sort
       const template = segments[0] ?? buildSegments(store, keys, all)[0];
       const slots: { g: number; value: number; seg: Segment; fit: Fit }[] = segments.map((seg, s) => ({ g: 2 * seg.codeOf, value: 0, seg, fit: fitsOf[s] }));
       for (const [value, g] of odd) {
-        const seg: Segment = { ...template, perm: null, start: 0, end: 0, codeOf: -1, codeMask: all, permName: `${template.permName}@${value}` };
+        // its changed rows in the template's order (its fit, by value, keeps its places apart)
+        const seg: Segment = { ...template, perm: null, start: 0, end: 0, codeOf: -1, codeMask: all };
         slots.push({ g, value, seg, fit: { exact: g, value, mask: 0 } });
       }
       // by rank², then (between two base values) by value; descending reversed
@@ -387,8 +390,8 @@ export function liveSegments(version: DeltaVersion, live: LiveFilter, keys: Sort
   return { segments, overlays };
 }
 
-/** The base rows of a filter result that are live, ascending. */
-function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
+/** The base rows of a filter result that are live (not in `dead`, the tombstones), ascending. */
+function liveBaseRows(store: Store, live: LiveFilter, dead: Uint32Array): Uint32Array {
   const base = live.base;
   let rows: Uint32Array;
   if (base.kind === "set") rows = matchRows(store, base.set);
@@ -400,16 +403,10 @@ function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
     for (let row = 0; row < store.rowCount; row++) if (((mask >>> (codes === undefined ? 0 : codes[row])) & 1) === 1) all.push(row);
     rows = Uint32Array.from(all);
   }
-  if (live.deadInBase.length === 0) return rows;
-  const out = new Uint32Array(rows.length - live.deadInBase.length);
+  if (live.deadTotal === 0) return rows;
+  const out = new Uint32Array(rows.length - live.deadTotal);
   let k = 0;
-  let x = 0;
-  const dead = live.deadInBase;
-  for (let i = 0; i < rows.length; i++) {
-    while (x < dead.length && dead[x] < rows[i]) x++;
-    if (x < dead.length && dead[x] === rows[i]) continue;
-    out[k++] = rows[i];
-  }
+  for (let i = 0; i < rows.length; i++) if ((dead[rows[i] >>> 5] & (1 << (rows[i] & 31))) === 0) out[k++] = rows[i];
   return out;
 }
 
@@ -420,7 +417,7 @@ function liveBaseRows(store: Store, live: LiveFilter): Uint32Array {
  */
 export function liveOrderAll(version: DeltaVersion, live: LiveFilter, keys: SortKey[]): Uint32Array {
   const store = version.delta.base;
-  const ordered = orderAll(store, liveBaseRows(store, live), keys);
+  const ordered = orderAll(store, liveBaseRows(store, live, version.baseDead), keys);
   const compare = liveComparator(version, keys);
   const extra = Array.from(live.delta).sort(compare);
   const out = new Uint32Array(ordered.length + extra.length);
@@ -453,4 +450,38 @@ export function liveOrderCache(version: DeltaVersion): ByteLru<Uint32Array> {
 /** Tombstones of a version (for the merged walk). */
 export function tombstones(version: DeltaVersion): Bitmap {
   return version.baseDead;
+}
+
+/**
+ * The window [offset, end) of a match set's live rows in key order (ascending, or its exact
+ * reverse): the set's first rows (or, descending, all of them from the last) less the tombstoned
+ * ones, merged by the key with Δ⁺ — O(end + |Δ⁺| log |Δ⁺|) ascending, like the base's first rows.
+ */
+export function liveKeyWindow(version: DeltaVersion, live: LiveFilter, set: MatchSet, desc: boolean, offset: number, end: number): Uint32Array {
+  const store = version.delta.base;
+  const compare = keyCompare(version);
+  const extra = Array.from(live.delta).sort(compare);
+  const dead = version.baseDead;
+  // ascending: the first rows of the set are enough (as many more as it has dead rows)
+  const base = desc ? matchRows(store, set) : firstMatchRows(store, set, end + live.deadTotal);
+  const out = new Uint32Array(end - offset);
+  let k = 0;
+  let b = desc ? base.length - 1 : 0;
+  let x = desc ? extra.length - 1 : 0;
+  const step = desc ? -1 : 1;
+  const more = (i: number, length: number) => (desc ? i >= 0 : i < length);
+  for (let at = 0; at < end; at++) {
+    while (more(b, base.length) && (dead[base[b] >>> 5] & (1 << (base[b] & 31))) !== 0) b += step;
+    const takeBase = more(b, base.length) && (!more(x, extra.length) || (desc ? compare(base[b], extra[x]) > 0 : compare(base[b], extra[x]) < 0));
+    let row: number;
+    if (takeBase) {
+      row = base[b];
+      b += step;
+    } else if (more(x, extra.length)) {
+      row = extra[x];
+      x += step;
+    } else break;
+    if (at >= offset) out[k++] = row;
+  }
+  return out.subarray(0, k);
 }

@@ -31,12 +31,20 @@ export interface Segment {
   /** Keys that order the rows within a run (then the key, in the direction of the last key). */
   rest: SortKey[];
   /**
-   * The order `perm` holds, ascending: its column (`absolute` for `rowsByAbsValue`), ties by
-   * the key; null for the key's order (row numbers, or a partition code's rows by row).
+   * The order `perm` holds, ascending, ties by the key: its column's values (by |value| when
+   * `orderAbsolute`), or the key's own order when null (row numbers, or a partition code's rows
+   * by row). What a live replica's changed rows are placed by ({@link segmentOrder}).
    */
-  permKey: SortKey | null;
-  /** Names `perm` among the store's orders (the live overlays' cache key, with start and end). */
-  permName: string;
+  orderColumn: string | null;
+  orderAbsolute: boolean;
+  /** Which of the store's orders `perm` is (with start and end, it names the stretch). */
+  orderName: "key" | "partition" | "rowsByValue" | "rowsByValueByPartition" | "rowsByAbsValue";
+}
+
+/** A segment's order as a sort key (null: the key's order) and a name for caches (live-order.ts). */
+export function segmentOrder(seg: Segment): { permKey: SortKey | null; permName: string } {
+  if (seg.orderColumn === null) return { permKey: null, permName: seg.orderName };
+  return { permKey: { column: seg.orderColumn, direction: "asc", absolute: seg.orderAbsolute }, permName: `${seg.orderName}:${seg.orderColumn}${seg.orderAbsolute ? ":absolute" : ""}` };
 }
 
 /**
@@ -63,11 +71,12 @@ export interface LiveWalk {
  */
 export function normalizeSort(store: Store, keys: readonly SortKey[]): SortKey[] {
   const out: SortKey[] = [];
-  const seen = new Set<string>();
   const key = store.schema.key;
   for (const k of keys) {
-    if (seen.has(k.column)) continue;
-    seen.add(k.column);
+    // a handful of keys: a scan of those kept is cheaper than a set
+    let repeated = false;
+    for (let i = 0; i < out.length; i++) if (out[i].column === k.column) repeated = true;
+    if (repeated) continue;
     const absolute = k.absolute && storedColumn(store, k.column).spec.kind === "number";
     out.push({ column: k.column, direction: k.direction, absolute });
     if (k.column === key) break;
@@ -110,22 +119,26 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
   const k1 = keys[0];
   const single = singleCode(mask);
   const counts = partitionCounts(store);
-  const seg = (s: Partial<Segment> & Pick<Segment, "perm" | "start" | "end" | "reverse" | "permKey" | "permName">): Segment => ({
-    codeMask: all,
-    codeOf: -1,
-    rank: null,
-    rest: [],
-    ...s,
-  });
-  /** The order `perm` holds (see {@link Segment.permKey}) and its name. */
-  const byKey = { permKey: null, permName: "key" };
-  const byPartition = { permKey: null, permName: "partition" };
-  // an absolute key over a column without rowsByAbsValue (no negative value) reads the value
-  // order, the same order for the base's rows; a live replica's changed rows are placed by |value|
-  const by = (column: string, absolute: boolean, partitioned: boolean) => ({
-    permKey: { column, direction: "asc" as const, absolute },
-    permName: `${absolute && storedColumn(store, column).rowsByAbsValue !== null ? "rowsByAbsValue" : partitioned ? "rowsByValueByPartition" : "rowsByValue"}:${column}${absolute ? ":absolute" : ""}`,
-  });
+  /**
+   * A segment, every field given (one object shape). An absolute key over a column without
+   * rowsByAbsValue (no negative value) reads the value order, the same order for the base's rows:
+   * `absolute` still says how a live replica's changed rows are placed.
+   */
+  const seg = (
+    perm: Uint32Array | null,
+    start: number,
+    end: number,
+    reverse: boolean,
+    codeMask: number,
+    codeOf: number,
+    rank: Uint32Array | null,
+    rest: SortKey[],
+    orderColumn: string | null,
+    orderAbsolute: boolean,
+    orderName: Segment["orderName"],
+  ): Segment => ({ perm, start, end, reverse, codeMask, codeOf, rank, rest, orderColumn, orderAbsolute, orderName });
+  const valueOrder = (column: StoredColumn, absolute: boolean, partitioned: boolean): Segment["orderName"] =>
+    absolute && column.rowsByAbsValue !== null ? "rowsByAbsValue" : partitioned ? "rowsByValueByPartition" : "rowsByValue";
   const partition = store.partition;
   const partitionColumn = partition === null ? null : storedColumn(store, partition.column);
   if (partition !== null && partitionColumn !== null && k1.column === partition.column) {
@@ -138,41 +151,42 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
     return codes.map((code) => {
       const start = codeStart(counts, code);
       const end = start + counts[code];
-      if (k2 === undefined) return seg({ perm: byCode, start, end, reverse: k1.direction === "desc", codeOf: code, ...byPartition });
+      if (k2 === undefined) return seg(byCode, start, end, k1.direction === "desc", all, code, null, [], null, false, "partition");
       const reverse = k2.direction === "desc";
       const column = storedColumn(store, k2.column);
-      if (column.key && !(k2.absolute && column.rowsByAbsValue !== null)) return seg({ perm: byCode, start, end, reverse, codeOf: code, ...(k2.absolute ? { permKey: by(k2.column, true, false).permKey, permName: "partition:absolute" } : byPartition) });
-      if (column.key) return seg({ perm: column.rowsByAbsValue, start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, ...by(k2.column, true, false) });
+      if (column.key && !(k2.absolute && column.rowsByAbsValue !== null)) return seg(byCode, start, end, reverse, all, code, null, [], k2.absolute ? k2.column : null, k2.absolute, "partition");
+      if (column.key) return seg(column.rowsByAbsValue, 0, n, reverse, 1 << code, code, null, [], k2.column, true, "rowsByAbsValue");
       const rest = keys.slice(2);
       if (column.rowsByValueByPartition !== null && !k2.absolute) {
-        return seg({ perm: column.rowsByValueByPartition, start, end, reverse, codeOf: code, rank: column.rankByRow, rest, ...by(k2.column, false, true) });
+        return seg(column.rowsByValueByPartition, start, end, reverse, all, code, column.rankByRow, rest, k2.column, false, "rowsByValueByPartition");
       }
-      return seg({ perm: orderOf(column, k2.absolute), start: 0, end: n, reverse, codeMask: 1 << code, codeOf: code, rank: column.rankByRow, rest, ...by(k2.column, k2.absolute, false) });
+      return seg(orderOf(column, k2.absolute), 0, n, reverse, 1 << code, code, column.rankByRow, rest, k2.column, k2.absolute, valueOrder(column, k2.absolute, false));
     });
   }
   const reverse = k1.direction === "desc";
   const column = storedColumn(store, k1.column);
   if (column.key) {
     const perm = orderOf(column, k1.absolute);
-    const order = k1.absolute ? by(k1.column, true, false) : byKey;
-    if (mask === all) return [seg({ perm, start: 0, end: n, reverse, ...order })];
+    const orderColumn = k1.absolute ? k1.column : null;
+    const orderName = perm === null ? "key" : "rowsByAbsValue";
+    if (mask === all) return [seg(perm, 0, n, reverse, all, -1, null, [], orderColumn, k1.absolute, orderName)];
     if (perm === null && single >= 0 && partitionColumn !== null) {
       const start = codeStart(counts, single);
-      return [seg({ perm: partitionColumn.rowsByValue, start, end: start + counts[single], reverse, codeOf: single, ...byPartition })];
+      return [seg(partitionColumn.rowsByValue, start, start + counts[single], reverse, all, single, null, [], orderColumn, k1.absolute, "partition")];
     }
-    return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, ...order })];
+    return [seg(perm, 0, n, reverse, mask, single, null, [], orderColumn, k1.absolute, orderName)];
   }
   const rest = keys.slice(1);
   // in the absolute order too, equal values are consecutive: a run is a rank's rows
   const rank = column.rankByRow;
   const perm = orderOf(column, k1.absolute);
-  const order = by(k1.column, k1.absolute, false);
-  if (mask === all) return [seg({ perm, start: 0, end: n, reverse, rank, rest, ...order })];
+  const orderName = valueOrder(column, k1.absolute, false);
+  if (mask === all) return [seg(perm, 0, n, reverse, all, -1, rank, rest, k1.column, k1.absolute, orderName)];
   if (single >= 0 && column.rowsByValueByPartition !== null && !k1.absolute) {
     const start = codeStart(counts, single);
-    return [seg({ perm: column.rowsByValueByPartition, start, end: start + counts[single], reverse, codeOf: single, rank, rest, ...by(k1.column, false, true) })];
+    return [seg(column.rowsByValueByPartition, start, start + counts[single], reverse, all, single, rank, rest, k1.column, false, "rowsByValueByPartition")];
   }
-  return [seg({ perm, start: 0, end: n, reverse, codeMask: mask, codeOf: single, rank, rest, ...order })];
+  return [seg(perm, 0, n, reverse, mask, single, rank, rest, k1.column, k1.absolute, orderName)];
 }
 
 /** Matches in a segment, known without walking it. */
@@ -276,7 +290,8 @@ export function windowRows(
     // A walk resumed mid-segment may end the segment with part of the skip left.
     skip = walked.skipLeft;
   }
-  return { rows: out.subarray(0, k), checkpoint };
+  // a full window is the array itself (a subarray costs a view object)
+  return { rows: k === limit ? out : out.subarray(0, k), checkpoint };
 }
 
 /**

@@ -35,8 +35,3 @@ export const USER_COLUMN_SPECS: readonly ColumnSpec[] = [
   { id: "email", kind: "text" },
   { id: "status", kind: "enum", values: [...STATUS_VALUES] },
 ];
-
-/** The code of a status value (its index in {@link STATUS_VALUES}, any case), or -1 when it is not one. */
-export function statusCode(value: string): number {
-  return (STATUS_VALUES as readonly string[]).indexOf(value.toLowerCase());
-}

@@ -3,7 +3,10 @@
  * and checking `Authorization: Bearer <key>` (RFC 6750 §2.1) in constant time.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readRegular } from "../files/blocking.ts";
+
+/** Largest API keys file read, in bytes. */
+const MAX_KEYS_FILE_BYTES = 16 * 1024 * 1024;
 
 /** Checks an `Authorization` header value against the configured keys. */
 export interface ApiKeyCheck {
@@ -19,12 +22,16 @@ export interface ApiKeyCheck {
 /**
  * Reads an API keys file: one key a line; blank lines and lines starting with `#` are ignored;
  * spaces around a key are trimmed.
- * @throws Error naming the file when it cannot be read or holds no key
+ * @throws Error naming the file when it cannot be read (a FIFO or another file that is not a
+ *   regular file included) or holds no key
  */
 export function readApiKeysFile(path: string): string[] {
   let text: string;
   try {
-    text = readFileSync(path, "utf8");
+    // opened without blocking: a FIFO here is refused at once instead of holding up the start
+    const bytes = readRegular(path, MAX_KEYS_FILE_BYTES);
+    if (bytes === null) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+    text = new TextDecoder().decode(bytes);
   } catch (error) {
     throw new Error(`cannot read the API keys file ${path}: ${(error as Error).message}`);
   }
@@ -38,14 +45,19 @@ export function readApiKeysFile(path: string): string[] {
 
 /**
  * Parses `API_KEYS`: a comma list of keys, spaces around each trimmed, empty entries ignored.
+ * A value with commas but no key (`,`, ` , `) is a mistake that would turn keys off without a
+ * word: it is refused.
  * @returns the keys; empty when the value is absent or blank (keys off)
+ * @throws Error when the value is not blank but holds no key
  */
 export function parseApiKeysList(value: string | undefined): string[] {
-  if (value === undefined) return [];
-  return value
+  if (value === undefined || value.trim() === "") return [];
+  const keys = value
     .split(",")
     .map((k) => k.trim())
     .filter((k) => k !== "");
+  if (keys.length === 0) throw new Error("API_KEYS holds no key, only commas and spaces: give a comma list of keys, or leave it empty (or unset) to run without keys");
+  return keys;
 }
 
 /** SHA-256 of a string: every key and every presented token compares as 32 bytes. */

@@ -13,7 +13,7 @@ import type { Logger } from "pino";
 import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
-import { type Engine, type Page, execute, extraRecords, filterCacheKey, filterCost, isExpensive, planOf } from "../engine/execute.ts";
+import { type Engine, type Page, execute, extraRecords, filterCacheKey, filterCost, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
 import { type PrintedStep, printStep } from "../engine/plan.ts";
 import { withinScope } from "../query/columns.ts";
 import type { Schema } from "../schema/kinds.ts";
@@ -91,6 +91,11 @@ export interface AppOptions {
   state?: () => ServerState;
   /** When the snapshot serving now was built (its header's `createdAt`, ISO 8601); absent: unknown. */
   snapshotCreatedAt?: () => string;
+  /**
+   * More fields for /healthz and /readyz (a replica's `source`: its last poll and staleness,
+   * docs/operations.md); absent: none.
+   */
+  status?: () => Record<string, unknown>;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -237,7 +242,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = engine.store.snapshotId;
+      const snapshotId = versionId(engine);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
       // depends on besides the snapshot and the role's view; the filter's key covers any filter
@@ -246,7 +251,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
       return answer(request, engine, scopedQuery(view, parsed.query), coding, (page) =>
-        getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, extraRecords(engine), projectionOf(view)),
+        getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)),
       );
     } catch (error) {
       return fail(request, error, coding);
@@ -283,10 +288,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const parsed = parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = engine.store.snapshotId;
+      const snapshotId = versionId(engine);
       const { query } = parsed;
       const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
-      return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, extraRecords(engine), projectionOf(view)));
+      return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -298,7 +303,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request and the role's view; counted within the role's rows. */
   const facetsAnswer = (request: Request, engine: Engine, view: RoleView | null, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
@@ -335,14 +340,14 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const exportAnswer = (request: Request, engine: Engine, view: RoleView | null, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
     const header = request.headers.get("accept-encoding");
     const gzip = acceptsGzip(header);
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
     const query = scopedQuery(view, parsed.query);
-    const shape = { schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
+    const shape = { version: snapshotId, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
     return scheduled(request, engine, query.filter, negotiateCoding(header), () => exportResponse(engine.store, openExport(engine, query), parsed.format, etag, gzip, logger, resource, shape));
   };
   const exportGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
@@ -375,13 +380,15 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const store = engine.store;
       const view = viewFor(grant, engine);
-      const etag = entityTag(store.snapshotId, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
-      const unchanged = notModified(request, etag, store.snapshotId);
+      const version = versionId(engine);
+      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
+      const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, view?.schema);
-      // a role limited to some rows is told how many it sees, never the table's count
+      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema);
+      // a role limited to some rows is told how many it sees (a live replica's changed rows
+      // among them), never the table's count
       const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
-      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, view.schema, page.total));
+      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -392,7 +399,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
    * analyze run never answers 304 (its timings are the point).
    */
   const explainAnswer = (request: Request, engine: Engine, view: RoleView | null, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = engine.store.snapshotId;
+    const snapshotId = versionId(engine);
     if (conditional && !analyze) {
       const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
       if (unchanged !== null) return unchanged;
@@ -419,7 +426,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const search = searchOf(request.url);
       const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, view === null ? engine.store.schema : view.schema));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(engine.store.snapshotId, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
+      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
       return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -435,7 +442,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(engine.store.snapshotId, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
       return await explainAnswer(request, engine, view, query, analyze, etag, coding, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -467,13 +474,14 @@ export interface OperationsHandlers {
 }
 
 /** The operations handlers, free of any framework like {@link dataHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt">): OperationsHandlers {
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
   const summary = (status: string) => {
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
-    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId });
+    const more = options.status?.() ?? {};
+    if (createdAt === undefined) return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, ...more });
     const ageSeconds = Math.max(0, Math.floor((Date.now() - Date.parse(createdAt)) / 1000));
-    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds });
+    return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
     healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
@@ -481,7 +489,7 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
       const state = options.state?.() ?? "ready";
       if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state }, negotiateCoding(request.headers.get("accept-encoding")));
+      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -498,15 +506,15 @@ export const OPENAPI_JSON = "/openapi/json";
 /** The path of the resource index (docs/api.md "Resource name"). */
 export const RESOURCE_INDEX = "/api";
 
-/** Most documents the OpenAPI route keeps (one per set of columns shown: a role's, or the public one). */
+/** Most documents the OpenAPI route keeps (one per set of columns shown: each role's). */
 const MAX_DOCUMENTS = 64;
 
 /**
  * GET /openapi/json: the document of `routes` for the snapshot serving now (openapi-doc.ts),
  * made once per snapshot and set of columns, so that a reload to another schema describes its
- * columns. With access control on (docs/api.md "Access control"), the route stays open, and its
- * data schemas show the columns of the request's credential's role, or, without a valid one,
- * only the columns every role sees.
+ * columns. It lists the columns and their enum values, so it needs the API key like
+ * `/api/users/schema`; with access control on (docs/api.md "Access control"), a credential, and
+ * its data schemas show the columns of the credential's role (the grant the envelope hands it).
  */
 function openApiHandler(routes: () => readonly Route[], options: AppOptions, paths: ResourcePaths): Handler {
   const documents = new Map<string, string>();
@@ -525,15 +533,7 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
     }
     return new Response(body, { headers: JSON_HEADERS });
   };
-  return (request) => {
-    const schema = options.engine().store.schema;
-    const access = options.access;
-    if (access == null) return documentOf(schema);
-    // quiet: an open route; a request without a valid credential is not a denial
-    const outcome = access.authorize(request, schema, "data", true);
-    const shown = (o: Grant | Denial) => documentOf(isDenial(o) ? access.publicSchema(schema) : o.view.schema);
-    return outcome instanceof Promise ? outcome.then(shown) : shown(outcome);
-  };
+  return (_request, grant) => documentOf(grant === undefined ? options.engine().store.schema : grant.view.schema);
 }
 
 /**
@@ -550,8 +550,9 @@ function resourceIndexHandler(paths: ResourcePaths): Handler {
  * The route table of a server (routes.ts): every route it answers, with its handler, its
  * OpenAPI operation and whether it needs the API key.
  * - the data routes under `/api/<resource>` (docs/api.md "Resource name"), each needing the key;
- * - `/api` (the resource index) and `/metrics`, needing the key; `/healthz`, `/readyz` open;
- * - the OpenAPI document and the docs UI (its page and Scalar bundle), open, not in the document;
+ * - `/api` (the resource index), `/metrics` and the OpenAPI document (not in itself), needing
+ *   the key; `/healthz`, `/readyz` open;
+ * - the docs UI (its page and Scalar bundle), open, not in the document;
  * - the plugins' routes (the demo page), as they come.
  * @throws Error for an invalid resource name (resource.ts), or as static-assets.ts `staticAssets`
  */
@@ -574,7 +575,7 @@ export function routeTable(options: AppOptions): Route[] {
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
     { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true, wholeTable: true },
-    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: false },
+    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: true },
     ...staticAssetsPlugin("docs").routes,
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
   ];

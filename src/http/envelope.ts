@@ -55,12 +55,13 @@ export const OTHER_ROUTE = "other";
 
 /**
  * True for a path no route serves that still needs `Authorization: Bearer <key>` when keys (or
- * access control) are on before it learns its 404 or 405 (docs/api.md "API keys": `/api/*` and
- * `/metrics`), so that a client without a key learns nothing of the API's paths. A served path
- * needs one when its routes say so (routes.ts `Route.keyed`).
+ * access control) are on before it learns its 404 or 405 (docs/api.md "API keys": `/api/*`,
+ * `/metrics` and the OpenAPI document), so that a client without a key learns nothing of the
+ * API's paths. A served path needs one when its routes say so (routes.ts `Route.keyed`);
+ * `OPTIONS` on any path never does (see {@link Envelope.fallback}).
  */
 export function needsApiKey(path: string): boolean {
-  return path === "/metrics" || path === "/api" || path.startsWith("/api/");
+  return path === "/metrics" || path === "/api" || path.startsWith("/api/") || path === "/openapi/json";
 }
 
 /** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
@@ -103,8 +104,9 @@ export interface Envelope {
   wrap: (route: PathRoutes, handler: Handler) => Served;
   /**
    * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
-   * method is 405 with `Allow`, or 204 to `OPTIONS` (a CORS preflight from an allowed origin
-   * gets the preflight headers); any other path (one with a trailing slash too) is 404.
+   * method is 405 with `Allow`, or 204 to `OPTIONS`, with or without a key (a CORS preflight
+   * from an allowed origin gets the preflight headers); any other path (one with a trailing
+   * slash too) is 404.
    */
   fallback: Served;
   /** A 500 problem with a request id, logged with the error (never a stack trace to the client). */
@@ -211,7 +213,8 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
     const allow = allowByPath.get(path);
     const label = allow === undefined ? OTHER_ROUTE : path;
     const preflight = isPreflight(request);
-    if (!preflight && (allow === undefined ? needsApiKey(path) : keyedPaths.has(path))) {
+    // OPTIONS answers with what the path allows (or a preflight) and no data: it needs no key.
+    if (!preflight && request.method !== "OPTIONS" && (allow === undefined ? needsApiKey(path) : keyedPaths.has(path))) {
       if (access !== null) {
         // a credential first, as on the routes: a client without one learns nothing of the paths
         return guarded(access, label, request, started, "data", () => answerUnrouted(request, path, allow, label, started));

@@ -29,6 +29,18 @@ export function facetsResponse(answer: FacetsAnswer, etag: string, snapshotId: s
   return bytesResponse(encoder.encode(JSON.stringify(answer)), 200, headers, coding);
 }
 
+/** What an export's rows are written as (see {@link exportResponse}). */
+export interface ExportShape {
+  /** The id `X-Snapshot-Id` shows (a live replica's `<snapshotId>@<LSN>`). */
+  version: string;
+  /** The schema the client sees: the CSV header's columns. */
+  schema: Schema;
+  /** The members each record keeps (an access role's), or null for every one. */
+  projection: Projection | null;
+  /** The records of rows beyond the store's (a live replica's changed rows), or null. */
+  extra: ExtraRecords | null;
+}
+
 /** Content types of the export formats. */
 const EXPORT_TYPES: Record<ExportFormat, string> = {
   csv: "text/csv; charset=utf-8; header=present",
@@ -46,10 +58,12 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * @param gzip true when the client accepts gzip
  * @param logger where a stopped export is noted (rows written of the total)
  * @param resource the resource name (resource.ts), the file name's first part
- * @param shape what the rows are written as: the schema the client sees (the CSV header's
- *   columns), the projection of the records onto it (an access role's; null for every column),
- *   and the records of rows beyond the store's (a live replica's changed rows); default the
- *   store's schema, every column, none
+ * @param shape what the rows are written as: the version `X-Snapshot-Id` shows and the file is
+ *   named after (engine/execute.ts `versionId`; an LSN's slash becomes `-`), the schema the
+ *   client sees (the CSV header's columns), the projection of the records onto it (an access
+ *   role's; null for every column), and the records of rows beyond the store's (a live
+ *   replica's changed rows: engine/execute.ts `extraRecords`); default the store's snapshot id
+ *   and schema, every column, none
  */
 export function exportResponse(
   store: Store,
@@ -59,15 +73,15 @@ export function exportResponse(
   gzip: boolean,
   logger: Logger,
   resource: string,
-  shape: { schema: Schema; projection: Projection | null; extra: ExtraRecords | null } = { schema: store.schema, projection: null, extra: null },
+  shape: ExportShape = { version: store.snapshotId, schema: store.schema, projection: null, extra: null },
 ): Response {
-  const { projection, extra } = shape;
+  const { version, projection, extra } = shape;
   const header: Uint8Array | null = format === "csv" ? csvHeader(shape.schema) : null;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
-    "content-disposition": `attachment; filename="${resource}-${store.snapshotId}.${format}"`,
+    "content-disposition": `attachment; filename="${resource}-${version.replace("/", "-")}.${format}"`,
     etag,
-    "x-snapshot-id": store.snapshotId,
+    "x-snapshot-id": version,
     "cache-control": "no-cache",
     vary: "Accept-Encoding",
   };

@@ -51,3 +51,19 @@ export function bunListenOptions(listen: ListenOptions) {
 export function listenUrl(host: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
+
+/**
+ * Checks that this machine can listen on `host` (`serve --host` / `HOST`), before any work: a
+ * host that is not one of its addresses, or a name that does not resolve, is refused with the
+ * host named instead of the runtime's `EINVAL … listen`.
+ * @param from where the host came from, for the message (`--host` or `HOST`)
+ * @throws Error naming the host and the cause
+ */
+export function checkListenHost(host: string, from: string): void {
+  try {
+    const probe = Bun.listen({ hostname: host, port: 0, socket: { data() {} } });
+    probe.stop(true);
+  } catch {
+    throw new Error(`${from} ${JSON.stringify(host)}: this machine cannot listen there: give one of its addresses (127.0.0.1, 0.0.0.0, ::) or a name that resolves to one`);
+  }
+}

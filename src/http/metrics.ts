@@ -8,6 +8,9 @@
  */
 import { Counter, Gauge, Registry } from "prom-client";
 import type { Engine } from "../engine/execute.ts";
+import { IO_REASONS } from "../files/errors.ts";
+import { type SourceStatus, stalenessSeconds } from "../publish/follow.ts";
+import { lsnValue } from "../live/changes.ts";
 
 /** Metric names' common prefix. */
 const PREFIX = "users_listing_";
@@ -29,6 +32,12 @@ export interface MetricsSources {
   engine: () => Engine;
   /** The snapshot serving now: rows, id, and how long loading it took, in ms. */
   snapshot: () => { rows: number; snapshotId: string; loadMs: number; createdAt?: string };
+  /** A replica's source (`serve --source`): its polls and staleness; absent or null: not a replica. */
+  source?: () => SourceStatus | null;
+  /** File operations abandoned on a time-out whose thread has not returned (io/threads.ts). */
+  hungIo?: () => number;
+  /** A live table's replica: the LSN its state reached and its lag (docs/live-replicas.md); null when not live. */
+  live?: () => { lsn: string; lagSeconds: number } | null;
 }
 
 /** One server's metrics. */
@@ -221,6 +230,35 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
   });
   reloads.inc({ result: "ok" }, 0);
   reloads.inc({ result: "refused" }, 0);
+  new Gauge({
+    name: `${PREFIX}io_hung_operations`,
+    help: "File or storage operations abandoned after their time limit whose thread has not returned yet (a hung mount or endpoint).",
+    registers,
+    collect() {
+      this.set(sources.hungIo?.() ?? 0);
+    },
+  });
+  if (sources.source !== undefined) sourceMetrics(registers, sources.source);
+  if (sources.live !== undefined) {
+    const live = sources.live;
+    new Gauge({
+      name: `${PREFIX}replication_lsn`,
+      help: "The LSN a live replica's state has reached (the last change batch applied, or its snapshot's), as a number: high 32 bits × 2^32 + low 32 bits.",
+      registers,
+      collect() {
+        const status = live();
+        this.set(status === null ? 0 : lsnValue(status.lsn));
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}replication_lag_seconds`,
+      help: "Seconds from the commit of the oldest change the replica has not applied yet to now (0 when it has applied every published change).",
+      registers,
+      collect() {
+        this.set(live()?.lagSeconds ?? 0);
+      },
+    });
+  }
 
   return {
     registry,
@@ -240,4 +278,73 @@ export function createMetrics(sources: MetricsSources): ServerMetrics {
       return { body: await registry.metrics(), contentType: registry.contentType };
     },
   };
+}
+
+/**
+ * The metrics of a replica's source (docs/operations.md "When things go wrong"): polls by
+ * result and failures by reason (io errors' bounded reasons), whether the last poll succeeded,
+ * failures in a row, when a poll last succeeded, and staleness: seconds since the replica last
+ * saw that it serves the published version (alert on this one).
+ */
+function sourceMetrics(registers: Registry[], source: () => SourceStatus | null): void {
+  new Counter({
+    name: `${PREFIX}source_polls_total`,
+    help: 'Polls of the source (serve --source) by result: "ok" or "failed".',
+    labelNames: ["result"] as const,
+    registers,
+    collect() {
+      const status = source();
+      this.reset();
+      let failed = 0;
+      for (const n of Object.values(status?.polls.failed ?? {})) failed += n ?? 0;
+      this.inc({ result: "ok" }, status?.polls.ok ?? 0);
+      this.inc({ result: "failed" }, failed);
+    },
+  });
+  new Counter({
+    name: `${PREFIX}source_poll_failures_total`,
+    help: "Failed polls of the source by reason (timeout, hung, missing_location, not_published, not_a_file, no_space, unreachable, denied, checksum, refused, bad_manifest, io, storage).",
+    labelNames: ["reason"] as const,
+    registers,
+    collect() {
+      const failed = source()?.polls.failed ?? {};
+      this.reset();
+      for (const reason of IO_REASONS) this.inc({ reason }, failed[reason] ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}source_last_poll_success`,
+    help: "1 when the last poll of the source succeeded, 0 when it failed (its reason: source_poll_failures_total, and the log).",
+    registers,
+    collect() {
+      const last = source()?.lastPoll;
+      this.set(last?.result === "ok" ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}source_consecutive_failures`,
+    help: "Polls of the source that failed since the last one that succeeded.",
+    registers,
+    collect() {
+      this.set(source()?.consecutiveFailures ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}source_last_success_timestamp_seconds`,
+    help: "When a poll of the source last succeeded, in seconds since the Unix epoch (0: never).",
+    registers,
+    collect() {
+      const at = source()?.lastSuccessAt;
+      this.set(at == null ? 0 : Date.parse(at) / 1000);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}source_staleness_seconds`,
+    help: "Seconds since the replica last saw that it serves the version its source publishes (since it started, before that).",
+    registers,
+    collect() {
+      const status = source();
+      this.set(status === null ? 0 : stalenessSeconds(status));
+    },
+  });
 }

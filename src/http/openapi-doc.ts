@@ -26,6 +26,7 @@ import { DEFAULT_BLOCK_SIZE } from "../query/post.ts";
 import { COLUMN_ID, COLUMN_KINDS, type Schema } from "../schema/kinds.ts";
 import { MAX_BODY_BYTES } from "./body.ts";
 import { filterModelSchemas } from "./openapi-filters.ts";
+import { IO_REASONS } from "../files/errors.ts";
 import type { DocContext, Operation, Route } from "./routes.ts";
 
 /** A `$ref` to a named component. */
@@ -387,6 +388,28 @@ function componentSchemas({ schema: s, paths }: DocContext) {
         snapshotId: { type: "string", description: "Id of the snapshot being served." },
         createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
         ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+        source: schema("SourceStatus"),
+      },
+    },
+    SourceStatus: {
+      type: "object",
+      description:
+        "A replica's source (serve --source): its last poll, and how stale the replica is. Present on replicas only; on /readyz's 503 while starting too. The reasons are those of the users_listing_source_poll_failures_total metric; the log line of each failure has the details.",
+      required: ["lastPoll", "lastSuccessAt", "stalenessSeconds", "consecutiveFailures", "latestSnapshotId"],
+      properties: {
+        lastPoll: {
+          type: ["object", "null"],
+          required: ["at", "result"],
+          properties: {
+            at: { type: "string", format: "date-time" },
+            result: { type: "string", enum: ["ok", "failed"] },
+            reason: { type: "string", enum: [...IO_REASONS], description: "Why it failed." },
+          },
+        },
+        lastSuccessAt: { type: ["string", "null"], format: "date-time", description: "When a poll last succeeded." },
+        stalenessSeconds: { type: "integer", minimum: 0, description: "Seconds since the replica last saw that it serves the published version." },
+        consecutiveFailures: { type: "integer", minimum: 0, description: "Polls failed since the last success." },
+        latestSnapshotId: { type: ["string", "null"], description: "The snapshot id the source's manifest named when last read." },
       },
     },
     Ready: {
@@ -399,6 +422,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
         snapshotId: { type: "string", description: "Id of the snapshot being served." },
         createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
         ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+        source: schema("SourceStatus"),
       },
     },
   };
@@ -454,7 +478,7 @@ const SECURITY_SCHEMES = {
     type: "http",
     scheme: "bearer",
     description:
-      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request needs `Authorization: Bearer <key>`. With --access (access control), the credential is a JWT (HS256 with the policy's secret, or RS256/ES256 with its JWKS file) or a key of the policy, and its role decides which rows and columns every answer holds; this document then shows the role's columns (without a credential, those every role sees). /healthz, /readyz and this document stay open.",
+      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request, and this document (/openapi/json), needs `Authorization: Bearer <key>`. With --access (access control), the credential is a JWT (HS256 with the policy's secret, or RS256/ES256 with its JWKS file) or a key of the policy, and its role decides which rows and columns every answer holds; this document then shows the role's columns. /healthz, /readyz and OPTIONS stay open.",
   },
 };
 

@@ -95,7 +95,8 @@ export function textResponse(text: string, status: number, headers: Record<strin
  * @param metaJson `JSON.stringify(request.meta)`, computed once by the caller
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
- * @param extra the records of rows beyond the store's (a live replica's changed rows), or null
+ * @param version the id `X-Snapshot-Id` shows (engine/execute.ts `versionId`)
+ * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`), or null
  * @param projection the columns each record keeps (an access role's), or null for every one
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
@@ -107,6 +108,7 @@ export function getResponse(
   metaJson: string,
   etag: string,
   coding: Coding | null,
+  version: string = store.snapshotId,
   extra: ExtraRecords | null = null,
   projection: Projection | null = null,
 ): Response {
@@ -116,7 +118,7 @@ export function getResponse(
     `,"total":${total},"page":${page},"pageSize":${pageSize}` +
     `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` +
     `,"meta":${metaJson}}`;
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra, projection), etag, store.snapshotId, coding);
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra, projection), etag, version, coding);
 }
 
 /**
@@ -125,12 +127,22 @@ export function getResponse(
  * @param total rows matching the query
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param version as for {@link getResponse}
  * @param extra as for {@link getResponse}
  * @param projection as for {@link getResponse}
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null, extra: ExtraRecords | null = null, projection: Projection | null = null): Response {
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra, projection), etag, store.snapshotId, coding);
+export function postResponse(
+  store: Store,
+  rows: Uint32Array,
+  total: number,
+  etag: string,
+  coding: Coding | null,
+  version: string = store.snapshotId,
+  extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
+): Response {
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra, projection), etag, version, coding);
 }
 
 /**
@@ -144,13 +156,14 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
  * the rows it sees.
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param version the id `X-Snapshot-Id` and `snapshotId` show (engine/execute.ts `versionId`: `<snapshotId>@<LSN>` over a live replica's changes)
+ * @param rows the rows the client sees (engine/execute.ts `rowCountOf`, or an access role's count), default the store's row count
  * @param shown the schema the client sees (an access role's), default the store's
- * @param rows the rows the client sees, default the store's row count
  */
-export function schemaResponse(store: Store, etag: string, coding: Coding | null, shown: Schema = store.schema, rows: number = store.rowCount): Response {
+export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema): Response {
   const { columns, key, partition } = shown;
-  const body = JSON.stringify({ columns, key, partition, rows, snapshotId: store.snapshotId });
-  return dataResponse(encoder.encode(body), etag, store.snapshotId, coding);
+  const body = JSON.stringify({ columns, key, partition, rows, snapshotId: version });
+  return dataResponse(encoder.encode(body), etag, version, coding);
 }
 
 /**

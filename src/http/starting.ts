@@ -20,12 +20,13 @@ export interface StartingServer {
 /**
  * Listens with the service's socket options (listen.ts `bunListenOptions`: port 0 picks a free
  * one) and answers 503 NOT_READY, `state: "starting"`, to everything.
+ * @param status more fields for the 503 body (a replica's `source`: why it has nothing to serve yet)
  * @throws Error when the port cannot be bound
  */
-export function startStartingServer(listen: ListenOptions, logger: Logger): StartingServer {
+export function startStartingServer(listen: ListenOptions, logger: Logger, status: () => Record<string, unknown> = () => ({})): StartingServer {
   const server = Bun.serve({
     ...bunListenOptions(listen),
-    fetch: () => problemResponse("NOT_READY", "the server is starting: no snapshot is serving yet", [], {}, { state: "starting" }),
+    fetch: () => problemResponse("NOT_READY", "the server is starting: no snapshot is serving yet", [], {}, { state: "starting", ...status() }),
   });
   const url = listenUrl(listen.host, server.port as number);
   logger.info({ url, ready: false }, "listening");

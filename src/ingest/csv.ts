@@ -1,91 +1,120 @@
 /**
- * The CSV reader (read.ts): RFC 4180 with a header row naming the seed's four columns (any order,
- * case-insensitive) and any others, each another column (docs/api.md "Columns beyond the four").
+ * The CSV reader (read.ts): RFC 4180 with a header row naming the fields, each a column in header
+ * order (docs/api.md "Any users table"), and a delimiter of choice (`,` by default). Empty fields
+ * follow PostgreSQL's CSV rule: an unquoted empty field is null, a quoted one (`""`) is the empty
+ * string.
  */
-import { statusCode } from "../generate/record.ts";
-import { type RawColumn, addTextValue } from "./raw-column.ts";
-import { type ColumnsBuilder, type FormatParser, IngestError, MAX_ID_MAGNITUDE, STATUS_LIST, countNewlines, idRangeReason, loneSurrogateReason, show } from "./records.ts";
+import { addTextValue, type RawColumn } from "./raw-column.ts";
+import { MAX_VALUE_BYTES } from "./limits.ts";
+import { type ColumnsBuilder, type FormatParser, IngestError, countNewlines, show, valueTooLongReason } from "./records.ts";
 
-/** The JSON number grammar (RFC 8259 §6), which a CSV id must match (docs/api.md: "CSV too"). */
-const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+/** The delimiter a CSV is read with unless told otherwise. */
+export const DEFAULT_DELIMITER = ",";
 
-/** CSV columns the header must name. */
-const CSV_COLUMNS = ["id", "name", "email", "status"] as const;
+/** The delimiters a header that lacks the key is tried with, to suggest one. */
+const OTHER_DELIMITERS = [",", ";", "\t", "|"];
+
+/** A delimiter as a message names it: `","`, or `tab`. */
+export function delimiterName(delimiter: string): string {
+  return delimiter === "\t" ? "tab" : JSON.stringify(delimiter);
+}
+
+/**
+ * Why `delimiter` cannot delimit CSV fields, or null: it must be one character, and not a quote,
+ * CR or LF.
+ */
+export function delimiterProblem(delimiter: string): string | null {
+  if (delimiter.length !== 1) return `the delimiter must be one character (got ${JSON.stringify(delimiter)})`;
+  if (delimiter === '"' || delimiter === "\r" || delimiter === "\n") return `the delimiter cannot be ${JSON.stringify(delimiter)}`;
+  return null;
+}
+
+/** The fields of a header line split on `delimiter`, trimmed and unquoted (for a suggestion only: quoted delimiters are not honoured). */
+function splitHeader(text: string, delimiter: string): string[] {
+  return text
+    .replace(/\r?\n$/, "")
+    .split(delimiter)
+    .map((f) => f.trim().replace(/^"(.*)"$/, "$1"));
+}
+
+/**
+ * The reason a header lacks the key: the delimiter it was read with and its fields, and, when
+ * another delimiter would split it into fields that hold the key, that delimiter; else a field
+ * equal to the key but for case, as a `--key`.
+ */
+function missingKeyReason(key: string, delimiter: string, fields: readonly string[], headerText: string): string {
+  const listed = fields.length > 8 ? `${fields.slice(0, 8).map((f) => show(f)).join(", ")}, …` : fields.map((f) => show(f)).join(", ");
+  let reason = `the CSV header has no field ${show(key)} (the key), read with the delimiter ${delimiterName(delimiter)}: its fields are ${listed}`;
+  for (const other of OTHER_DELIMITERS) {
+    if (other === delimiter || !headerText.includes(other)) continue;
+    if (splitHeader(headerText, other).includes(key)) return `${reason}; split on ${delimiterName(other)} it has ${show(key)}: give --delimiter ${other === "\t" ? "tab" : `'${other}'`}`;
+  }
+  const sameButCase = fields.find((f) => f.toLowerCase() === key.toLowerCase());
+  if (sameButCase !== undefined) reason += `; to key the table by ${show(sameButCase)}, give --key ${sameButCase}`;
+  return reason;
+}
+
+/** Options of {@link csvParser}. */
+export interface CsvOptions {
+  /** The field delimiter, one character (default `,`; checked by {@link delimiterProblem}). */
+  delimiter?: string;
+  /** The key column: the header must name it (the error then says which delimiter was assumed). Unchecked when absent. */
+  key?: string;
+}
 
 /**
  * CSV per RFC 4180 with a header row; see the module comment for the rules. A record's line is
- * the physical line where it starts (quoted fields may span lines).
+ * the physical line where it starts (quoted fields may span lines). Header names are trimmed.
  */
-export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
+export function csvParser(file: string, columns: ColumnsBuilder, options: CsvOptions = {}): FormatParser {
+  const delimiter = options.delimiter ?? DEFAULT_DELIMITER;
+  const problem = delimiterProblem(delimiter);
+  if (problem !== null) throw new RangeError(problem);
+  const delimiterCode = delimiter.charCodeAt(0);
   let rest = "";
   // Line number at the start of `rest`.
   let line = 1;
-  // Column index of id, name, email, status; -1 until the header is read.
-  let idCol = -1;
-  let nameCol = -1;
-  let emailCol = -1;
-  let statusCol = -1;
-  let headerWidth = 0;
-  // The columns beyond the four: header index and raw column of each.
-  let extraCols: { index: number; column: RawColumn }[] = [];
+  // -1 until the header is read, then the header's width.
+  let headerWidth = -1;
+  // Per header position: its raw column, or null for a field left out.
+  let targets: (RawColumn | null)[] = [];
   const fields: string[] = [];
+  // Per field of the record being read: 1 when it was quoted.
+  const quoted: number[] = [];
 
   const fail = (lineNo: number, reason: string): never => {
     throw new IngestError(file, lineNo, reason);
   };
 
-  /** Handles one complete record (its fields are in `fields`). */
-  const record = (lineNo: number): void => {
+  /** Reads the header (its fields are in `fields`; `text` is its raw text). */
+  const header = (lineNo: number, text: string): void => {
     const width = fields.length;
-    // An empty or blank (whitespace-only) line is skipped.
-    if (width === 1 && (fields[0] === "" || fields[0].trim() === "")) return;
-    if (idCol < 0) {
-      const index = [-1, -1, -1, -1];
-      for (let f = 0; f < width; f++) {
-        const key = fields[f].trim().toLowerCase();
-        const c = (CSV_COLUMNS as readonly string[]).indexOf(key);
-        if (c < 0) continue;
-        if (index[c] >= 0) fail(lineNo, `CSV header names column "${key}" twice`);
-        index[c] = f;
-      }
-      for (let c = 0; c < 4; c++) {
-        if (index[c] < 0) fail(lineNo, `CSV header must name the columns id, name, email, status (missing "${CSV_COLUMNS[c]}")`);
-      }
-      const seen = new Set<string>();
-      extraCols = [];
-      for (let f = 0; f < width; f++) {
-        if (index.includes(f)) continue;
-        const id = fields[f].trim();
-        if (seen.has(id)) fail(lineNo, `CSV header names column "${id}" twice`);
-        seen.add(id);
-        extraCols.push({ index: f, column: columns.extraColumn(file, id, lineNo) });
-      }
-      idCol = index[0];
-      nameCol = index[1];
-      emailCol = index[2];
-      statusCol = index[3];
-      headerWidth = width;
-      return;
+    const names = fields.map((f) => f.trim());
+    const seen = new Set<string>();
+    for (const name of names) {
+      if (seen.has(name)) fail(lineNo, `the CSV header names the field ${show(name)} twice`);
+      seen.add(name);
     }
-    if (width !== headerWidth) fail(lineNo, `CSV row has ${width} fields, header has ${headerWidth}`);
-    const idText = fields[idCol];
-    // Exactly the JSON number grammar: `Number` alone would also take hex, blanks, "Infinity", ".5".
-    if (!JSON_NUMBER.test(idText)) fail(lineNo, `id must be a number in JSON syntax (got ${show(idText)})`);
-    const id = Number(idText);
-    if (!Number.isFinite(id)) fail(lineNo, `id must be a finite number (got ${show(idText)})`);
-    if (id >= MAX_ID_MAGNITUDE || id <= -MAX_ID_MAGNITUDE) {
-      const reason = idRangeReason(id, idText);
-      if (reason !== null) fail(lineNo, reason);
+    if (options.key !== undefined && !seen.has(options.key)) fail(lineNo, missingKeyReason(options.key, delimiter, names, text));
+    targets = names.map((name) => columns.column(name, lineNo));
+    headerWidth = width;
+  };
+
+  /** Handles one complete record (its fields are in `fields`, its raw text is `s[from..to)`). */
+  const record = (lineNo: number, s: string, from: number, to: number): void => {
+    const width = fields.length;
+    // An empty or blank line is skipped.
+    if (width === 1 && quoted[0] === 0 && fields[0].trim() === "") return;
+    if (headerWidth < 0) return header(lineNo, s.slice(from, to));
+    if (width !== headerWidth) fail(lineNo, `CSV row has ${width} fields, the header has ${headerWidth}`);
+    for (let f = 0; f < width; f++) {
+      const column = targets[f];
+      if (column === null) continue;
+      // decoded from well-formed UTF-8: no lone surrogate to check for
+      const bytes = addTextValue(column, fields[f], quoted[f] === 1);
+      if (bytes > MAX_VALUE_BYTES) fail(lineNo, valueTooLongReason(column.id, bytes));
     }
-    const statusText = fields[statusCol];
-    let code = statusText === "active" ? 0 : statusText === "inactive" ? 1 : statusCode(statusText);
-    if (code < 0) fail(lineNo, `status must be one of ${STATUS_LIST} (got ${show(statusText)})`);
-    for (const { index, column } of extraCols) {
-      const value = fields[index];
-      if (!value.isWellFormed()) fail(lineNo, loneSurrogateReason(column.id, value));
-      addTextValue(column, value);
-    }
-    columns.add(id, fields[nameCol], fields[emailCol], code, lineNo);
+    columns.endRecord(lineNo);
   };
 
   /**
@@ -95,13 +124,14 @@ export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
   const parse = (s: string, final: boolean): number => {
     const n = s.length;
     let pos = 0;
-    // Cached positions of the next ',' and '\n' at or after pos (-1: none left).
-    let nextComma = s.indexOf(",");
+    // Cached positions of the next delimiter and '\n' at or after pos (-1: none left).
+    let nextDelimiter = s.indexOf(delimiter);
     let nextNewline = s.indexOf("\n");
     while (pos < n) {
       const recordStart = pos;
       const recordLine = line;
       fields.length = 0;
+      quoted.length = 0;
       let newlinesInRecord = 0;
       let complete = false;
       // One field per iteration.
@@ -131,10 +161,10 @@ export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
           const raw = s.slice(pos + 1, close);
           newlinesInRecord += countNewlines(s, pos + 1, close);
           fields.push(hasDoubled ? raw.replaceAll('""', '"') : raw);
+          quoted.push(1);
           pos = close + 1;
           const c = s.charCodeAt(pos);
-          if (c === 44) {
-            // ','
+          if (c === delimiterCode) {
             pos++;
             continue;
           }
@@ -156,15 +186,15 @@ export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
             break;
           }
           if (c === 13 && pos + 1 >= n && !final) return recordStart;
-          fail(recordLine + newlinesInRecord, `unexpected ${JSON.stringify(s.charAt(pos))} after a closing quote (expected ',' or end of line)`);
+          fail(recordLine + newlinesInRecord, `unexpected ${JSON.stringify(s.charAt(pos))} after a closing quote (expected the delimiter ${delimiterName(delimiter)} or the end of the line)`);
         }
-        // An unquoted field runs to the next ',' or '\n'.
-        if (nextComma >= 0 && nextComma < pos) nextComma = s.indexOf(",", pos);
+        // An unquoted field runs to the next delimiter or '\n'.
+        if (nextDelimiter >= 0 && nextDelimiter < pos) nextDelimiter = s.indexOf(delimiter, pos);
         if (nextNewline >= 0 && nextNewline < pos) nextNewline = s.indexOf("\n", pos);
         let end: number;
         let endsRecord: boolean;
-        if (nextComma >= 0 && (nextComma < nextNewline || nextNewline < 0)) {
-          end = nextComma;
+        if (nextDelimiter >= 0 && (nextDelimiter < nextNewline || nextNewline < 0)) {
+          end = nextDelimiter;
           endsRecord = false;
         } else if (nextNewline >= 0) {
           end = nextNewline;
@@ -180,6 +210,7 @@ export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
         if (value.includes('"')) fail(recordLine + newlinesInRecord, `quote inside an unquoted field (${show(value)}); quote the whole field`);
         if (value.includes("\r")) fail(recordLine + newlinesInRecord, "bare carriage return outside quotes (line ends must be LF or CRLF)");
         fields.push(value);
+        quoted.push(0);
         pos = end + 1;
         if (endsRecord) {
           complete = true;
@@ -187,15 +218,16 @@ export function csvParser(file: string, columns: ColumnsBuilder): FormatParser {
         }
         if (pos >= n && !final) return recordStart;
         if (pos >= n) {
-          // A trailing ',' at end of file: one more, empty field.
+          // A trailing delimiter at end of file: one more, empty field.
           fields.push("");
+          quoted.push(0);
           complete = true;
           break;
         }
       }
       if (!complete) return recordStart;
       // The record's own line ends (one per LF that ended it) advance the line count.
-      record(recordLine);
+      record(recordLine, s, recordStart, pos);
       line = recordLine + newlinesInRecord + (pos <= n && s.charCodeAt(pos - 1) === 10 ? 1 : 0);
     }
     return n;

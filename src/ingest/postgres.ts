@@ -4,22 +4,23 @@
  * binary)` (never the whole result in memory: the stream is read ahead of the parser, at most
  * {@link READ_AHEAD_BYTES} queued, so the server keeps rendering rows while a chunk is parsed),
  * each row rendered by the server as JSON and validated exactly as an NDJSON record is
- * (records.ts `addJsonRecord`: the seed's four, ids within ±2^53, every other column kept).
+ * (records.ts `addJsonRecord`: every column a field, none special; numbers kept exactly).
  * COPY rather than a cursor: the server streams without a round trip per batch, and the binary
  * format carries each row's text as it is (length-prefixed, no escapes), so the rows of a chunk
  * are decoded as one string and cut at NUL bytes, which neither JSON text nor PostgreSQL text
  * can hold.
  * The columns' PostgreSQL types decide their kinds (docs/api.md "Columns beyond the four"):
- * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text;
+ * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text (a
+ * uuid key is a text key: Supabase's `auth.users`);
  * enum types → enum with their declared order; date → date; timestamp, timestamptz →
  * datetime; boolean → boolean; json, jsonb → json. Other types are refused with the column's
  * name (cast them in `--query`). The client is the `postgres` package.
  */
 import type { Readable } from "node:stream";
 import postgres from "postgres";
-import type { ColumnSpec } from "../schema/kinds.ts";
-import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, findFirstDuplicate, parseErrorText } from "./records.ts";
-import { duplicateError } from "./read.ts";
+import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
+import { duplicateKeyReason, rawKeyDuplicate } from "./key.ts";
+import { ColumnsBuilder, IngestError, type RawColumns, addJsonRecord, parseErrorText, unknownExcludeReason } from "./records.ts";
 
 /** Where the rows come from: a table (optionally schema-qualified) or a query. */
 export interface PostgresSource {
@@ -27,12 +28,18 @@ export interface PostgresSource {
   url: string;
   table?: string;
   query?: string;
+  /**
+   * An exported snapshot (`pg_export_snapshot()`, or a logical replication slot's, created with
+   * it): the rows are read in a REPEATABLE READ transaction set to it, so they are exactly the
+   * commits it saw (docs/live-replicas.md §7, the first snapshot).
+   */
+  snapshot?: string;
 }
 
 /** What a PostgreSQL read gives the build: the columns, and the kinds the types declare. */
 export interface PostgresRead {
   columns: RawColumns;
-  /** A spec per column beyond the seed's four, in result order (what `--schema` would list). */
+  /** A spec per kept column, in result order (what `--schema` would list). */
   declared: ColumnSpec[];
   /** The source's name in error messages: `postgres:<table>` or `postgres:query`. */
   name: string;
@@ -187,26 +194,6 @@ export async function readCopyText(chunks: AsyncIterable<Uint8Array>, onRows: (t
   if (!headerDone || !ended) throw new Error("the COPY stream ended early");
 }
 
-/** Type OIDs (pg_type) of each kind's types. */
-const KIND_OF_TYPE: Record<number, ColumnSpec["kind"]> = {
-  20: "number", // int8
-  21: "number", // int2
-  23: "number", // int4
-  700: "number", // float4
-  701: "number", // float8
-  1700: "number", // numeric
-  25: "text", // text
-  1043: "text", // varchar
-  1042: "text", // bpchar
-  19: "text", // name
-  2950: "text", // uuid
-  16: "boolean",
-  1082: "date",
-  1114: "datetime", // timestamp (read as UTC)
-  1184: "datetime", // timestamptz
-  114: "json",
-  3802: "json", // jsonb
-};
 
 /** A table name as a quoted identifier: `schema.table` → `"schema"."table"`. */
 export function quoteTable(table: string): string {
@@ -216,17 +203,42 @@ export function quoteTable(table: string): string {
     .join(".");
 }
 
+/** A column name as a quoted identifier. */
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** Options of {@link readPostgres}. */
+export interface PostgresReadOptions {
+  /** Columns left out: not selected at all, so their values never leave the database; each must be a column of the result. */
+  exclude?: readonly string[];
+  /** The key column: a bad row gives way to a duplicate of its value on an earlier row. */
+  key?: string;
+  /**
+   * The kind of a column of built-in type `oid` (kinds/registry.ts `kindOfPostgresType`), or
+   * undefined for a type no kind holds (refused by name); enum types are enums.
+   */
+  kindOfType: (oid: number) => ColumnKind | undefined;
+}
+
 /**
- * Reads every row of `source` into columns.
+ * Reads every row of `source` into raw columns, one per column of the result in its order (none
+ * special), and the kinds their types declare. Columns left out (`options.exclude`) are not
+ * selected: a table's columns are read from the catalog and the query sent is
+ * `SELECT <the other columns> FROM <table>` (so a role that may not read a left-out column can
+ * still build); a query's is `SELECT <the other columns> FROM (<query>)`.
  * @param onProgress rows read so far and the rows the source holds (counted first)
+ * @returns the columns (n rows, possibly 0: a table without rows still gives its columns), the
+ *   declared specs of the kept columns in result order, the source's name
  * @throws IngestError (`postgres:<table>:<row>: reason`, rows counted from 1) for the first bad
- *   row (as for an NDJSON record) or a duplicate id; `postgres:<table>:1: …` for a column of a
- *   type no kind holds, and for a connection or SQL error (its message)
+ *   row (as for an NDJSON record: a value over the limit, a number a double would round…) or a
+ *   duplicate key on an earlier row than it; `postgres:<table>:1: …` for an excluded name that
+ *   is not a column, a column of a type no kind holds, a column name that is not a column id,
+ *   too many columns, and a connection or SQL error (its message)
  */
-export async function readPostgres(source: PostgresSource, onProgress?: (rows: number, total: number) => void): Promise<PostgresRead> {
+export async function readPostgres(source: PostgresSource, onProgress: ((rows: number, total: number) => void) | undefined, options: PostgresReadOptions): Promise<PostgresRead> {
   if ((source.table === undefined) === (source.query === undefined)) throw new Error("readPostgres: give a table or a query, not both");
   const name = source.table !== undefined ? `postgres:${source.table}` : "postgres:query";
-  const from = source.table !== undefined ? `SELECT * FROM ${quoteTable(source.table)}` : (source.query as string);
   const sql = postgres(source.url, { max: 1, onnotice: () => {}, connection: { TimeZone: "UTC", application_name: "users-listing snapshot build" } });
   const failed = (error: unknown): never => {
     if (error instanceof IngestError) throw error;
@@ -235,24 +247,76 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
   // seconds `sql.end` waits for a query in progress: none after a refused row
   let endTimeout = 5;
   try {
-    const meta = await sql.unsafe(`SELECT * FROM (${from}) AS t LIMIT 0`).catch(failed);
-    const oids = meta.columns.map((c) => c.type);
+    if (source.snapshot === undefined) return await readWith(sql, source, name, failed, options, onProgress, () => {
+      endTimeout = 0;
+    });
+    const snapshot = source.snapshot;
+    if (!/^[0-9A-Fa-f-]+$/.test(snapshot)) throw new Error(`readPostgres: ${JSON.stringify(snapshot)} is not an exported snapshot's name`);
+    return (await sql
+      .begin("isolation level repeatable read read only", async (tx) => {
+        await tx.unsafe(`SET TRANSACTION SNAPSHOT '${snapshot}'`);
+        return readWith(tx as unknown as postgres.Sql, source, name, failed, options, onProgress, () => {
+          endTimeout = 0;
+        });
+      })
+      .catch(failed)) as PostgresRead;
+  } finally {
+    await sql.end({ timeout: endTimeout });
+  }
+}
+
+/**
+ * {@link readPostgres}'s reading, through `sql` (the connection, or a transaction on it).
+ * @param failed turns an error into the read's IngestError (and throws it)
+ * @param refused called when a row was refused mid-COPY (the connection is then closed at once)
+ */
+async function readWith(
+  sql: postgres.Sql,
+  source: PostgresSource,
+  name: string,
+  failed: (error: unknown) => never,
+  options: PostgresReadOptions,
+  onProgress: ((rows: number, total: number) => void) | undefined,
+  refused: () => void,
+): Promise<PostgresRead> {
+  {
+    // A table's columns come from the catalog, so that a column left out is never named in a
+    // query (a role without the privilege to read it can build); a query's from its result.
+    const all: { name: string; type: number }[] =
+      source.table !== undefined
+        ? (
+            await sql<{ name: string; type: number }[]>`
+              SELECT attname AS name, atttypid::int AS type FROM pg_attribute
+              WHERE attrelid = ${quoteTable(source.table)}::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`.catch(failed)
+          ).map((c) => ({ name: c.name, type: c.type }))
+        : (await sql.unsafe(`SELECT * FROM (${source.query as string}) AS t LIMIT 0`).catch(failed)).columns.map((c) => ({ name: c.name, type: c.type }));
+    const names = all.map((c) => c.name);
+    const excluded = new Set(options.exclude ?? []);
+    for (const field of excluded) {
+      if (!names.includes(field)) throw new IngestError(name, 1, unknownExcludeReason(field, names));
+    }
+    const kept = all.filter((c) => !excluded.has(c.name));
+    const list = kept.map((c) => quoteIdentifier(c.name)).join(", ");
+    const from = source.table !== undefined ? `SELECT ${list} FROM ${quoteTable(source.table)}` : `SELECT ${list} FROM (${source.query as string}) AS s`;
+    const oids = kept.map((c) => c.type);
     const types = await sql<{ oid: number; typname: string; typtype: string; labels: string[] | null }[]>`
       SELECT t.oid::int AS oid, t.typname, t.typtype,
         (SELECT array_agg(e.enumlabel ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid) AS labels
       FROM pg_type t WHERE t.oid = ANY(${oids})`.catch(failed);
     const typeOf = new Map(types.map((t) => [t.oid, t]));
     const declared: ColumnSpec[] = [];
-    for (const column of meta.columns) {
-      if (["id", "name", "email", "status"].includes(column.name)) continue;
+    const builder = new ColumnsBuilder(name, { exclude: excluded });
+    for (const column of kept) {
       const type = typeOf.get(column.type);
       if (type?.typtype === "e") declared.push({ id: column.name, kind: "enum", values: type.labels ?? [] });
-      else if (KIND_OF_TYPE[column.type] !== undefined) declared.push({ id: column.name, kind: KIND_OF_TYPE[column.type] });
-      else throw new IngestError(name, 1, `column "${column.name}" has type ${type?.typname ?? column.type}, which no column kind holds; cast it in --query (to text, say)`);
+      else if (options.kindOfType(column.type) !== undefined) declared.push({ id: column.name, kind: options.kindOfType(column.type) as ColumnKind });
+      else throw new IngestError(name, 1, `column "${column.name}" has type ${type?.typname ?? column.type}, which no column kind holds; cast it in --query (to text, say), or leave it out with --exclude`);
+      // every kept column, in the result's order, even when no row comes
+      builder.column(column.name, 1);
     }
+    for (const field of names) if (excluded.has(field)) builder.column(field, 1);
     const [{ count }] = await sql.unsafe(`SELECT count(*)::float8 AS count FROM (${from}) AS t`).catch(failed);
     const total = Number(count);
-    const builder = new ColumnsBuilder();
     let row = 0;
     let reported = 0;
     let copy: Awaited<ReturnType<ReturnType<typeof sql.unsafe>["readable"]>> | null = null;
@@ -275,18 +339,17 @@ export async function readPostgres(source: PostgresSource, onProgress?: (rows: n
       });
       onProgress?.(row, total);
     } catch (error) {
-      // stop reading: the connection, mid-COPY, is closed at once below
+      // stop reading: the connection, mid-COPY, is closed at once by the caller
       copy?.destroy();
-      endTimeout = 0;
-      // the first bad row in row order: a duplicate id on an earlier row wins
-      const duplicate = findFirstDuplicate(builder.ids, builder.n);
-      if (duplicate !== null) throw duplicateError(name, builder, duplicate);
+      refused();
+      // the first bad row in row order: a duplicate key on an earlier row wins
+      const key = options.key === undefined ? undefined : builder.lookup(options.key);
+      const found = key ? rawKeyDuplicate(key, builder.rows) : null;
+      if (found !== null && (!(error instanceof IngestError) || builder.lines[found.duplicate.index] < error.line)) {
+        throw new IngestError(name, builder.lines[found.duplicate.index], duplicateKeyReason(found.value, builder.lines[found.duplicate.firstIndex]));
+      }
       failed(error);
     }
-    const duplicate = findFirstDuplicate(builder.ids, builder.n);
-    if (duplicate !== null) throw duplicateError(name, builder, duplicate);
     return { columns: builder.finish(), declared, name };
-  } finally {
-    await sql.end({ timeout: endTimeout });
   }
 }

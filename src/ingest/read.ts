@@ -1,45 +1,46 @@
 /**
- * Input readers for user-record files (NDJSON in ndjson.ts, a JSON array in json-array.ts, CSV
- * in csv.ts, what they share in records.ts) with validation of every
- * record. The input is a byte stream ({@link readUserStream}): a plain file read in chunks of
- * {@link READ_CHUNK_BYTES}, a `.gz` file gunzipped as it is read, or standard input (`-`), opened
- * by {@link openInput}. The columns grow as records arrive, and the first bad record stops the
- * read with an {@link IngestError} that names the file (`<stdin>` for standard input) and the
- * line. Duplicate ids are found after the read by sorting a copy of the ids (no 10M-entry Set).
+ * Input readers for data files (NDJSON in ndjson.ts, a JSON array in json-array.ts, CSV in
+ * csv.ts, what they share in records.ts): every field of every record a raw column, none
+ * special (docs/api.md "Any users table"). The input is a byte stream ({@link readUserStream}):
+ * a plain file read in chunks of {@link READ_CHUNK_BYTES}, a `.gz` file gunzipped as it is read,
+ * or standard input (`-`), opened by {@link openInput}. The columns grow as records arrive, and
+ * the first bad record stops the read with an {@link IngestError} that names the file
+ * (`<stdin>` for standard input) and the line. The key is chosen, and its values checked (never
+ * null, unique), once the read is done (snapshot/columns.ts); a bad record found during the read
+ * gives way to a duplicate key on an earlier line.
  *
- * Speed: NDJSON lines in the canonical shape that src/generate/users.ts writes are read straight
- * from the bytes, names and emails copied as UTF-8 without a JS string (about 3M rows/s at 10M
- * rows); other lines, JSON arrays and CSV decode the text and use JSON.parse or a string scanner,
- * then encode the two strings (roughly 0.8–1.4M rows/s at 1M rows).
+ * Speed: NDJSON lines that are objects of strings, numbers, booleans and nulls (nested objects
+ * and arrays kept as JSON text) are read straight from the bytes, strings copied as UTF-8
+ * without a JS string (ndjson.ts); other lines, JSON arrays and CSV decode the text and use
+ * JSON.parse or a string scanner. `bun bench/ingest-read.ts` times the read phase of
+ * `snapshot build`; its figures are in docs/operations.md ("Reading a data file").
  *
- * Decisions (the seed and docs/api.md leave them open):
+ * Decisions (docs/api.md "Any users table"):
  * - An empty input, or one holding only whitespace (and blank lines), a JSON `[]` or a CSV
- *   header alone reads as 0 rows, in every format. The reader returns them; `snapshot build`
- *   refuses them (src/snapshot/build-file.ts: an empty dataset is not built).
+ *   header alone reads as 0 rows, in every format (a CSV header alone still gives its columns).
+ *   `snapshot build` refuses them unless told to allow an empty table (snapshot/build-file.ts).
  * - The format: `--format` if given; else the extension (`.ndjson`/`.jsonl`, `.json`, `.csv`; for
  *   `.gz` the one before it); else the first character that is not whitespace (`[` JSON array,
  *   `{` NDJSON, anything else CSV), as for standard input ({@link detectFormat}).
  * - A UTF-8 byte-order mark at the start is skipped. Bytes that are not well-formed UTF-8
  *   (including encoded surrogates) are an error; so is a JSON `\uD800`-style escape that leaves a
- *   lone surrogate in `name` or `email`.
- * - No field is dropped (docs/api.md "Columns beyond the four"): every field beyond `id`,
- *   `name`, `email`, `status` (JSON keys, CSV header columns) becomes a column whose values are
- *   collected per record, null where a record lacks it; a field name that is not a column id
- *   (`[A-Za-z_][A-Za-z0-9_]{0,63}`) is an error. Their kinds are decided after the read
- *   (src/snapshot/columns.ts).
- * - `id` is a finite number (any: integer or not, negative or not), unique, with |id| ≤ 2^53
- *   (docs/api.md: "an integer beyond ±2^53 is refused, never rounded"); a literal that parsing
- *   rounds to ±2^53, such as 9007199254740993, is refused too (its source text is checked).
- *   `-0` and `0` are the same id. JSON wants a number (a string "42" is an error); a CSV id must
- *   match the JSON number grammar (no hex, blanks, `_`, `+`, `.5`, `5.` or `Infinity`;
- *   `1e3` is 1000) and an empty field is an error.
- * - `name` and `email` are strings, possibly empty; they are stored as given (no trimming).
- * - `status` is matched case-insensitively against STATUS_VALUES (schema.ts `statusCode`):
- *   "Active" is accepted and stored as code 0.
- * - CSV: RFC 4180 with a header row naming `id`, `name`, `email`, `status` in any order
- *   (compared trimmed and case-insensitively); records end with LF or CRLF; a quoted field may
- *   hold commas, doubled quotes, CR and LF; an empty or blank line is skipped; a quote inside an
- *   unquoted field, text after a closing quote, or a bare CR outside quotes is an error.
+ *   lone surrogate in a string.
+ * - No field is dropped unless it is left out (`--exclude`, never collected): every field (JSON
+ *   members, CSV header columns) becomes a column whose values are collected per record, null
+ *   where a record lacks it; a field name that is not a column id (`[A-Za-z_][A-Za-z0-9_]{0,63}`)
+ *   is an error, and so are more than {@link MAX_COLUMNS} columns and a value of more than
+ *   {@link MAX_VALUE_BYTES} bytes. A JSON member named twice in one record counts once (the
+ *   last, as JSON.parse reads it).
+ * - JSON numbers are kept exactly: one of magnitude 2^53 or more is refused unless its literal
+ *   is an integer of at most 2^53 (`9007199254740993` would be rounded; its source text is
+ *   checked).
+ * - CSV: RFC 4180 with a header row (names trimmed), a delimiter of one character (`,` by
+ *   default); records end with LF or CRLF; a quoted field may hold the delimiter, doubled
+ *   quotes, CR and LF; an empty or blank line is skipped; a quote inside an unquoted field, text
+ *   after a closing quote, or a bare CR outside quotes is an error. An unquoted empty field is
+ *   null, a quoted one (`""`) the empty string (PostgreSQL's rule). When a key is given, the
+ *   header must name it: the error says which delimiter was assumed, and which other one would
+ *   have given the key.
  * - gzip data that is corrupt or truncated is an error on the line the decompressed text had
  *   reached.
  */
@@ -49,12 +50,14 @@ import { extname } from "node:path";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 
-import { csvParser } from "./csv.ts";
+import { type CsvOptions, csvParser } from "./csv.ts";
 import { jsonArrayParser } from "./json-array.ts";
+import { duplicateKeyReason, rawKeyDuplicate } from "./key.ts";
+import { MAX_COLUMNS, MAX_VALUE_BYTES } from "./limits.ts";
 import { ndjsonConsumer } from "./ndjson.ts";
-import { type ByteConsumer, ColumnsBuilder, IngestError, type RawColumns, findFirstDuplicate, textConsumer } from "./records.ts";
+import { type ByteConsumer, ColumnsBuilder, IngestError, type RawColumns, textConsumer } from "./records.ts";
 
-export { IngestError, type RawColumns, findFirstDuplicate };
+export { IngestError, type RawColumns };
 
 /** The input formats {@link readUsers} understands. */
 export type InputFormat = "ndjson" | "json" | "csv";
@@ -62,8 +65,21 @@ export type InputFormat = "ndjson" | "json" | "csv";
 /** Bytes read from the file per read call, by default. */
 export const READ_CHUNK_BYTES = 8 << 20;
 
+/** What a read collects and checks, whatever the source: the fields left out, the key, the CSV delimiter. */
+export interface FieldOptions {
+  /** Fields left out unread (`--exclude`): never collected; the ones the input has are listed in `excluded`. */
+  exclude?: readonly string[];
+  /**
+   * The key column's name: a CSV header must name it; a bad record found during the read gives
+   * way to a duplicate of this field's value on an earlier line. Unchecked when absent.
+   */
+  key?: string;
+  /** The CSV field delimiter, one character (default `,`). */
+  delimiter?: CsvOptions["delimiter"];
+}
+
 /** Options of {@link readUsers}. */
-export interface ReadOptions {
+export interface ReadOptions extends FieldOptions {
   /** Bytes per read call of a plain file: an integer ≥ 4, default {@link READ_CHUNK_BYTES} (tests use tiny ones). */
   chunkBytes?: number;
   /** The input's format, overriding detection ({@link detectFormat}). */
@@ -97,6 +113,33 @@ export function detectFormat(path: string, head: string): InputFormat {
   if (first === "[") return "json";
   if (first === "{") return "ndjson";
   return "csv";
+}
+
+/** Why an input file cannot be read, say by the file system's code; what a reason names. */
+const INPUT_ERROR_REASONS: Record<string, string> = {
+  ENOENT: "no such file",
+  EISDIR: "is a directory, not a data file",
+  EACCES: "permission denied",
+  EPERM: "permission denied",
+  ENOTDIR: "a part of the path is not a directory",
+  ELOOP: "too many symbolic links",
+  EMFILE: "too many open files",
+};
+
+/**
+ * An input that cannot be read at all (missing, a directory, no permission, an I/O error):
+ * `message` is `<path>: cannot read the input: <reason>`; `cause` is the file system's error.
+ */
+export class InputError extends Error {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    const code = (cause as { code?: unknown } | null)?.code;
+    const known = typeof code === "string" ? INPUT_ERROR_REASONS[code] : undefined;
+    super(`${path}: cannot read the input: ${known ?? (cause instanceof Error ? cause.message : String(cause))}`, { cause });
+    this.name = "InputError";
+  }
 }
 
 /** A path of `-` stands for standard input. */
@@ -140,7 +183,8 @@ const GZIP_CHUNK_BYTES = 1 << 20;
  * anything else is a plain file read in chunks of `chunkBytes`.
  * @param options `chunkBytes`: bytes per read of a plain file (default {@link READ_CHUNK_BYTES});
  *   `stdin`: the stream `-` reads (default `process.stdin`).
- * @throws the file system's error when the file cannot be opened (ENOENT, EACCES, EISDIR…).
+ * @throws InputError naming the path when the file cannot be opened or is a directory (ENOENT,
+ *   EACCES, EISDIR…); a read of a plain file that fails throws one too.
  */
 export async function openInput(path: string, options: { chunkBytes?: number; stdin?: AsyncIterable<Uint8Array> } = {}): Promise<InputSource> {
   const chunkBytes = options.chunkBytes ?? READ_CHUNK_BYTES;
@@ -156,13 +200,20 @@ export async function openInput(path: string, options: { chunkBytes?: number; st
     })();
     return { file: STDIN_NAME, formatName: "", gzip: false, chunks, totalBytes: undefined, bytesRead: () => bytesRead, sizeHint: undefined };
   }
-  const handle = await open(path, "r");
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (error) {
+    throw new InputError(path, error);
+  }
   let totalBytes: number;
   try {
-    totalBytes = (await handle.stat()).size;
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new InputError(path, Object.assign(new Error("is a directory"), { code: "EISDIR" }));
+    totalBytes = stat.size;
   } catch (error) {
     await handle.close();
-    throw error;
+    throw error instanceof InputError ? error : new InputError(path, error);
   }
   if (path.toLowerCase().endsWith(".gz")) {
     let sizeHint = totalBytes;
@@ -199,7 +250,12 @@ export async function openInput(path: string, options: { chunkBytes?: number; st
       // One buffer for every read: a chunk is valid until the next is requested.
       const buffer = Buffer.allocUnsafe(chunkBytes);
       for (;;) {
-        const { bytesRead: got } = await handle.read(buffer, 0, chunkBytes, null);
+        let got: number;
+        try {
+          got = (await handle.read(buffer, 0, chunkBytes, null)).bytesRead;
+        } catch (error) {
+          throw new InputError(path, error);
+        }
         if (got === 0) return;
         bytesRead += got;
         yield buffer.subarray(0, got);
@@ -212,7 +268,7 @@ export async function openInput(path: string, options: { chunkBytes?: number; st
 }
 
 /** Options of {@link readUserStream}. */
-export interface StreamReadOptions {
+export interface StreamReadOptions extends FieldOptions {
   /** The format; default: from `formatName`, else the content ({@link detectFormat}). */
   format?: InputFormat;
   /** The name whose extension suggests the format; default: the `file` argument. */
@@ -224,6 +280,9 @@ export interface StreamReadOptions {
   /** Called after each chunk has been parsed. */
   onChunk?: () => void;
 }
+
+/** Records read before the columns are sized for the whole input from their mean size. */
+const MIN_SAMPLE_ROWS = 1000;
 
 /** Bytes of a new chunk joined to the bytes carried over from the previous one (more when the carried record is longer). */
 const STITCH_BYTES = 64 << 10;
@@ -263,8 +322,10 @@ function streamError(file: string, line: number, error: unknown): unknown {
  *   other errors of the stream unchanged.
  */
 export async function readUserStream(chunks: AsyncIterable<Uint8Array>, file: string, options: StreamReadOptions = {}): Promise<RawColumns> {
-  const columns = new ColumnsBuilder();
-  if (options.sizeHint !== undefined) columns.reserveFor(options.sizeHint);
+  const columns = new ColumnsBuilder(file, { exclude: options.exclude });
+  const sizeHint = options.sizeHint;
+  // Once the first records tell their mean size, the columns are sized for the whole input.
+  let sized = sizeHint === undefined;
   const formatName = options.formatName ?? file;
   // Set by `feed` once the format is known (declared so that the checker does not narrow it to null).
   let consumer = null as ByteConsumer | null;
@@ -291,7 +352,10 @@ export async function readUserStream(chunks: AsyncIterable<Uint8Array>, file: st
       // Wait for the first character that is not whitespace: it tells the format.
       if (!final && firstNonBlankByte(bytes, start) < 0) return start;
       const format = options.format ?? detectFormat(formatName, bytes.toString("utf8", start, Math.min(bytes.length, start + 4096)));
-      consumer = format === "ndjson" ? ndjsonConsumer(file, columns) : textConsumer(file, format === "json" ? jsonArrayParser(file, columns) : csvParser(file, columns));
+      consumer =
+        format === "ndjson"
+          ? ndjsonConsumer(file, columns)
+          : textConsumer(file, format === "json" ? jsonArrayParser(file, columns) : csvParser(file, columns, { delimiter: options.delimiter, key: options.key }));
       options.onFormat?.(format);
     }
     return start + consumer.consume(start === 0 ? bytes : bytes.subarray(start), final, offset + start);
@@ -358,19 +422,25 @@ export async function readUserStream(chunks: AsyncIterable<Uint8Array>, file: st
       const chunk = next.value;
       if (chunk.length === 0) continue;
       take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      if (!sized && columns.rows >= MIN_SAMPLE_ROWS) {
+        sized = true;
+        // rows in all ≈ the input's bytes over the mean bytes a record so far, and a twentieth more
+        columns.expectRows(Math.ceil(((sizeHint as number) / Math.max(1, offset)) * columns.rows * 1.05));
+      }
       options.onChunk?.();
     }
     feed(pending.subarray(0, carried), true);
     carried = 0;
     consumer?.finish();
-    const duplicate = findFirstDuplicate(columns.ids, columns.n);
-    if (duplicate !== null) throw duplicateError(file, columns, duplicate);
     return columns.finish();
   } catch (error) {
-    // The first bad record in input order: a duplicate id on an earlier line wins.
-    if (error instanceof IngestError && !error.reason.startsWith("duplicate id")) {
-      const duplicate = findFirstDuplicate(columns.ids, columns.n);
-      if (duplicate !== null) throw duplicateError(file, columns, duplicate);
+    // The first bad record in input order: a duplicate key on an earlier line wins.
+    if (error instanceof IngestError && options.key !== undefined) {
+      const key = columns.lookup(options.key);
+      const found = key ? rawKeyDuplicate(key, columns.rows) : null;
+      if (found !== null && columns.lines[found.duplicate.index] < error.line) {
+        throw new IngestError(file, columns.lines[found.duplicate.index], duplicateKeyReason(found.value, columns.lines[found.duplicate.firstIndex]));
+      }
     }
     throw error;
   } finally {
@@ -382,48 +452,45 @@ export async function readUserStream(chunks: AsyncIterable<Uint8Array>, file: st
 }
 
 /**
- * Reads the user records of `path` into columns, validating every record; the first bad one
- * stops the read. `path` is a file, a `.gz` file (gunzipped while read) or `-` for standard
- * input ({@link openInput}). The format is `options.format`, else it comes from the extension
- * (for `.gz`, the one before it) with a content sniff as fallback ({@link detectFormat}); a plain
- * file is read in chunks of `options.chunkBytes` (default {@link READ_CHUNK_BYTES}), and only the
- * columns plus about one chunk are held.
+ * Reads the records of `path` into raw columns, every field one, validating every record; the
+ * first bad one stops the read. `path` is a file, a `.gz` file (gunzipped while read) or `-` for
+ * standard input ({@link openInput}). The format is `options.format`, else it comes from the
+ * extension (for `.gz`, the one before it) with a content sniff as fallback ({@link detectFormat});
+ * a plain file is read in chunks of `options.chunkBytes` (default {@link READ_CHUNK_BYTES}), and
+ * only the columns plus about one chunk are held.
  *
  * @param onProgress called after each chunk with the bytes taken from the input so far and its
  *   size in bytes (both compressed for gzip; the size is undefined for standard input).
  * @param options `chunkBytes`: bytes per read (default 8 MiB); `format`: the format, overriding
- *   detection; `onFormat`: told the format once it is known, and whether the input is gunzipped.
- * @returns columns of length n (records in input order); n is 0 for an empty or blank input
- *   (`snapshot build` refuses that: build-file.ts).
- * @throws IngestError (`file:line: reason`, file `<stdin>` for `-`) for the first bad record in
- *   input order: malformed JSON, a record that is not an object, a missing field, a wrong type,
- *   an id that is not a finite number (in CSV: not in the JSON number grammar), an id beyond
- *   ±2^53 (or one that parsing would round to ±2^53), a status outside STATUS_VALUES
- *   (case-insensitive), a lone surrogate, invalid UTF-8, a CSV header without the four columns,
- *   a CSV row of the wrong width, an unterminated quote, corrupt or truncated gzip data, or a
- *   duplicate id (reported on the later line). Any I/O error as thrown by node:fs.
+ *   detection; `onFormat`: told the format once it is known, and whether the input is gunzipped;
+ *   `exclude`, `key`, `delimiter`: see {@link FieldOptions}.
+ * @returns the fields as raw columns of n rows (records in input order); n is 0 for an empty or
+ *   blank input (`snapshot build` refuses that unless an empty table is allowed: build-file.ts).
+ * @throws InputError when the input cannot be read at all (missing, a directory…); IngestError
+ *   (`file:line: reason`, file `<stdin>` for `-`) for the first bad record in input order:
+ *   malformed JSON, a record that is not an object, a field name that is not a column id, more
+ *   than {@link MAX_COLUMNS} columns, a value over {@link MAX_VALUE_BYTES} bytes, a JSON number a
+ *   double would round, a lone surrogate, invalid UTF-8, a CSV header that names a field twice or
+ *   lacks the key, a CSV row of the wrong width, an unterminated quote, corrupt or truncated gzip
+ *   data — or a duplicate key on an earlier line than that record. Other I/O errors as thrown.
  */
 export async function readUsers(
   path: string,
   onProgress?: (bytesRead: number, totalBytes: number | undefined) => void,
-  options?: ReadOptions,
+  options: ReadOptions = {},
 ): Promise<RawColumns> {
-  const source = await openInput(path, { chunkBytes: options?.chunkBytes });
-  const onFormat = options?.onFormat;
+  const source = await openInput(path, { chunkBytes: options.chunkBytes });
+  const onFormat = options.onFormat;
   const columns = await readUserStream(source.chunks, source.file, {
-    format: options?.format,
+    format: options.format,
     formatName: source.formatName,
     sizeHint: source.sizeHint,
+    exclude: options.exclude,
+    key: options.key,
+    delimiter: options.delimiter,
     onFormat: onFormat === undefined ? undefined : (format) => onFormat({ file: source.file, format, gzip: source.gzip }),
     onChunk: onProgress === undefined ? undefined : () => onProgress(source.bytesRead(), source.totalBytes),
   });
   onProgress?.(source.bytesRead(), source.totalBytes);
   return columns;
 }
-
-/** The IngestError for a duplicate id found by {@link findFirstDuplicate}. */
-export function duplicateError(file: string, columns: ColumnsBuilder, duplicate: { index: number; firstIndex: number }): IngestError {
-  const id = columns.ids[duplicate.index];
-  return new IngestError(file, columns.lines[duplicate.index], `duplicate id ${id} (first seen on line ${columns.lines[duplicate.firstIndex]})`);
-}
-

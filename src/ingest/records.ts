@@ -1,38 +1,35 @@
 /**
- * What the three readers share (read.ts): the columns a read produces (the seed's four and every
- * other field, docs/api.md "Columns beyond the four"), the growable columns they are collected in,
- * the validation of one JSON record, the error that names the file and line, and the decoding of
- * the byte stream into text for the text parsers.
+ * What the readers share (read.ts, postgres.ts): the columns a read produces (every field of the
+ * input a column, none special: docs/api.md "Any users table"), the builder they are collected
+ * in, the validation of one JSON record, the error that names the file and line, and the
+ * decoding of the byte stream into text for the text parsers.
  */
-import { statusCode, STATUS_VALUES } from "../generate/record.ts";
 import { COLUMN_ID } from "../schema/kinds.ts";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
-import { type RawColumn, addJsonValue, rawColumn } from "./raw-column.ts";
-import { type ByteColumn, appendString, commitValue, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
+import { MAX_COLUMNS, MAX_VALUE_BYTES } from "./limits.ts";
+import { type RawColumn, addJsonValue, padNulls, rawColumn } from "./raw-column.ts";
 
 /**
- * The columns read from a file, in file order; every array has length n (the record count).
+ * The fields of an input, read: every field a raw column of n rows, none special (the key is
+ * chosen and checked afterwards: snapshot/columns.ts). n may be 0.
  */
 export interface RawColumns {
-  /** Each record's id: finite, unique (no two equal under `===`); length n. */
-  ids: Float64Array;
-  /** Each record's name as UTF-8 (well-formed), packed; n values (byte-column.ts `stringAt` decodes one). */
-  names: ByteColumn;
-  /** Each record's email as UTF-8 (well-formed), packed; n values. */
-  emails: ByteColumn;
-  /** Each record's status code (index into STATUS_VALUES: 0 active, 1 inactive); length n. */
-  statusCodes: Uint8Array;
+  /** Records read, n ≥ 0. */
+  rows: number;
   /**
-   * The 1-based line of the file where each record starts; length n. NDJSON: its line; JSON
-   * array: the line of its opening `{`; CSV: the physical line where the record starts.
+   * The 1-based line of the input where each record starts; length n. NDJSON: its line; JSON
+   * array: the line of its opening `{`; CSV: the physical line where the record starts;
+   * PostgreSQL: the row's number, from 1.
    */
   lines: Uint32Array;
   /**
-   * Every field beyond the seed's four, in first-seen order (CSV: header order), each with n
-   * rows: a record that lacks the field has a null there (docs/api.md: no field is dropped).
-   * Their kinds are decided once every record is read (snapshot/build-file.ts).
+   * Every field kept, in first-seen order (a CSV's header order; a PostgreSQL result's column
+   * order), each with n rows: a record that lacks the field has a null there. A CSV header
+   * alone gives its columns with 0 rows.
    */
-  extra: RawColumn[];
+  columns: RawColumn[];
+  /** The fields that were left out unread (`--exclude`) and that the input has, in first-seen order. */
+  excluded: string[];
 }
 
 /**
@@ -40,11 +37,11 @@ export interface RawColumns {
  * `message` is `${file}:${line}: ${reason}`.
  */
 export class IngestError extends Error {
-  /** The path as given to {@link readUsers}. */
+  /** The input's name as in messages: the path as given, `<stdin>`, `postgres:<table>`. */
   readonly file: string;
-  /** The 1-based line of the bad record (for a duplicate id, the later of the two). */
+  /** The 1-based line of the bad record (for a duplicate key, the later of the two). */
   readonly line: number;
-  /** What is wrong, e.g. `duplicate id 42 (first seen on line 7)`. */
+  /** What is wrong, e.g. `duplicate key 42 (first seen on line 7)`. */
   readonly reason: string;
 
   constructor(file: string, line: number, reason: string) {
@@ -71,7 +68,7 @@ export function show(value: unknown): string {
   return String(value);
 }
 
-/** The reason for a string with a lone surrogate (not well-formed Unicode). */
+/** The reason for a string of field `field` with a lone surrogate (not well-formed Unicode). */
 export function loneSurrogateReason(field: string, value: string): string {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
@@ -81,171 +78,238 @@ export function loneSurrogateReason(field: string, value: string): string {
         i++;
         continue;
       }
-      return `${field} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
+      return `field ${show(field)} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
     }
     if (c >= 0xdc00 && c <= 0xdfff) {
-      return `${field} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
+      return `field ${show(field)} is not well-formed Unicode (lone surrogate U+${c.toString(16).toUpperCase()})`;
     }
   }
-  return `${field} is not well-formed Unicode`;
+  return `field ${show(field)} is not well-formed Unicode`;
 }
 
-/** The status values as an error message lists them ("active, inactive"). */
-export const STATUS_LIST = STATUS_VALUES.join(", ");
-
-/** A guess of the mean bytes per record in a file, to size the columns before reading (too few rows only means the arrays grow). */
-export const GUESSED_RECORD_BYTES = 64;
+/** The reason for a value of `bytes` bytes, beyond {@link MAX_VALUE_BYTES}. */
+export function valueTooLongReason(field: string, bytes: number): string {
+  return `field ${show(field)} has a value of ${bytes} bytes; a value may have at most ${MAX_VALUE_BYTES} bytes (1 MiB)`;
+}
 
 /**
- * Growable columns; `finish` trims them to length n. Names and emails are packed UTF-8 (no JS
- * string per value): the NDJSON fast path copies their bytes straight from the input, the other
- * paths encode the parsed strings.
+ * The reason a JSON number of magnitude 2^53 or more is refused, or null when its literal is
+ * exact (2^53 itself, in any spelling). docs/api.md: an integer beyond ±2^53 is refused, never
+ * rounded; a literal that a double would round (9007199254740993) is refused too.
+ * @param literal the number's source text (JSON number grammar), or null when it was not found
+ */
+export function bigNumberReason(field: string, x: number, literal: string | null): string | null {
+  if (literal !== null && isExactLiteral(literal, x)) return null;
+  const text = literal ?? String(x);
+  const shown = text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
+  if (Math.abs(x) === MAX_EXACT_INTEGER && literal !== null && isBelowMaxExact(literal)) {
+    return `field ${show(field)}: ${shown} is not exact in a double (it would be rounded to ${x})`;
+  }
+  return `field ${show(field)}: ${shown} is beyond ±2^53 and would be rounded`;
+}
+
+/** True when the JSON number literal's magnitude is below 2^53 (compared exactly, with BigInt on its scaled digits). */
+function isBelowMaxExact(literal: string): boolean {
+  const m = /^-?(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (m === null) return false;
+  const fraction = m[2] ?? "";
+  const exponent = Number(m[3] ?? "0") - fraction.length;
+  const digits = BigInt(m[1] + fraction);
+  // digits × 10^exponent < 2^53  ⇔  digits < 2^53 × 10^-exponent (exponent < 0), else digits × 10^exponent < 2^53
+  if (exponent >= 0) return digits * 10n ** BigInt(exponent) < BigInt(MAX_EXACT_INTEGER);
+  return digits < BigInt(MAX_EXACT_INTEGER) * 10n ** BigInt(-exponent);
+}
+
+/**
+ * The source text of the top-level member `key` of the JSON object `text` (JSON.parse's source
+ * text access; the last one when the key repeats, as JSON.parse keeps it), or null. Only called
+ * for a number whose parsed magnitude is 2^53 or more, so the slower parse costs nothing in the
+ * common case.
+ */
+export function memberSourceText(text: string, key: string): string | null {
+  let found: string | null = null;
+  type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+  const holders: unknown[] = [];
+  const sources: (string | null)[] = [];
+  const reviver: Reviver = function (k, value, context) {
+    if (k === key) {
+      holders.push(this);
+      sources.push(context?.source ?? null);
+    }
+    return value;
+  };
+  const root = (JSON.parse as (text: string, reviver: Reviver) => unknown)(text, reviver);
+  for (let i = 0; i < holders.length; i++) if (holders[i] === root) found = sources[i];
+  return found;
+}
+
+/** The fields of an input as a reason lists them: `id, name, email` (the first 20, then how many more). */
+export function fieldList(fields: readonly string[]): string {
+  if (fields.length === 0) return "(none)";
+  const shown = fields.slice(0, 20).join(", ");
+  return fields.length > 20 ? `${shown} and ${fields.length - 20} more` : shown;
+}
+
+/** The reason an `--exclude` name is refused: it is not a field of the input (a typo must not keep a secret). */
+export function unknownExcludeReason(field: string, fields: readonly string[]): string {
+  return `--exclude ${show(field)} is not a field of the input; fields: ${fieldList(fields)}`;
+}
+
+/** Options of a {@link ColumnsBuilder}. */
+export interface BuilderOptions {
+  /** Fields left out unread (`--exclude`): never collected, listed in `excluded` when seen. */
+  exclude?: Iterable<string>;
+}
+
+/**
+ * The columns of a read as they grow: a raw column per field (made on first sight, null for the
+ * records before), the line of each record. Fields are looked up in a Map, so any name —
+ * `__proto__`, `constructor` — is a field like any other.
  */
 export class ColumnsBuilder {
-  n = 0;
-  ids = new Float64Array(1 << 16);
-  statusCodes = new Uint8Array(1 << 16);
-  lines = new Uint32Array(1 << 16);
-  /** Names and emails so far; the NDJSON fast path writes into their free room directly. */
-  names = growingByteColumn(1 << 16, 1 << 20);
-  emails = growingByteColumn(1 << 16, 1 << 21);
+  /** Records ended so far. */
+  rows = 0;
+  /** Each ended record's line; grows by doubling. */
+  lines = new Uint32Array(1 << 12);
+  /** The kept fields' columns, in first-seen order. */
+  readonly columns: RawColumn[] = [];
+  /** The excluded fields seen, in first-seen order. */
+  readonly excluded: string[] = [];
+  /** Every field seen: its column, or null when it is excluded. */
+  private readonly byName = new Map<string, RawColumn | null>();
+  private readonly exclude: ReadonlySet<string>;
+  /** Rows a new column is made with room for. */
+  private expected = 1024;
 
-  /**
-   * Sizes the empty columns for a file of `fileBytes` bytes, so that they need not grow (each
-   * growth copies, and touching fresh memory is what a large read spends most on). Names and
-   * emails together are shorter than the file, so each byte array gets the file's size: memory
-   * that is reserved but never written costs nothing.
-   */
-  reserveFor(fileBytes: number): void {
-    const rows = Math.ceil(fileBytes / GUESSED_RECORD_BYTES);
-    if (rows > this.ids.length) {
-      this.ids = new Float64Array(rows);
-      this.statusCodes = new Uint8Array(rows);
-      this.lines = new Uint32Array(rows);
-    }
-    // Offsets are 32-bit, so a column holds at most 4 GiB.
-    const bytes = Math.min(fileBytes, 0xffffffff);
-    if (bytes > this.emails.bytes.length) {
-      this.names = growingByteColumn(rows, bytes);
-      this.emails = growingByteColumn(rows, bytes);
-    }
-  }
-
-  /** The columns beyond the seed's four, by field name, and in first-seen order. */
-  private extraById = new Map<string, RawColumn>();
-  extra: RawColumn[] = [];
-
-  /**
-   * The column of field `id` beyond the seed's four, created (null for the records before this
-   * one) on first sight.
-   * @throws IngestError at `line` when `id` is not a valid column id (docs/api.md: `[A-Za-z_][A-Za-z0-9_]{0,63}`)
-   */
-  extraColumn(file: string, id: string, line: number): RawColumn {
-    let column = this.extraById.get(id);
-    if (column === undefined) {
-      if (!COLUMN_ID.test(id)) throw new IngestError(file, line, `field ${show(id)} is not a valid column id ([A-Za-z_][A-Za-z0-9_]{0,63}); rename it in the input`);
-      column = rawColumn(id, Math.max(1024, this.n + 1));
-      for (let row = 0; row < this.n; row++) addJsonValue(column, null);
-      this.extraById.set(id, column);
-      this.extra.push(column);
-    }
-    // records before this one that lacked the field
-    while (column.count < this.n) addJsonValue(column, null);
-    return column;
-  }
-
-  /** Adds a record whose name and email are strings (well-formed). */
-  add(id: number, name: string, email: string, code: number, line: number): void {
-    this.addFixed(id, code, line);
-    appendString(this.names, name);
-    appendString(this.emails, email);
+  constructor(
+    readonly file: string,
+    options: BuilderOptions = {},
+  ) {
+    this.exclude = new Set(options.exclude ?? []);
   }
 
   /**
-   * Adds a record whose name and email bytes (`nameLength` and `emailLength` bytes) were
-   * already written into the columns' free room by byte-column.ts `copyPlainJsonString`.
+   * Sizes the columns for `rows` records in all (a guess from the input's size and the records
+   * read so far): the existing columns grow to it, their strings in proportion to what they
+   * hold, and new ones are made with that room, so that a large read does not copy its columns
+   * as they double. Memory that is reserved but never written costs nothing.
    */
-  addCopied(id: number, nameLength: number, emailLength: number, code: number, line: number): void {
-    this.addFixed(id, code, line);
-    commitValue(this.names, nameLength);
-    commitValue(this.emails, emailLength);
+  expectRows(rows: number): void {
+    if (rows <= this.expected) return;
+    this.expected = rows;
+    if (rows > this.lines.length) this.growLines(rows);
+    const seen = Math.max(1, this.rows);
+    for (const column of this.columns) {
+      if (column.tags.length < rows) {
+        const tags = new Uint8Array(rows);
+        tags.set(column.tags.subarray(0, column.count));
+        column.tags = tags;
+        const numbers = new Float64Array(rows);
+        numbers.set(column.numbers.subarray(0, column.count));
+        column.numbers = numbers;
+        const codes = new Uint8Array(rows);
+        codes.set(column.distinctCodes.subarray(0, column.count));
+        column.distinctCodes = codes;
+      }
+      const strings = column.strings;
+      if (strings.offsets.length < rows + 1) {
+        const offsets = new Uint32Array(rows + 1);
+        offsets.set(strings.offsets.subarray(0, strings.count + 1));
+        strings.offsets = offsets;
+      }
+      const used = strings.offsets[strings.count];
+      // the bytes so far, scaled to every row, and a tenth more (at most 4 GiB: offsets are 32-bit)
+      const want = Math.min(0xffffffff, Math.ceil(((used / seen) * rows * 11) / 10) + 64);
+      if (want > strings.bytes.length) {
+        const bytes = new Uint8Array(want);
+        bytes.set(strings.bytes.subarray(0, used));
+        strings.bytes = bytes;
+      }
+    }
   }
 
-  /** Appends the id, status code and line of the next record. */
-  private addFixed(id: number, code: number, line: number): void {
-    const n = this.n;
-    if (n === this.ids.length) this.grow();
-    // `+ 0` turns -0 into 0: they are the same id.
-    this.ids[n] = id + 0;
-    this.statusCodes[n] = code;
-    this.lines[n] = line;
-    this.n = n + 1;
-  }
-
-  private grow(): void {
-    const capacity = this.ids.length * 2;
-    const ids = new Float64Array(capacity);
-    ids.set(this.ids);
-    this.ids = ids;
-    const codes = new Uint8Array(capacity);
-    codes.set(this.statusCodes);
-    this.statusCodes = codes;
-    const lines = new Uint32Array(capacity);
-    lines.set(this.lines);
+  private growLines(rows: number): void {
+    const lines = new Uint32Array(rows);
+    lines.set(this.lines.subarray(0, this.rows));
     this.lines = lines;
   }
 
-  /** The columns, as views of length n (no copy: the spare room was never written). */
+  /** The column of field `name`: the column, null when it is excluded, undefined when the field was not seen yet. */
+  lookup(name: string): RawColumn | null | undefined {
+    return this.byName.get(name);
+  }
+
+  /**
+   * The column of field `name`, made on first sight (null for the records before this one); null
+   * when the field is excluded.
+   * @throws IngestError at `line` when `name` is not a column id (docs/api.md:
+   *   `[A-Za-z_][A-Za-z0-9_]{0,63}`), or when it would be column {@link MAX_COLUMNS} + 1
+   */
+  column(name: string, line: number): RawColumn | null {
+    const known = this.byName.get(name);
+    if (known !== undefined) return known;
+    if (this.exclude.has(name)) {
+      this.byName.set(name, null);
+      this.excluded.push(name);
+      return null;
+    }
+    if (!COLUMN_ID.test(name)) throw new IngestError(this.file, line, `field ${show(name)} is not a valid column id ([A-Za-z_][A-Za-z0-9_]{0,63}); rename it in the input, or leave it out with --exclude`);
+    if (this.columns.length === MAX_COLUMNS) {
+      throw new IngestError(this.file, line, `field ${show(name)} would be column ${MAX_COLUMNS + 1}; a table has at most ${MAX_COLUMNS} columns (leave some out with --exclude)`);
+    }
+    const column = rawColumn(name, Math.max(this.expected, this.rows + 1), Math.max(this.expected, this.rows + 1) * 8);
+    padNulls(column, this.rows);
+    this.byName.set(name, column);
+    this.columns.push(column);
+    return column;
+  }
+
+  /** Ends the record being added, which starts on `line`. */
+  endRecord(line: number): void {
+    const row = this.rows;
+    if (row === this.lines.length) this.growLines(row * 2);
+    this.lines[row] = line;
+    this.rows = row + 1;
+  }
+
+  /** The columns, as views of length n (no copy); the columns a record lacked at the end are padded with nulls. */
   finish(): RawColumns {
-    const n = this.n;
-    for (const column of this.extra) while (column.count < n) addJsonValue(column, null);
-    return {
-      extra: this.extra,
-      ids: this.ids.subarray(0, n),
-      names: finishByteColumn(this.names),
-      emails: finishByteColumn(this.emails),
-      statusCodes: this.statusCodes.subarray(0, n),
-      lines: this.lines.subarray(0, n),
-    };
+    const n = this.rows;
+    for (const column of this.columns) padNulls(column, n);
+    return { rows: n, lines: this.lines.subarray(0, n), columns: this.columns, excluded: this.excluded };
   }
 }
 
 /**
- * The first duplicate id in file order among `ids[0..n)`: the index of the first record whose id
- * was already seen, and the index where it was first seen; or null when all ids are distinct.
- * Strictly ascending ids are recognised in one pass; otherwise it sorts a Float64Array copy
- * (native, O(n log n)) and checks neighbours; only when some value repeats does it scan again,
- * keeping a Map of the repeated values only.
+ * Adds one parsed JSON value as a record: every member a field (a missing one is null), none
+ * special; throws IngestError at `line`. Shared by the NDJSON, JSON-array and PostgreSQL readers.
+ * `text` is the JSON text `value` was parsed from: a number of magnitude 2^53 or more is checked
+ * against its literal there.
+ * @throws IngestError for a value that is not an object, a field name that is not a column id, a
+ *   number that a double would round, a string that is not well-formed Unicode (a lone
+ *   surrogate escape), a value over {@link MAX_VALUE_BYTES}, too many columns
  */
-export function findFirstDuplicate(ids: Float64Array, n: number): { index: number; firstIndex: number } | null {
-  // Strictly ascending ids (generated files, most exports) cannot repeat: no sort needed.
-  let ascending = true;
-  for (let i = 1; i < n; i++) {
-    if (!(ids[i - 1] < ids[i])) {
-      ascending = false;
-      break;
-    }
+export function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, line: number, text: string): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new IngestError(file, line, `record must be a JSON object (got ${show(value)})`);
   }
-  if (ascending) return null;
-  const sorted = ids.slice(0, n);
-  sorted.sort();
-  let repeated: Set<number> | null = null;
-  for (let i = 1; i < n; i++) {
-    if (sorted[i] === sorted[i - 1]) {
-      if (repeated === null) repeated = new Set();
-      repeated.add(sorted[i]);
-    }
+  const record = value as Record<string, unknown>;
+  const row = columns.rows;
+  const keys = Object.keys(record);
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k];
+    const column = columns.column(key, line);
+    if (column === null) continue;
+    const v = record[key];
+    if (typeof v === "number" && (v >= MAX_EXACT_INTEGER || v <= -MAX_EXACT_INTEGER)) {
+      const reason = bigNumberReason(key, v, memberSourceText(text, key));
+      if (reason !== null) throw new IngestError(file, line, reason);
+    } else if (typeof v === "string" && !v.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason(key, v));
+    padNulls(column, row);
+    const bytes = addJsonValue(column, v);
+    if (bytes > MAX_VALUE_BYTES) throw new IngestError(file, line, valueTooLongReason(key, bytes));
   }
-  if (repeated === null) return null;
-  const firstSeen = new Map<number, number>();
-  for (let i = 0; i < n; i++) {
-    const id = ids[i];
-    if (!repeated.has(id)) continue;
-    const first = firstSeen.get(id);
-    if (first !== undefined) return { index: i, firstIndex: first };
-    firstSeen.set(id, i);
-  }
-  return null;
+  columns.endRecord(line);
 }
 
 /** A streaming parser of one format: it is pushed decoded text and adds records to the columns. */
@@ -277,142 +341,6 @@ export function isBlank(text: string, from: number, to: number): boolean {
     if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
   }
   return true;
-}
-
-/** The largest magnitude of an id: every integer up to 2^53 is exact in a double (docs/api.md, Columns: |id| ≤ 2^53). */
-export const MAX_ID_MAGNITUDE = 2 ** 53;
-
-/** The digits of 2^53, to compare a number's decimal digits against. */
-const MAX_ID_DIGITS = "9007199254740992";
-
-/**
- * Compares the exact decimal value of the JSON number `text` (its magnitude) with 2^53, from its
- * digits, without rounding: -1 below, 0 equal, 1 above. `text` must match the JSON number
- * grammar.
- */
-function compareMagnitudeToMaxId(text: string): number {
-  const match = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
-  if (match === null) throw new RangeError(`not a JSON number: ${text}`);
-  const fraction = match[2] ?? "";
-  // The value is digits × 10^exponent.
-  let digits = match[1] + fraction;
-  let exponent = (match[3] === undefined ? 0 : Number(match[3])) - fraction.length;
-  let first = 0;
-  while (first < digits.length && digits.charCodeAt(first) === 48) first++;
-  let last = digits.length;
-  while (last > first && digits.charCodeAt(last - 1) === 48) last--;
-  if (first === last) return -1;
-  exponent += digits.length - last;
-  digits = digits.slice(first, last);
-  // Digits before the decimal point: 0.d1d2… × 10^magnitude, with d1 ≠ 0; 2^53 has 16.
-  const magnitude = digits.length + exponent;
-  if (magnitude !== MAX_ID_DIGITS.length) return magnitude > MAX_ID_DIGITS.length ? 1 : -1;
-  const width = Math.max(digits.length, MAX_ID_DIGITS.length);
-  const a = digits.padEnd(width, "0");
-  const b = MAX_ID_DIGITS.padEnd(width, "0");
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * The reason an id outside the exact range is refused, or null when it is in range. `id` is the
- * parsed (finite) value and `source` its JSON number text: when `id` is exactly ±2^53, the text
- * tells whether the input was 2^53 itself or a number that parsing rounded to it
- * (9007199254740993 parses as 9007199254740992). Without the text (undefined), ±2^53 is refused
- * as well, since it cannot be told exact. docs/api.md: an integer beyond ±2^53 is refused,
- * never rounded.
- */
-export function idRangeReason(id: number, source: string | undefined): string | null {
-  const magnitude = Math.abs(id);
-  if (magnitude < MAX_ID_MAGNITUDE) return null;
-  const text = source ?? String(id);
-  const shown = text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text;
-  const beyond = `id ${shown} is beyond ±2^53 (ids must be exact in a double)`;
-  if (magnitude > MAX_ID_MAGNITUDE) return beyond;
-  if (source === undefined) return `id ${shown} is ±2^53 after parsing, and its source text is not available to tell whether it was exact`;
-  const order = compareMagnitudeToMaxId(source);
-  if (order === 0) return null;
-  if (order > 0) return beyond;
-  return `id ${shown} is not exact in a double (it would be rounded to ${id}; ids must be exact, |id| ≤ 2^53)`;
-}
-
-/**
- * The source text of the top-level `id` member of the JSON object `text` (JSON.parse's source
- * text access), or undefined. Only called for an id whose parsed magnitude is 2^53 or more, so
- * the slower parse with a reviver costs nothing in the common case.
- */
-export function idSourceText(text: string): string | undefined {
-  const found: Array<[unknown, string | undefined]> = [];
-  type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
-  const reviver: Reviver = function (key, value, context) {
-    if (key === "id") found.push([this, context?.source]);
-    return value;
-  };
-  const root = (JSON.parse as (text: string, reviver: Reviver) => unknown)(text, reviver);
-  for (let i = 0; i < found.length; i++) if (found[i][0] === root) return found[i][1];
-  return undefined;
-}
-
-/**
- * Validates one parsed JSON value as a user record and adds it; throws IngestError at `line`.
- * Shared by the NDJSON and JSON-array parsers. `text` is the JSON text `value` was parsed from
- * (the id's source text is looked up in it when the id is at or beyond ±2^53).
- */
-export function addJsonRecord(file: string, columns: ColumnsBuilder, value: unknown, line: number, text: string): void {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new IngestError(file, line, `record must be a JSON object (got ${show(value)})`);
-  }
-  const record = value as Record<string, unknown>;
-  const id = record.id;
-  const name = record.name;
-  const email = record.email;
-  const status = record.status;
-  if (typeof id !== "number" || !Number.isFinite(id)) {
-    if (id === undefined) throw new IngestError(file, line, `missing field "id"`);
-    throw new IngestError(file, line, `id must be a finite number (got ${show(id)})`);
-  }
-  if (id >= MAX_ID_MAGNITUDE || id <= -MAX_ID_MAGNITUDE) {
-    const reason = idRangeReason(id, idSourceText(text));
-    if (reason !== null) throw new IngestError(file, line, reason);
-  }
-  if (typeof name !== "string") {
-    if (name === undefined) throw new IngestError(file, line, `missing field "name"`);
-    throw new IngestError(file, line, `name must be a string (got ${show(name)})`);
-  }
-  if (typeof email !== "string") {
-    if (email === undefined) throw new IngestError(file, line, `missing field "email"`);
-    throw new IngestError(file, line, `email must be a string (got ${show(email)})`);
-  }
-  if (!name.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason("name", name));
-  if (!email.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason("email", email));
-  // Fast path for the exact enum spellings; statusCode is case-insensitive.
-  let code = status === "active" ? 0 : status === "inactive" ? 1 : -1;
-  if (code < 0) {
-    if (status === undefined) throw new IngestError(file, line, `missing field "status"`);
-    code = typeof status === "string" ? statusCode(status) : -1;
-    if (code < 0) throw new IngestError(file, line, `status must be one of ${STATUS_LIST} (got ${show(status)})`);
-  }
-  for (const key in record) {
-    if (key === "id" || key === "name" || key === "email" || key === "status") continue;
-    const v = record[key];
-    if (typeof v === "number" && (v >= MAX_EXACT_INTEGER || v <= -MAX_EXACT_INTEGER)) {
-      const literal = fieldLiteral(text, key);
-      if (literal === null || !isExactLiteral(literal, v)) {
-        throw new IngestError(file, line, `field "${key}": ${literal ?? v} is beyond ±2^53 and would be rounded`);
-      }
-    }
-    if (typeof v === "string" && !v.isWellFormed()) throw new IngestError(file, line, loneSurrogateReason(key, v));
-    addJsonValue(columns.extraColumn(file, key, line), v);
-  }
-  columns.add(id, name, email, code, line);
-}
-
-/**
- * The number literal of top-level field `key` in a record's JSON text, or null: what a number of
- * magnitude 2^53 or more is checked against (a parsed double no longer tells whether it was rounded).
- */
-function fieldLiteral(text: string, key: string): string | null {
-  const m = new RegExp(`"${key}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`).exec(text);
-  return m === null ? null : m[1];
 }
 
 /** The text of a JSON.parse failure, for a "malformed JSON: …" reason. */

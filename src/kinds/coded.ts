@@ -79,6 +79,8 @@ export const ENUM_KIND: KindModule = orderedKind(
     getFilter: codedGetFilter,
     setValue: codedSetValue,
     jsonSchema: (spec) => ({ type: ["string", "null"], enum: [...(spec.values ?? []), null] }),
+    // an enum type of the database (pg_type.typtype 'e'), whatever its OID
+    postgresTypes: [],
   },
 );
 
@@ -101,5 +103,7 @@ export const BOOLEAN_KIND: KindModule = orderedKind(
     getFilter: codedGetFilter,
     setValue: codedSetValue,
     jsonSchema: () => ({ type: ["boolean", "null"] }),
+    // bool
+    postgresTypes: [16],
   },
 );

@@ -51,12 +51,19 @@ function begin(column: RawColumn, spec: ColumnSpec) {
 /**
  * Doubles (`number`, `date` as day numbers, `datetime` as UTC ms; NaN for null): JSON numbers
  * (number only), or text read by `parse` (CSV fields; JSON strings for dates), refused with `explain`.
+ * A column of JSON numbers only is returned as a view of the raw column's numbers.
  * @throws ConversionError for the first value that does not fit
  */
 export function convertDoubles(column: RawColumn, spec: ColumnSpec, parse: (text: string) => number, explain: (text: string) => string): ConvertedColumn {
   // Dates and date-times the profile already parsed (every string was one) are not parsed again.
   const parsed = spec.kind !== "number" && allStringsAre(column.profile, spec.kind as "date" | "datetime");
   const { n, tags, numbers, strings, fail } = begin(column, spec);
+  if (spec.kind === "number" && !column.profile.fromText && column.profile.numbers === n) {
+    // Every row a JSON number: the read values themselves, when all are finite (no copy).
+    let finite = true;
+    for (let row = 0; row < n && finite; row++) finite = numbers[row] - numbers[row] === 0;
+    if (finite) return { kind: "number", values: numbers.subarray(0, n), nulls: 0 };
+  }
   let nulls = 0;
   const values = new Float64Array(n);
   for (let row = 0; row < n; row++) {
@@ -106,25 +113,91 @@ export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedCo
   return { kind: "boolean", codes, values: ["false", "true"], nulls };
 }
 
+/** Enums of at most this many values are matched by comparing with each (no hash). */
+const FEW_VALUES = 8;
+
+/** 32-bit FNV-1a of `bytes[from .. to)`: how {@link convertEnum} finds a value's code without decoding it. */
+function fnv1a(bytes: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let p = from; p < to; p++) h = Math.imul(h ^ bytes[p], 0x01000193);
+  return h >>> 0;
+}
+
 /**
  * An enum's values as codes (0 null, i + 1 for `spec.values[i]`): strings equal to a value.
+ * Each row's bytes are matched against the values' UTF-8 (the last value found first, then each
+ * of a few values, or by hash), without a JS string per row.
  * @throws ConversionError for the first value outside `spec.values`
  */
 export function convertEnum(column: RawColumn, spec: ColumnSpec): ConvertedColumn {
   const { n, tags, numbers, strings, fail } = begin(column, spec);
   let nulls = 0;
   const values = spec.values ?? [];
-  const codeOf = new Map(values.map((v, i) => [v, i + 1]));
+  const encoded = values.map((v) => new TextEncoder().encode(v));
+  const count = encoded.length;
+  // hash → the codes of the values with that hash (for enums of more than a few values)
+  const codesByHash = new Map<number, number[]>();
+  for (let i = 0; i < count; i++) {
+    const h = fnv1a(encoded[i], 0, encoded[i].length);
+    const list = codesByHash.get(h);
+    if (list === undefined) codesByHash.set(h, [i + 1]);
+    else list.push(i + 1);
+  }
+  const { bytes, offsets } = strings;
   const codes = new Uint8Array(n);
+  // While the reader tracked the column's distinct values (at most 32), each string row carries
+  // its value's index among them: its code is looked up, not compared again.
+  const distinct = column.profile.distinct;
+  const tracked = distinct !== null ? column.distinctCodes : null;
+  const codeOfDistinct = new Uint8Array(distinct === null ? 1 : distinct.size + 1);
+  if (distinct !== null) for (const [value, index] of distinct) codeOfDistinct[index + 1] = values.indexOf(value) + 1;
+  // the code found last: compared first (runs of one value are common)
+  let last = 0;
   for (let row = 0; row < n; row++) {
     const tag = tags[row];
-    if (tag === RAW.NULL) nulls++;
-    else if (tag === RAW.STRING || tag === RAW.TEXT) {
+    if (tag === RAW.NULL) {
+      nulls++;
+      continue;
+    }
+    if (tag !== RAW.STRING && tag !== RAW.TEXT) fail(row, `${typeName(tag)} is not one of its values`);
+    if (tracked !== null) {
+      const known = codeOfDistinct[tracked[row]];
+      if (known !== 0) {
+        codes[row] = known;
+        continue;
+      }
+    }
+    const from = offsets[row];
+    const length = offsets[row + 1] - from;
+    let code = 0;
+    if (count <= FEW_VALUES) {
+      // inlined for speed: each value's bytes compared, the last code's first
+      for (let i = 0; i < count && code === 0; i++) {
+        const c = i === 0 ? last : i <= last ? i - 1 : i;
+        const value = encoded[c];
+        if (value.length !== length) continue;
+        let same = true;
+        for (let b = 0; same && b < length; b++) same = value[b] === bytes[from + b];
+        if (same) code = c + 1;
+      }
+    } else {
+      const candidates = codesByHash.get(fnv1a(bytes, from, from + length));
+      if (candidates !== undefined) {
+        for (const c of candidates) {
+          const value = encoded[c - 1];
+          if (value.length !== length) continue;
+          let same = true;
+          for (let b = 0; same && b < length; b++) same = value[b] === bytes[from + b];
+          if (same) code = c;
+        }
+      }
+    }
+    if (code === 0) {
       const text = stringAt(strings, row);
-      const code = codeOf.get(text);
-      if (code === undefined) fail(row, `${show(text)} is not one of its values (${values.map((v) => JSON.stringify(v)).join(", ")})`);
-      codes[row] = code as number;
-    } else fail(row, `${typeName(tag)} is not one of its values`);
+      fail(row, `${show(text)} is not one of its values (${values.map((v) => JSON.stringify(v)).join(", ")})`);
+    }
+    codes[row] = code;
+    last = code - 1;
   }
   return { kind: "enum", codes, values: [...values], nulls };
 }

@@ -52,6 +52,8 @@ export const DATE_KIND: KindModule = orderedKind(
         return { start: day, end: day, endOpen: false, echo: formatDate(day) };
       }),
     jsonSchema: () => ({ type: ["string", "null"], format: "date" }),
+    // date
+    postgresTypes: [1082],
   },
 );
 
@@ -84,5 +86,7 @@ export const DATETIME_KIND: KindModule = orderedKind(
         return { start: ms, end: ms, endOpen: false, echo: formatDateTime(ms) };
       }),
     jsonSchema: () => ({ type: ["string", "null"], format: "date-time" }),
+    // timestamp (read as UTC), timestamptz
+    postgresTypes: [1114, 1184],
   },
 );

@@ -24,7 +24,7 @@ export const JSON_KIND: KindModule = {
   work: () => 0,
   estimate: () => 0,
   passingRanks: null,
-  passesValue: (spec) => {
+  valueTest: (spec) => {
     throw new Error(`json column "${spec.id}" is not filtered`);
   },
   getFilter: (spec) => `column "${spec.id}" is json: it is returned, never filtered`,
@@ -33,4 +33,6 @@ export const JSON_KIND: KindModule = {
   valueJson: null,
   format: null,
   jsonSchema: () => ({}),
+  // json, jsonb
+  postgresTypes: [114, 3802],
 };

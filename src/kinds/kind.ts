@@ -97,6 +97,9 @@ export interface StoredColumn {
   rawOffsets: Uint32Array | null;
 }
 
+/** One value's test (kind.ts {@link KindModule.valueTest}): the value, and its folded output string when the caller has it. */
+export type ValueTest = (value: number | string | null, folded?: string) => boolean;
+
 /** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
 export type FilterType = "text" | "number" | "date" | "set";
 
@@ -299,15 +302,21 @@ export interface KindModule {
    */
   valueJson: ((spec: ColumnSpec, stored: number) => string) | null;
   /**
-   * Whether one value passes `test`, with the same rules as {@link evaluate} applies to a stored
-   * column: a double (NaN for null) for the ordered kinds, a string (null for null) for `text`.
-   * What a live replica's changed rows are tested with (docs/live-replicas.md).
-   * @param folded the value's output string folded, when the caller keeps it (else it is folded here)
+   * `test` compiled into a test of one value, with the same rules as {@link evaluate} applies to a
+   * stored column: a double (NaN for null) for the ordered kinds, a string (null for null) for
+   * `text`; `folded`, when the caller keeps it, is the value's output string folded. What a live
+   * replica's changed rows are tested with (docs/live-replicas.md), compiled once per test.
    * @throws Error for a test the kind does not take (json)
    */
-  passesValue(spec: ColumnSpec, test: ColumnTest, value: number | string | null, folded?: string): boolean;
+  valueTest(spec: ColumnSpec, test: ColumnTest): ValueTest;
   /** The output string of a stored value (what text filters compare, docs/api.md); null for `text` and `json`. */
   format: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */
   jsonSchema(spec: ColumnSpec, key: boolean): Record<string, unknown>;
+  /**
+   * The PostgreSQL types (pg_type OIDs) whose columns are of this kind when a table is read
+   * (docs/api.md "Any users table": integer and numeric types → number, text types and uuid →
+   * text…); an enum type is an `enum` whatever its OID. Empty for kinds no built-in type maps to.
+   */
+  postgresTypes: readonly number[];
 }

@@ -79,5 +79,7 @@ export const NUMBER_KIND: KindModule = orderedKind(
         return { start: x, end: x, endOpen: false, echo: formatNumber(x) };
       }),
     jsonSchema: (_spec, key) => (key ? { type: "number" } : { type: ["number", "null"] }),
+    // int8, int2, int4, float4, float8, numeric
+    postgresTypes: [20, 21, 23, 700, 701, 1700],
   },
 );

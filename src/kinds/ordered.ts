@@ -9,12 +9,12 @@
  * its order, so rank r's rows are the single row r - 1 and a range is a range of rows.
  */
 import { type Bitmap, emptyBitmap, setRange } from "../bits/bitmap.ts";
-import { fold, foldRepeated } from "../collation/collation.ts";
+import { fold } from "../collation/collation.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import { firstAtLeast, orderDoubles, rowsByAbsoluteValue } from "./ordered-column.ts";
-import { type BuildContext, type ColumnTest, type GetFilter, type KindModule, type StoredColumn, type StoredPart, type TextOp, emptyStoredColumn } from "./kind.ts";
+import { type BuildContext, type ColumnTest, type GetFilter, type KindModule, type StoredColumn, type StoredPart, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
 
 /** The parts an ordered column sets. */
 export const ORDERED_PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "distinct"];
@@ -250,26 +250,42 @@ export function evaluateOrdered(values: OrderedValues, column: StoredColumn, tes
 }
 
 /**
- * Whether one stored value (NaN for null) passes `test`: the rules of {@link orderedPassingRanks}
- * for a single value.
+ * A test of one stored value (NaN for null), compiled: the rules {@link evaluateOrdered} applies to
+ * a column — a range's ends, a set's values resolved to stored values once, a text test's needle
+ * folded once; null passes only a negated null test, a set with `nulls`, and the text tests
+ * AG Grid lets null pass.
  */
-export function orderedPassesValue(values: OrderedValues, spec: ColumnSpec, test: ColumnTest, x: number, folded?: string): boolean {
-  const isNull = Number.isNaN(x);
+export function orderedValueTest(values: OrderedValues, spec: ColumnSpec, test: ColumnTest): ValueTest {
+  const stored = (value: number | string | null) => (typeof value === "number" ? value : Number.NaN);
   switch (test.op) {
     case "null":
-      return isNull !== test.negate;
+      return (value) => Number.isNaN(stored(value)) !== test.negate;
     case "range": {
-      if (isNull) return false;
-      const inside = (test.loOpen ? x > test.lo : x >= test.lo) && (test.hiOpen ? x < test.hi : x <= test.hi);
-      return inside !== test.negate;
+      const { lo, hi, loOpen, hiOpen, negate } = test;
+      return (value) => {
+        const x = stored(value);
+        if (Number.isNaN(x)) return false;
+        return ((loOpen ? x > lo : x >= lo) && (hiOpen ? x < hi : x <= hi)) !== negate;
+      };
     }
-    case "set":
-      if (isNull) return test.nulls;
-      for (const v of test.values) if (values.valuesOf(spec, v).includes(x)) return true;
-      return false;
-    case "text":
-      if (isNull) return nullPassesText(test.type);
-      return textPasses(test.type, folded ?? fold(values.format(spec, x)), foldRepeated(test.value));
+    case "set": {
+      const passing = new Set<number>();
+      for (const v of test.values) for (const x of values.valuesOf(spec, v)) passing.add(x);
+      const nulls = test.nulls;
+      return (value) => {
+        const x = stored(value);
+        return Number.isNaN(x) ? nulls : passing.has(x);
+      };
+    }
+    case "text": {
+      const type = test.type;
+      const needle = fold(test.value);
+      const nullPasses = nullPassesText(type);
+      return (value, folded) => {
+        const x = stored(value);
+        return Number.isNaN(x) ? nullPasses : textPasses(type, folded ?? fold(values.format(spec, x)), needle);
+      };
+    }
   }
 }
 
@@ -366,7 +382,7 @@ export function rangeGetFilter(value: string, bound: (text: string) => GetBound 
 export function orderedKind(
   kind: KindModule["kind"],
   values: OrderedValues,
-  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind"> & {
+  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind" | "postgresTypes"> & {
     /** Builds the column (default {@link buildOrdered}); the number kind adds a key's trigram lists. */
     build?: KindModule["build"];
     /** The parts of a key of the kind (default: none, for a kind that cannot be the key). */
@@ -384,7 +400,7 @@ export function orderedKind(
     work: (column, test, rowCount) => orderedWork(values, column, test, rowCount),
     estimate: (column, test, rowCount) => orderedEstimate(values, column, test, rowCount),
     passingRanks: (column, test) => orderedPassingRanks(values, column, test),
-    passesValue: (spec, test, value, folded) => orderedPassesValue(values, spec, test, typeof value === "number" ? value : Number.NaN, folded),
+    valueTest: (spec, test) => orderedValueTest(values, spec, test),
     valueJson: values.json,
     format: values.format,
     ...described,

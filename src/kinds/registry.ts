@@ -33,3 +33,11 @@ export function convertColumn(raw: RawColumn, spec: ColumnSpec): ConvertedColumn
   return KINDS[spec.kind].convert(raw, spec);
 }
 
+
+/** The kind of each PostgreSQL type a kind lists (kind.ts `postgresTypes`), by OID. */
+const KIND_OF_POSTGRES_TYPE = new Map<number, ColumnKind>(Object.values(KINDS).flatMap((module) => module.postgresTypes.map((oid) => [oid, module.kind] as const)));
+
+/** The kind a PostgreSQL column of built-in type `oid` has, or undefined (an enum type, or a type no kind holds). */
+export function kindOfPostgresType(oid: number): ColumnKind | undefined {
+  return KIND_OF_POSTGRES_TYPE.get(oid);
+}

@@ -8,13 +8,13 @@
  */
 import { type Bitmap, emptyBitmap, notInPlace } from "../bits/bitmap.ts";
 import { bytesMatch, type PositiveTextOp } from "../bits/folded-match.ts";
-import { fold, foldRepeated } from "../collation/collation.ts";
+import { fold } from "../collation/collation.ts";
 import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
-import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, emptyStoredColumn } from "./kind.ts";
+import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
 import { nullPassesText, textPasses } from "./ordered.ts";
 import { partitionRows } from "./ordered-column.ts";
 import { buildTrigramIndex } from "../bits/trigrams.ts";
@@ -219,24 +219,27 @@ function estimateText(column: StoredColumn, test: ColumnTest, rowCount: number):
 }
 
 /**
- * Whether one value (null for null) passes `test`: the rules {@link evaluateText} applies to a
- * column — folded comparisons, null passing only `notEqual`, `notContains` and `blank`, a set's
- * `nulls` matching null and blank values.
+ * A test of one value (null for null), compiled: the rules {@link evaluateText} applies to a
+ * column — folded comparisons (the needle folded once), null passing only `notEqual`,
+ * `notContains` and `blank`, a set's `nulls` matching null and blank values.
  */
-function textPassesValue(_spec: ColumnSpec, test: ColumnTest, value: number | string | null, folded?: string): boolean {
-  const text = typeof value === "string" ? value : null;
+function textValueTest(_spec: ColumnSpec, test: ColumnTest): ValueTest {
   switch (test.op) {
     case "null":
-      return (text === null) !== test.negate;
-    case "text":
-      if (test.type === "blank") return text === null || text.trim() === "";
-      if (test.type === "notBlank") return text !== null && text.trim() !== "";
-      if (text === null) return nullPassesText(test.type);
-      return textPasses(test.type, folded ?? fold(text), foldRepeated(test.value));
-    case "set":
-      if (text === null) return test.nulls;
-      if (test.nulls && text.trim() === "") return true;
-      return test.values.includes(folded ?? fold(text));
+      return (value) => (typeof value !== "string") !== test.negate;
+    case "text": {
+      const type = test.type;
+      if (type === "blank") return (value) => typeof value !== "string" || value.trim() === "";
+      if (type === "notBlank") return (value) => typeof value === "string" && value.trim() !== "";
+      const needle = fold(test.value);
+      const nullPasses = nullPassesText(type);
+      return (value, folded) => (typeof value !== "string" ? nullPasses : textPasses(type, folded ?? fold(value), needle));
+    }
+    case "set": {
+      const values = new Set(test.values);
+      const nulls = test.nulls;
+      return (value, folded) => (typeof value !== "string" ? nulls : (nulls && value.trim() === "") || values.has(folded ?? fold(value)));
+    }
     case "range":
       throw new Error("a range test does not apply to a text column");
   }
@@ -258,7 +261,7 @@ export const TEXT_KIND: KindModule = {
   work: (_column, test, rowCount) => (test.op === "text" && (test.type === "blank" || test.type === "notBlank") ? rowCount / 32 : rowCount * 4),
   estimate: estimateText,
   passingRanks: null,
-  passesValue: textPassesValue,
+  valueTest: textValueTest,
   getFilter(_spec, value, key) {
     if (!key) return { tests: [{ op: "text", type: "contains", value }], echo: value };
     // a text key: whole values, a comma list meaning any of them (docs/api.md "The key")
@@ -276,6 +279,8 @@ export const TEXT_KIND: KindModule = {
   valueJson: null,
   format: null,
   jsonSchema: (_spec, key) => (key ? { type: "string" } : { type: ["string", "null"] }),
+  // text, varchar, bpchar, name, uuid
+  postgresTypes: [25, 1043, 1042, 19, 2950],
 };
 
 /** The parts a text column sets. */

@@ -94,6 +94,12 @@ export interface DeltaStore {
   deltaDead: Uint32Array;
   /** The live delta row (local) of each key changed since the base, in the latest state. */
   keyMap: Map<KeyValue, number>;
+  /**
+   * Per base column with trigram lists: per trigram key, the tombstoned base rows holding it, by
+   * partition code (length S), in the latest state: how many rows of one posting list are dead,
+   * without decoding the list.
+   */
+  deadGrams: Map<string, Map<number, Uint32Array>>;
 }
 
 /** One immutable state of the delta: what a request sees from its start to its end. */
@@ -163,6 +169,7 @@ export function createDelta(base: Store): DeltaStore {
     baseDead: emptyBitmap(base.rowCount),
     deltaDead: new Uint32Array(1),
     keyMap: new Map(),
+    deadGrams: new Map([...columns.values()].filter((c) => c.grams !== null).map((c) => [c.spec.id, new Map<number, Uint32Array>()])),
   };
 }
 
@@ -276,6 +283,7 @@ function kill(delta: DeltaStore, key: KeyValue): void {
     delta.baseDead[row >>> 5] |= 1 << (row & 31);
     delta.deadBase = room(delta.deadBase, delta.deaths + 1);
     delta.deadBase[delta.deaths++] = row;
+    countDeadGrams(delta, row);
   }
   const d = delta.keyMap.get(key);
   if (d !== undefined) {
@@ -287,15 +295,53 @@ function kill(delta: DeltaStore, key: KeyValue): void {
   }
 }
 
-/** The distinct trigram keys of a folded string, by code point. */
-function trigramsOf(folded: string): number[] {
-  const cps: number[] = [];
-  for (const ch of folded) cps.push(ch.codePointAt(0) as number);
-  const keys: number[] = [];
-  for (let i = 0; i + 2 < cps.length; i++) {
-    const key = trigramKey(cps[i], cps[i + 1], cps[i + 2]);
-    if (!keys.includes(key)) keys.push(key);
+/** Adds tombstoned base row `row` to the dead trigram counts of every column with trigram lists. */
+function countDeadGrams(delta: DeltaStore, row: number): void {
+  const base = delta.base;
+  const code = base.partition?.codes[row] ?? 0;
+  const groups = base.partition?.counts.length ?? 1;
+  for (const [id, counts] of delta.deadGrams) {
+    const stored = base.columns.get(id) as StoredColumn;
+    let folded: string;
+    if (stored.folded !== null && stored.foldedOffsets !== null) folded = gramDecoder.decode(stored.folded.subarray(stored.foldedOffsets[row], stored.foldedOffsets[row + 1]));
+    else folded = String((stored.distinct as Float64Array)[row]);
+    for (const key of trigramsOf(folded)) {
+      let byCode = counts.get(key);
+      if (byCode === undefined) counts.set(key, (byCode = new Uint32Array(groups)));
+      byCode[code]++;
+    }
   }
+}
+
+const gramDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Tombstoned base rows per partition code holding trigram `key` of `column`'s lists, in the
+ * latest state (null for a column without lists); length S.
+ */
+export function deadGramCounts(delta: DeltaStore, column: string, key: number): Uint32Array | null {
+  const counts = delta.deadGrams.get(column);
+  if (counts === undefined) return null;
+  return counts.get(key) ?? new Uint32Array(delta.base.partition?.counts.length ?? 1);
+}
+
+/** The distinct trigram keys of a folded string, by code point (ascending). */
+function trigramsOf(folded: string): number[] {
+  const keys: number[] = [];
+  let c1 = -1;
+  let c2 = -1;
+  for (let i = 0; i < folded.length; i++) {
+    let c = folded.charCodeAt(i);
+    if (c >= 0xd800 && c < 0xdc00 && i + 1 < folded.length) c = folded.codePointAt(i++) as number;
+    if (c1 >= 0) keys.push(trigramKey(c1, c2, c));
+    c1 = c2;
+    c2 = c;
+  }
+  if (keys.length < 2) return keys;
+  keys.sort((a, b) => a - b);
+  let k = 1;
+  for (let i = 1; i < keys.length; i++) if (keys[i] !== keys[k - 1]) keys[k++] = keys[i];
+  keys.length = k;
   return keys;
 }
 
@@ -473,4 +519,33 @@ export function deltaRanks(delta: DeltaStore, column: DeltaColumn, rows: number)
     column.ranked = rows;
   }
   return column.rank2;
+}
+
+/**
+ * The record of the live row holding `key` in `version` (or in the base when null), parsed; null
+ * when no live row holds it. For the rare reader of one whole row (a publisher filling in the
+ * values PostgreSQL did not resend).
+ */
+export function currentRecord(base: Store, version: DeltaVersion | null, key: KeyValue): Record<string, unknown> | null {
+  const decode = (bytes: Uint8Array) => JSON.parse(recordDecoder.decode(bytes)) as Record<string, unknown>;
+  if (version !== null) {
+    const delta = version.delta;
+    const latest = version.rows === delta.rows && version.deltaDeaths === delta.deltaDeaths;
+    // the latest version's key map, else a scan of the rows the version sees
+    const found = latest ? (delta.keyMap.get(key) ?? -1) : findLive(version, key);
+    if (found >= 0) return decode(delta.recordBytes.subarray(delta.recordOffsets[found], delta.recordOffsets[found + 1]));
+  }
+  const row = baseKeysBelow(base, key);
+  if (!baseHoldsKey(base, row, key) || (version !== null && baseRowDead(version, row))) return null;
+  const { bytes, start, end } = recordSpan(base.records, row);
+  return decode(bytes.subarray(start, end));
+}
+
+const recordDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** The live delta row (local) of `key` in `version`, or -1. */
+function findLive(version: DeltaVersion, key: KeyValue): number {
+  const delta = version.delta;
+  for (let d = version.rows - 1; d >= 0; d--) if (!deltaRowDead(version, d) && compareKeys(delta.keys[d], key) === 0) return d;
+  return -1;
 }

@@ -1,113 +1,394 @@
 /**
  * A replica that follows a published location (`serve --source LOCATION --poll SECONDS`): it
- * downloads the manifest's current snapshot into a local directory, checking its SHA-256 and
- * size while the bytes stream in, serves it, and polls the manifest; a new version is
- * downloaded beside the served one, renamed into place and swapped in by the server's reload
- * (in-flight requests finish on the version they started on). A bad download or a snapshot the
- * loader refuses is logged and the old version keeps serving.
+ * downloads the manifest's current snapshot into `<cache-dir>/downloads`, checking its size and
+ * SHA-256 while the bytes stream in and its sections once they are all there, serves it, and
+ * polls the manifest; a new version is downloaded beside the served one, renamed into place
+ * and swapped in by the server's reload (in-flight requests finish on the version they started
+ * on). Every step runs on an I/O thread under a time limit (io/threads.ts), so a hung manifest
+ * read or download ends, is logged, and is tried again at the next poll: a replica never stops
+ * following without saying so. What the last poll did, and how long ago the replica last saw
+ * that it serves the published version, is in its status ({@link SourceStatus}: `/readyz`,
+ * metrics, docs/operations.md "When things go wrong").
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import type { Logger } from "pino";
-import { type ManifestEntry, readManifest } from "./publish.ts";
-import { openStorage } from "./storage.ts";
+import { IoError, type IoReason, reasonOf } from "../files/errors.ts";
+import type { FetchResult } from "../io/jobs.ts";
+import { threadedStorage } from "../io/remote.ts";
+import { describeLocation } from "../io/storage.ts";
+import type { FileThreads } from "../io/threads.ts";
+import { batchesAfter, checkedBatch } from "../live/batches.ts";
+import type { ChangeBatch } from "../live/changes.ts";
+import { MANIFEST_KEY, type Manifest, type ManifestEntry, readManifest } from "./publish.ts";
 
-/** The file a replica serves inside its directory (replaced by rename on each new version). */
-export const SERVED_FILE = "current.snap";
+/** A failed poll is logged again, unchanged, at most this often, in ms (a change is logged at once). */
+const REPEAT_LOG_MS = 60_000;
+
+/** Longest wait before a refused download of the same published version is tried again, in ms. */
+const MAX_REFUSED_WAIT_MS = 10 * 60_000;
 
 /**
- * Downloads `entry`'s snapshot from `location` into `dir` as {@link SERVED_FILE}: streamed into
- * a temporary file while hashed; renamed into place only when its size and SHA-256 are the
- * manifest's.
- * @returns the served file's path, and the download's size in bytes and time in ms
- * @throws Error on a checksum or size mismatch (the temporary file is removed), storage errors
+ * A published version whose download was refused (its size, SHA-256 or sections): fetched again
+ * only after a wait that doubles with each refusal (one poll interval, then two, four…, at most
+ * {@link MAX_REFUSED_WAIT_MS}), or at once when the manifest names anything else: a damaged
+ * object is not downloaded in full at every poll by every replica until someone repairs it.
  */
-export async function downloadSnapshot(location: string, entry: ManifestEntry, dir: string): Promise<{ path: string; bytes: number; ms: number }> {
-  mkdirSync(dir, { recursive: true });
-  const storage = openStorage(location);
-  const temporary = join(dir, `${entry.snapshotId}.${process.pid}.download`);
-  const hash = createHash("sha256");
-  let bytes = 0;
-  const started = performance.now();
+interface Refusal {
+  snapshotId: string;
+  sha256: string;
+  failures: number;
+  /** When it may be fetched again, ms since the epoch. */
+  retryAt: number;
+  error: Error;
+}
+
+/** The refusal after `error` for `entry`, counting on from `previous` when it was of the same entry. */
+function refusalOf(previous: Refusal | null, entry: ManifestEntry, error: Error, pollSeconds: number): Refusal {
+  const failures = previous !== null && previous.snapshotId === entry.snapshotId && previous.sha256 === entry.sha256 ? previous.failures + 1 : 1;
+  const wait = Math.min(MAX_REFUSED_WAIT_MS, pollSeconds * 1000 * 2 ** (failures - 1));
+  return { snapshotId: entry.snapshotId, sha256: entry.sha256, failures, retryAt: Date.now() + wait, error };
+}
+
+/** Downloads `entry`, unless a refusal of the same entry says to wait (then throws its error, with when it is tried again). */
+async function fetchUnlessRefused(options: FollowOptions, entry: ManifestEntry, refusal: { current: Refusal | null }): Promise<FetchResult> {
+  const r = refusal.current;
+  if (r !== null && r.snapshotId === entry.snapshotId && r.sha256 === entry.sha256 && Date.now() < r.retryAt) {
+    const error = r.error instanceof IoError ? new IoError(r.error.reason, r.error.message) : new Error(r.error.message);
+    error.message += ` (refused ${r.failures} time${r.failures === 1 ? "" : "s"}; not downloaded again before ${new Date(r.retryAt).toISOString()} unless the manifest changes)`;
+    if (!(error instanceof IoError)) error.name = r.error.name;
+    throw error;
+  }
   try {
-    await storage.download(entry.key, temporary, (chunk) => {
-      hash.update(chunk);
-      bytes += chunk.length;
-    });
-    const sha256 = hash.digest("hex");
-    if (bytes !== entry.bytes || sha256 !== entry.sha256) {
-      throw new Error(`download of ${entry.key} from ${location} refused: ${bytes} bytes, SHA-256 ${sha256}; the manifest says ${entry.bytes} bytes, ${entry.sha256}`);
-    }
-    const path = join(dir, SERVED_FILE);
-    renameSync(temporary, path);
-    // earlier downloads left behind by a crash
-    for (const name of readdirSync(dir)) if (name.endsWith(".download")) rmSync(join(dir, name), { force: true });
-    return { path, bytes, ms: performance.now() - started };
+    const fetched = await fetchEntry(options, entry);
+    refusal.current = null;
+    return fetched;
   } catch (error) {
-    rmSync(temporary, { force: true });
+    const reason = reasonOf(error);
+    if (reason === "checksum" || reason === "refused") refusal.current = refusalOf(refusal.current, entry, error as Error, options.pollSeconds);
     throw error;
   }
 }
 
-/**
- * The manifest's current version at `location`, downloaded into `dir` (a replica's start).
- * @throws Error when nothing is published there, or as {@link downloadSnapshot}
- */
-export async function fetchCurrent(location: string, dir: string, logger: Logger): Promise<{ path: string; entry: ManifestEntry }> {
-  const manifest = await readManifest(openStorage(location));
-  if (manifest === null) throw new Error(`${location}: nothing published (no manifest.json)`);
-  const { path, bytes, ms } = await downloadSnapshot(location, manifest.current, dir);
-  logger.info({ source: location, snapshotId: manifest.current.snapshotId, bytes, ms: Math.round(ms) }, "snapshot downloaded");
-  return { path, entry: manifest.current };
+/** What a replica knows about its source (sent to `--workers` processes as it is). */
+export interface SourceStatus {
+  /** The location, for logs (not shown on `/readyz`). */
+  location: string;
+  /** When following began, ISO 8601. */
+  startedAt: string;
+  /** The last poll: when it ended, its result, and for a failure its reason and message. */
+  lastPoll: { at: string; result: "ok" | "failed"; reason?: IoReason; error?: string } | null;
+  /** When a poll last succeeded, ISO 8601, or null. */
+  lastSuccessAt: string | null;
+  /** When the replica last saw that it serves the manifest's current version, ISO 8601, or null. */
+  confirmedAt: string | null;
+  /** Polls that failed since the last success. */
+  consecutiveFailures: number;
+  /** The snapshot id the manifest named when last read, or null. */
+  latestSnapshotId: string | null;
+  /** Polls so far: succeeded, and failed by reason. */
+  polls: { ok: number; failed: Partial<Record<IoReason, number>> };
 }
 
-/** What a follower drives: the served snapshot's id, and a reload of the served file. */
+/** Seconds since the replica last saw that it serves the published version (since it started, before that). */
+export function stalenessSeconds(status: SourceStatus, now = Date.now()): number {
+  return Math.max(0, (now - Date.parse(status.confirmedAt ?? status.startedAt)) / 1000);
+}
+
+/**
+ * What `/readyz` and `/healthz` show of a source: no location and no message (the endpoints are
+ * open), the last poll's result and reason, staleness in whole seconds.
+ */
+export function publicSourceStatus(status: SourceStatus, now = Date.now()) {
+  return {
+    lastPoll: status.lastPoll === null ? null : { at: status.lastPoll.at, result: status.lastPoll.result, ...(status.lastPoll.reason === undefined ? {} : { reason: status.lastPoll.reason }) },
+    lastSuccessAt: status.lastSuccessAt,
+    stalenessSeconds: Math.floor(stalenessSeconds(status, now)),
+    consecutiveFailures: status.consecutiveFailures,
+    latestSnapshotId: status.latestSnapshotId,
+  };
+}
+
+/** Keeps a source's status and logs its changes. */
+export interface SourceTracker {
+  status: () => SourceStatus;
+  /** The manifest was read: it names `snapshotId` (whatever happens next in the poll). */
+  published: (snapshotId: string) => void;
+  /**
+   * A poll succeeded: the manifest names `latestSnapshotId`; `serving` when that is the version
+   * served now. Logs the recovery after failures.
+   */
+  succeeded: (latestSnapshotId: string, serving: boolean) => void;
+  /**
+   * A poll failed while `doing` something: logged at once the first time and when the cause
+   * changes, then at most once a minute while it stays the same.
+   * @param serving the snapshot id served now, or null before the first
+   */
+  failed: (error: unknown, doing: string, serving: string | null) => void;
+}
+
+/**
+ * Creates the status of a replica following `location`.
+ * @param onUpdate called after each poll with the status (a supervisor sends it to its workers)
+ */
+export function createSourceTracker(location: string, logger: Logger, onUpdate?: (status: SourceStatus) => void): SourceTracker {
+  const source = describeLocation(location);
+  const status: SourceStatus = {
+    location: source,
+    startedAt: new Date().toISOString(),
+    lastPoll: null,
+    lastSuccessAt: null,
+    confirmedAt: null,
+    consecutiveFailures: 0,
+    latestSnapshotId: null,
+    polls: { ok: 0, failed: {} },
+  };
+  let lastLogged: { cause: string; at: number } | null = null;
+  let failingSince: number | null = null;
+  return {
+    status: () => status,
+    published(snapshotId) {
+      status.latestSnapshotId = snapshotId;
+    },
+    succeeded(latestSnapshotId, serving) {
+      const now = new Date();
+      if (status.consecutiveFailures > 0) {
+        logger.info({ source, failedPolls: status.consecutiveFailures, seconds: Math.round((now.getTime() - (failingSince ?? now.getTime())) / 1000) }, "following the source again");
+      }
+      status.lastPoll = { at: now.toISOString(), result: "ok" };
+      status.lastSuccessAt = now.toISOString();
+      if (serving) status.confirmedAt = now.toISOString();
+      status.latestSnapshotId = latestSnapshotId;
+      status.consecutiveFailures = 0;
+      status.polls.ok++;
+      lastLogged = null;
+      failingSince = null;
+      onUpdate?.(status);
+    },
+    failed(error, doing, serving) {
+      const now = Date.now();
+      const reason = reasonOf(error);
+      const message = (error as Error)?.message ?? String(error);
+      status.lastPoll = { at: new Date(now).toISOString(), result: "failed", reason, error: message };
+      status.consecutiveFailures++;
+      status.polls.failed[reason] = (status.polls.failed[reason] ?? 0) + 1;
+      failingSince ??= now;
+      onUpdate?.(status);
+      // The same cause again (counts and sizes aside) is logged at most once a minute.
+      const cause = `${reason}|${doing.replace(/[0-9a-f]{16}/g, "#")}|${message.replace(/\d+(\.\d+)?/g, "#")}`;
+      if (lastLogged !== null && lastLogged.cause === cause && now - lastLogged.at < REPEAT_LOG_MS) return;
+      lastLogged = { cause, at: now };
+      const fields = { source, doing, reason, error: message, consecutiveFailures: status.consecutiveFailures, stalenessSeconds: Math.round(stalenessSeconds(status, now)) };
+      if (serving === null) logger.warn(fields, "no snapshot to serve yet; trying again");
+      else logger.error({ ...fields, servingSnapshotId: serving }, "following the source failed; still serving the previous snapshot");
+    },
+  };
+}
+
+/** How a replica follows its source. */
+export interface FollowOptions {
+  /** `s3://bucket/prefix` or a directory. */
+  location: string;
+  /** Where downloads go (`<cache-dir>/downloads`); the served file is `current.snap` there. */
+  downloadsDir: string;
+  /** The server's cache directory: each download is linked there as its private copy. */
+  cacheDir: string;
+  /** Seconds between the starts of two polls. */
+  pollSeconds: number;
+  /** Longest time a storage operation may go without progress, in ms. */
+  timeoutMs: number;
+  /** Verify the sections of each download (default true). */
+  verify?: boolean;
+  threads: FileThreads;
+  tracker: SourceTracker;
+  logger: Logger;
+}
+
+/**
+ * Downloads `entry` (the fetch job of io/jobs.ts) and logs it.
+ * @throws IoError, SnapshotError: the download refused, or what the storage met
+ */
+async function fetchEntry(options: FollowOptions, entry: ManifestEntry): Promise<FetchResult> {
+  const fetched = await options.threads.run(
+    { kind: "fetch", location: options.location, entry, downloadsDir: options.downloadsDir, cacheDir: options.cacheDir, verify: options.verify !== false },
+    { timeoutMs: options.timeoutMs, label: `downloading ${entry.key} from ${describeLocation(options.location)} into ${options.downloadsDir}` },
+  );
+  options.logger.info({ source: describeLocation(options.location), snapshotId: entry.snapshotId, bytes: fetched.bytes, ms: Math.round(fetched.ms) }, "snapshot downloaded");
+  return fetched;
+}
+
+/**
+ * The manifest.
+ * @throws IoError `not_published` when there is none; as {@link readManifest}
+ */
+async function currentManifest(options: FollowOptions): Promise<Manifest> {
+  const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
+  const manifest = await readManifest(storage);
+  if (manifest === null) throw new IoError("not_published", `${storage.description}: nothing published (no ${MANIFEST_KEY})`);
+  return manifest;
+}
+
+/** The manifest's current version (see {@link currentManifest}). */
+async function currentEntry(options: FollowOptions): Promise<ManifestEntry> {
+  return (await currentManifest(options)).current;
+}
+
+/**
+ * What a replica of a live table drives (docs/live-replicas.md §5, §8): the state it serves and
+ * the change batches it applies to it.
+ */
+export interface ChangesTarget {
+  /** The LSN the served state has reached by its applied batches, or null when none is applied on its snapshot. */
+  lsn: () => string | null;
+  /**
+   * Applies one checked batch between requests (all or nothing).
+   * @throws BatchError when it does not apply; the served state is unchanged
+   */
+  apply: (batch: ChangeBatch) => void;
+  /**
+   * Told at each poll, before the batches are applied: the served snapshot's LSN, and the commit
+   * time (UTC ms) of the oldest listed batch not applied yet, or null when none waits (what the
+   * replica's lag is measured from).
+   */
+  published: (snapshotLsn: string, pendingSince: number | null) => void;
+}
+
+/**
+ * Applies the manifest's batches after the served state's LSN, in order (docs/live-replicas.md
+ * §8): each downloaded, checked against its entry (size, SHA-256, its LSN), then applied; the
+ * first that fails stops the step (the next poll tries it again, the state stays the last good
+ * one).
+ * @throws the first failure: IoError of the storage, an Error of the checks, a BatchError
+ */
+async function applyListed(options: FollowOptions, manifest: Manifest, target: ChangesTarget): Promise<number> {
+  const snapshotLsn = manifest.current.lsn;
+  if (snapshotLsn === undefined) return 0;
+  const listed = manifest.changes ?? [];
+  const pending = batchesAfter(listed, target.lsn() ?? snapshotLsn);
+  target.published(snapshotLsn, pending.length === 0 ? null : Date.parse(pending[0].commitTime));
+  const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
+  for (const entry of pending) {
+    const bytes = await storage.read(entry.key);
+    if (bytes === null) throw new IoError("not_published", `${storage.description}: ${entry.key} is listed in the manifest but missing`);
+    target.apply(checkedBatch(entry, bytes));
+  }
+  return pending.length;
+}
+
+/**
+ * Follows only the change batches of `location` (a worker of a `--workers` replica: its
+ * supervisor swaps the snapshots in): every `pollSeconds`, the manifest's batches for the served
+ * snapshot applied in order. Failures are logged (at most once a minute when unchanged) and tried
+ * again at the next poll.
+ * @returns a function that stops it
+ */
+export function followChanges(snapshotId: () => string, target: ChangesTarget, options: Omit<FollowOptions, "tracker" | "downloadsDir" | "cacheDir">): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let lastError = "";
+  let lastLogged = 0;
+  const poll = async () => {
+    const started = Date.now();
+    try {
+      const manifest = await currentManifest(options as FollowOptions);
+      if (manifest.current.snapshotId === snapshotId()) await applyListed(options as FollowOptions, manifest, target);
+      lastError = "";
+    } catch (error) {
+      const message = (error as Error).message;
+      if (!stopped && (message !== lastError || Date.now() - lastLogged > REPEAT_LOG_MS)) {
+        options.logger.warn({ err: error, source: describeLocation(options.location) }, "applying the source's changes failed; still serving the last good state");
+        lastError = message;
+        lastLogged = Date.now();
+      }
+    }
+    if (!stopped) timer = setTimeout(() => void poll(), Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
+  };
+  timer = setTimeout(() => void poll(), 0);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
+/** A replica's first snapshot, downloaded and verified, and its manifest entry. */
+export interface FirstSnapshot extends FetchResult {
+  entry: ManifestEntry;
+}
+
+/**
+ * A replica's first snapshot: the manifest's current version downloaded, tried again every
+ * `pollSeconds` while nothing is published yet or anything fails (each failure logged, see
+ * {@link SourceTracker.failed}), until `stopped()` says to give up (then resolves null).
+ */
+export async function waitForFirst(options: FollowOptions, stopped: () => boolean = () => false): Promise<FirstSnapshot | null> {
+  const refusal = { current: null as Refusal | null };
+  while (!stopped()) {
+    const started = Date.now();
+    let doing = `reading ${MANIFEST_KEY}`;
+    try {
+      const entry = await currentEntry(options);
+      options.tracker.published(entry.snapshotId);
+      doing = `downloading snapshot ${entry.snapshotId}`;
+      const fetched = await fetchUnlessRefused(options, entry, refusal);
+      options.tracker.succeeded(entry.snapshotId, true);
+      return { ...fetched, entry };
+    } catch (error) {
+      options.tracker.failed(error, doing, null);
+    }
+    await Bun.sleep(Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
+  }
+  return null;
+}
+
+/** What a follower drives: the served snapshot's id, and the swap to a downloaded version. */
 export interface FollowTarget {
   snapshotId: () => string;
-  /** Loads the served file again and swaps it in; throws when the loader refuses it. */
-  reload: () => void;
+  /** A live table's change batches, applied to the served snapshot (absent: snapshots only). */
+  changes?: ChangesTarget;
+  /**
+   * Serves the downloaded version (the server's reload, or the workers'), resolving once it is
+   * in; rejects when it is refused (the old version keeps serving).
+   */
+  reload: (fetched: FetchResult) => Promise<void>;
 }
 
 /**
- * Polls `location`'s manifest every `pollSeconds`; when it names another snapshot than the one
- * served, downloads it into `dir` and reloads. One poll at a time; failures are logged and
- * retried at the next poll.
+ * Polls `location`'s manifest every `pollSeconds` (from one poll's start to the next; a poll
+ * that takes longer is followed at once); when it names another snapshot than the one served,
+ * downloads it and has `target` swap it in. One poll at a time, each step under the time limit,
+ * every failure logged and retried at the next poll (a refused download after a wait, see
+ * {@link Refusal}).
  * @returns a function that stops the polling
  */
-export function followSource(target: FollowTarget, location: string, dir: string, pollSeconds: number, logger: Logger): () => void {
-  let busy = false;
+export function followSource(target: FollowTarget, options: FollowOptions): () => void {
+  let stopped = false;
+  const refusal = { current: null as Refusal | null };
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const poll = async () => {
-    if (busy) return;
-    busy = true;
+    const started = Date.now();
+    let doing = `reading ${MANIFEST_KEY}`;
     try {
-      const manifest = await readManifest(openStorage(location));
-      if (manifest === null || manifest.current.snapshotId === target.snapshotId()) return;
+      const manifest = await currentManifest(options);
       const entry = manifest.current;
-      const { bytes, ms } = await downloadSnapshot(location, entry, dir);
-      logger.info({ source: location, snapshotId: entry.snapshotId, bytes, ms: Math.round(ms) }, "snapshot downloaded");
-      target.reload();
+      options.tracker.published(entry.snapshotId);
+      if (entry.snapshotId !== target.snapshotId()) {
+        doing = `downloading snapshot ${entry.snapshotId}`;
+        const fetched = await fetchUnlessRefused(options, entry, refusal);
+        doing = `loading snapshot ${entry.snapshotId}`;
+        if (!stopped) await target.reload(fetched);
+      }
+      if (target.changes !== undefined && !stopped && entry.snapshotId === target.snapshotId()) {
+        doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;
+        await applyListed(options, manifest, target.changes);
+      }
+      options.tracker.succeeded(entry.snapshotId, entry.snapshotId === target.snapshotId());
     } catch (error) {
-      logger.error({ err: error, source: location }, "following the source failed; still serving the previous snapshot");
-    } finally {
-      busy = false;
+      // A poll cut short by the shutdown is no failure.
+      if (!stopped) options.tracker.failed(error, doing, target.snapshotId());
     }
+    if (!stopped) timer = setTimeout(() => void poll(), Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
   };
-  const timer = setInterval(() => void poll(), pollSeconds * 1000);
-  return () => clearInterval(timer);
-}
-
-/**
- * A replica's first snapshot: {@link fetchCurrent}, tried again every `pollSeconds` while
- * nothing is published at `location` yet or the download fails (each failure logged).
- */
-export async function waitForFirst(location: string, dir: string, pollSeconds: number, logger: Logger): Promise<{ path: string; entry: ManifestEntry }> {
-  for (;;) {
-    try {
-      return await fetchCurrent(location, dir, logger);
-    } catch (error) {
-      logger.warn({ err: error, source: location }, "no snapshot to serve yet; trying again");
-      await Bun.sleep(pollSeconds * 1000);
-    }
-  }
+  timer = setTimeout(() => void poll(), options.pollSeconds * 1000);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
 }

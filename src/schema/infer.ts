@@ -2,8 +2,9 @@
  * Column kind inference (docs/api.md "Columns beyond the four"): without a schema file, a
  * column's kind comes from all of its non-null values — all numbers → `number`; all
  * `YYYY-MM-DD` → `date`; all ISO 8601 date-times → `datetime`; all `true`/`false` → `boolean`;
- * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values
- * and at most one distinct value per 10 rows, else `text`.
+ * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values,
+ * none of them empty, and at most one distinct value per 10 rows, else `text`. The key column's
+ * kind is `number` when all its values are numbers, else `text` ({@link inferKeyKind}).
  *
  * A {@link ColumnProfile} is fed every value as it is read (one pass, constant memory per
  * column: the distinct strings are tracked up to 33), then {@link inferKind} decides.
@@ -12,7 +13,7 @@
  */
 import { collator } from "../collation/collation.ts";
 import { type ColumnKind, MAX_INFERRED_ENUM_VALUES, MIN_ROWS_PER_ENUM_VALUE } from "./kinds.ts";
-import { JSON_NUMBER, parseBooleanText, parseDate, parseDateTime } from "./values.ts";
+import { JSON_NUMBER, parseBooleanText, parseDate, parseDateTime, parseDateTimeUtf8, parseDateUtf8 } from "./values.ts";
 
 /** Counts of what a column's values were, as read. */
 export interface ColumnProfile {
@@ -29,15 +30,29 @@ export interface ColumnProfile {
   /** Of the strings: those that are a date (`YYYY-MM-DD`), and those that are a date-time. */
   dates: number;
   datetimes: number;
-  /** Distinct strings seen, while there are at most {@link MAX_INFERRED_ENUM_VALUES}; null once there are more. */
-  distinct: Set<string> | null;
+  /**
+   * Distinct strings seen, each with its index in the order first seen, while there are at most
+   * {@link MAX_INFERRED_ENUM_VALUES}; null once there are more.
+   */
+  distinct: Map<string, number> | null;
+  /**
+   * The same distinct strings as UTF-8, by index (what {@link profileUtf8} compares a value's
+   * bytes with, without a JS string); emptied when `distinct` becomes null.
+   */
+  distinctUtf8: Uint8Array[];
+  /**
+   * The index of the distinct value counted last: after a string is counted while `distinct` is
+   * not null, that string's index (the readers keep it per row: ingest/raw-column.ts
+   * `distinctCodes`); compared first, as runs of one value are common.
+   */
+  lastDistinct: number;
   /** True when the values came as CSV text (untyped) rather than JSON values. */
   fromText: boolean;
 }
 
 /** A profile of no values. */
 export function emptyProfile(): ColumnProfile {
-  return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Set(), fromText: false };
+  return { nulls: 0, numbers: 0, booleans: 0, objects: 0, strings: 0, dates: 0, datetimes: 0, distinct: new Map(), distinctUtf8: [], lastDistinct: 0, fromText: false };
 }
 
 /**
@@ -60,9 +75,73 @@ function addString(profile: ColumnProfile, value: string): number {
     if (!Number.isNaN(parsed)) profile.datetimes++;
   }
   const distinct = profile.distinct;
-  if (distinct !== null && !distinct.has(value)) {
-    if (distinct.size === MAX_INFERRED_ENUM_VALUES) profile.distinct = null;
-    else distinct.add(value);
+  if (distinct !== null) {
+    const known = distinct.get(value);
+    if (known !== undefined) profile.lastDistinct = known;
+    else if (distinct.size === MAX_INFERRED_ENUM_VALUES) dropDistinct(profile);
+    else {
+      profile.lastDistinct = distinct.size;
+      distinct.set(value, distinct.size);
+      profile.distinctUtf8.push(encoder.encode(value));
+    }
+  }
+  return parsed;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** More distinct strings than an inferred enum may have: they are no longer tracked. */
+function dropDistinct(profile: ColumnProfile): void {
+  profile.distinct = null;
+  profile.distinctUtf8 = [];
+}
+
+/** True when `a` holds exactly the bytes `bytes[from .. to)`. */
+function sameBytes(a: Uint8Array, bytes: Uint8Array, from: number, to: number): boolean {
+  if (a.length !== to - from) return false;
+  for (let k = 0; k < a.length; k++) if (a[k] !== bytes[from + k]) return false;
+  return true;
+}
+
+/**
+ * Counts one string value given as its UTF-8 bytes `bytes[from .. to)` (well-formed): exactly
+ * what {@link profileJson} does for the decoded string, without decoding it — the date and
+ * date-time tests read the bytes, and the distinct values are compared as bytes (a JS string is
+ * made only for a new distinct value, at most 33 times a column).
+ * @returns as {@link profileJson} for that string
+ */
+export function profileUtf8(profile: ColumnProfile, bytes: Uint8Array, from: number, to: number): number {
+  const canBeDate = profile.dates === profile.strings;
+  const canBeDateTime = profile.datetimes === profile.strings;
+  profile.strings++;
+  const length = to - from;
+  let parsed = Number.NaN;
+  if (canBeDate && length === 10) parsed = parseDateUtf8(bytes, from, to);
+  if (!Number.isNaN(parsed)) profile.dates++;
+  else if (canBeDateTime && length >= 16) {
+    parsed = parseDateTimeUtf8(bytes, from, to);
+    if (!Number.isNaN(parsed)) profile.datetimes++;
+  }
+  if (profile.distinct !== null) {
+    const known = profile.distinctUtf8;
+    if (!(profile.lastDistinct < known.length && sameBytes(known[profile.lastDistinct], bytes, from, to))) {
+      let found = -1;
+      for (let k = 0; k < known.length; k++) {
+        if (sameBytes(known[k], bytes, from, to)) {
+          found = k;
+          break;
+        }
+      }
+      if (found >= 0) profile.lastDistinct = found;
+      else if (known.length === MAX_INFERRED_ENUM_VALUES) dropDistinct(profile);
+      else {
+        profile.distinct.set(decoder.decode(bytes.subarray(from, to)), known.length);
+        profile.lastDistinct = known.length;
+        // a copy (a Buffer's slice would be a view)
+        known.push(Uint8Array.prototype.slice.call(bytes, from, to));
+      }
+    }
   }
   return parsed;
 }
@@ -103,13 +182,21 @@ export function isJsonContainerText(text: string): boolean {
 }
 
 /**
- * Counts one CSV field of the column (the empty field is null).
+ * Counts one CSV field of the column. PostgreSQL's CSV rule: an unquoted empty field is null, a
+ * quoted one (`""`) is the empty string; otherwise quoting changes nothing.
+ * @param quoted whether the field was quoted in the file
  * @returns for a field counted as a string, what {@link addString} returns; else NaN
  */
-export function profileText(profile: ColumnProfile, text: string): number {
+export function profileText(profile: ColumnProfile, text: string, quoted = false): number {
   profile.fromText = true;
-  if (text === "") profile.nulls++;
-  else if (JSON_NUMBER.test(text)) profile.numbers++;
+  if (text === "") {
+    if (!quoted) {
+      profile.nulls++;
+      return Number.NaN;
+    }
+    return addString(profile, text);
+  }
+  if (JSON_NUMBER.test(text)) profile.numbers++;
   else if (parseBooleanText(text) >= 0) profile.booleans++;
   else if (isJsonContainerText(text)) profile.objects++;
   else return addString(profile, text);
@@ -141,8 +228,19 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
   if (strings === nonNull && dates === nonNull) return { kind: "date" };
   if (strings === nonNull && datetimes === nonNull) return { kind: "datetime" };
   const distinct = profile.distinct;
-  if (strings === nonNull && distinct !== null && distinct.size * MIN_ROWS_PER_ENUM_VALUE <= rows) {
-    return { kind: "enum", values: [...distinct].sort(collator.compare) };
+  // An enum's values are non-empty strings (as a schema file declares them): "" makes text.
+  if (strings === nonNull && distinct !== null && distinct.size * MIN_ROWS_PER_ENUM_VALUE <= rows && !distinct.has("")) {
+    return { kind: "enum", values: [...distinct.keys()].sort(collator.compare) };
   }
   return { kind: "text" };
+}
+
+/**
+ * The kind of the key column from its profile (docs/api.md "Any users table", the key):
+ * `number` when every non-null value is a number (CSV: in the JSON number grammar), else `text`
+ * (also for a column without a value). Values that do not fit are refused when it is converted.
+ */
+export function inferKeyKind(profile: ColumnProfile): "number" | "text" {
+  const nonNull = profile.numbers + profile.booleans + profile.objects + profile.strings;
+  return nonNull > 0 && profile.numbers === nonNull ? "number" : "text";
 }

@@ -77,19 +77,41 @@ export class SchemaError extends Error {
 }
 
 /**
- * Validates a schema file's content (`snapshot build --schema F`):
- * `{"columns":[{"id":"created_at","kind":"datetime"},{"id":"role","kind":"enum","values":[…]}]}`.
- * @returns the columns the file declares, in file order
- * @throws SchemaError naming the first problem: not an object, a column without a valid id, an
- *   unknown kind, an enum without values (or with repeated, empty or more than 255 values),
- *   `values` on another kind, a column listed twice
+ * A schema file's content (`snapshot build --schema F`, docs/api.md "Any users table"): the key
+ * column, when it names one, and the columns it declares, in the file's order.
  */
-export function parseSchemaFile(value: unknown): ColumnSpec[] {
+export interface SchemaFile {
+  /** The key column (`"key"`), or undefined: then `--key`, else `id`. */
+  key?: string;
+  /** The columns it declares: each an input field's kind (an enum with its values). */
+  columns: ColumnSpec[];
+}
+
+/** The kinds a key column may have (docs/api.md "Any users table", the key). */
+export const KEY_KINDS: readonly ColumnKind[] = ["number", "text"];
+
+/**
+ * Validates a schema file's content (`snapshot build --schema F`):
+ * `{"key": "user_id", "columns":[{"id":"created_at","kind":"datetime"},{"id":"role","kind":"enum","values":[…]}]}`.
+ * `"key"` is optional; `"columns"` lists any fields of the input, each with its kind (no column
+ * is special: `status` may be any enum, `email` any kind).
+ * @returns the key (when given) and the columns, in file order
+ * @throws SchemaError naming the first problem: not an object, a member other than `key` and
+ *   `columns`, a key that is not a column id or is listed with a kind other than number or text,
+ *   a column without a valid id, an unknown kind, an enum without values (or with repeated, empty
+ *   or more than 255 values), `values` on another kind, a column listed twice
+ */
+export function parseSchemaFile(value: unknown): SchemaFile {
   if (typeof value !== "object" || value === null || Array.isArray(value) || !Array.isArray((value as { columns?: unknown }).columns)) {
-    throw new SchemaError('a schema file is a JSON object {"columns": [{"id": …, "kind": …}, …]}');
+    throw new SchemaError('a schema file is a JSON object {"key"?: "…", "columns": [{"id": …, "kind": …}, …]}');
   }
+  for (const member of Object.keys(value)) {
+    if (member !== "key" && member !== "columns") throw new SchemaError(`a schema file has the members "key" and "columns" only (got ${JSON.stringify(member)})`);
+  }
+  const key = (value as { key?: unknown }).key;
+  if (key !== undefined && (typeof key !== "string" || !COLUMN_ID.test(key))) throw new SchemaError(`the key ${JSON.stringify(key)} must be a column id ([A-Za-z_][A-Za-z0-9_]{0,63})`);
   const seen = new Set<string>();
-  const extra: ColumnSpec[] = [];
+  const columns: ColumnSpec[] = [];
   for (const [i, item] of ((value as { columns: unknown[] }).columns).entries()) {
     const at = `columns[${i}]`;
     if (typeof item !== "object" || item === null || Array.isArray(item)) throw new SchemaError(`${at} must be an object {"id", "kind"}`);
@@ -114,7 +136,8 @@ export function parseSchemaFile(value: unknown): ColumnSpec[] {
     } else if (values !== undefined) {
       throw new SchemaError(`${at}: only enum columns have "values" ("${id}" is ${kind})`);
     }
-    extra.push(spec);
+    if (id === key && !KEY_KINDS.includes(spec.kind)) throw new SchemaError(`${at}: column "${id}" is the key, which is a number or text column (not ${kind})`);
+    columns.push(spec);
   }
-  return extra;
+  return key === undefined ? { columns } : { key, columns };
 }

@@ -233,3 +233,71 @@ const MAX_SHOWN = 60;
 export function show(text: string): string {
   return JSON.stringify(text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN)}…` : text);
 }
+
+/** The number of the `count` ASCII digits of `bytes` at `at`, or -1 when one is not a digit. */
+function digitsAtUtf8(bytes: Uint8Array, at: number, count: number): number {
+  let x = 0;
+  for (let i = at; i < at + count; i++) {
+    const c = bytes[i] - 48;
+    if (c < 0 || c > 9) return -1;
+    x = x * 10 + c;
+  }
+  return x;
+}
+
+/**
+ * {@link parseDate} of the UTF-8 text `bytes[from .. to)`, without a JS string (the NDJSON
+ * reader profiles every string of a column this way while it may be a date column).
+ */
+export function parseDateUtf8(bytes: Uint8Array, from: number, to: number): number {
+  // '-' at 4 and 7
+  if (to - from !== 10 || bytes[from + 4] !== 45 || bytes[from + 7] !== 45) return Number.NaN;
+  const y = digitsAtUtf8(bytes, from, 4);
+  const mo = digitsAtUtf8(bytes, from + 5, 2);
+  const d = digitsAtUtf8(bytes, from + 8, 2);
+  if (mo < 0 || d < 0) return Number.NaN;
+  return calendarDay(y, mo, d);
+}
+
+/**
+ * {@link parseDateTime} of the UTF-8 text `bytes[from .. to)`: the shapes `parseIsoUtc` reads
+ * straight from the bytes (what `Date.toISOString()` and PostgreSQL write); any other ASCII text
+ * is decoded and given to {@link parseDateTime}; text with a byte above 0x7F is no date-time.
+ */
+export function parseDateTimeUtf8(bytes: Uint8Array, from: number, to: number): number {
+  const length = to - from;
+  if (length < 16) return Number.NaN;
+  // 'T' at 10, ':' at 13 and 16
+  if (length >= 20 && bytes[from + 10] === 84 && bytes[from + 13] === 58 && bytes[from + 16] === 58) {
+    let end = -1;
+    // 'Z', or "+00:00"
+    if (bytes[to - 1] === 90) end = length - 1;
+    else if (length >= 25 && bytes[to - 6] === 43 && bytes[to - 5] === 48 && bytes[to - 4] === 48 && bytes[to - 3] === 58 && bytes[to - 2] === 48 && bytes[to - 1] === 48) end = length - 6;
+    if (end >= 0) {
+      const day = parseDateUtf8(bytes, from, from + 10);
+      const h = digitsAtUtf8(bytes, from + 11, 2);
+      const mi = digitsAtUtf8(bytes, from + 14, 2);
+      const s = digitsAtUtf8(bytes, from + 17, 2);
+      let ms = 0;
+      let ok = !Number.isNaN(day) && h >= 0 && h <= 23 && mi >= 0 && mi <= 59 && s >= 0 && s <= 59;
+      if (ok && end !== 19) {
+        // '.' and 1–9 digits, only the first three non-zero
+        if (end < 21 || end > 29 || bytes[from + 19] !== 46) ok = false;
+        for (let i = 20; ok && i < end; i++) {
+          const c = bytes[from + i] - 48;
+          if (c < 0 || c > 9) ok = false;
+          else if (i < 23) ms += c * FRACTION_MS[i - 20];
+          else if (c !== 0) ok = false;
+        }
+      }
+      if (ok) return day * DAY_MS + ((h * 60 + mi) * 60 + s) * 1000 + ms;
+    }
+  }
+  let text = "";
+  for (let i = from; i < to; i++) {
+    const b = bytes[i];
+    if (b >= 0x80) return Number.NaN;
+    text += String.fromCharCode(b);
+  }
+  return parseDateTime(text);
+}

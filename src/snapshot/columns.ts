@@ -1,25 +1,30 @@
 /**
- * The schema decision of a build (docs/api.md "Columns beyond the four"): every field beyond the
- * seed's four gets its kind from the schema file when it lists it, else by inference from all of
- * its values; then each column is converted to its kind, and a value that does not fit stops the
- * build with `file:line: reason`.
+ * The decisions of a build (docs/api.md "Any users table"): from the fields a source read (raw
+ * columns, none special) to the table a store build takes (store/input.ts `TableInput`). Which
+ * field is the key (`--key`, else the schema file's `"key"`, else `id`) and its checks; each
+ * column's kind — from the schema file when it lists it, else from the source's own types
+ * (PostgreSQL), else inferred from all its values; the fields left out (`--exclude`); the
+ * warning for a kept column that looks like a secret; an empty table. Each column is then
+ * converted to its kind, and a value that does not fit stops the build with `file:line: reason`.
  */
 import { readFileSync } from "node:fs";
-import { type RawColumn, addJsonValue, rawColumn } from "../ingest/raw-column.ts";
-import { ConversionError } from "../kinds/convert.ts";
+import { stringAt } from "../bits/byte-column.ts";
+import { duplicateKeyReason, firstDuplicateNumber, firstDuplicateText, textKeyReason } from "../ingest/key.ts";
+import type { RawColumn } from "../ingest/raw-column.ts";
+import { IngestError, type RawColumns, fieldList, show, unknownExcludeReason } from "../ingest/records.ts";
+import { ConversionError, type ConvertedColumn } from "../kinds/convert.ts";
 import { convertColumn } from "../kinds/registry.ts";
-import { IngestError, type RawColumns } from "../ingest/read.ts";
-import { inferKind } from "../schema/infer.ts";
-import { type ColumnSpec, SchemaError, parseSchemaFile } from "../schema/kinds.ts";
-import type { ColumnInput } from "../store/input.ts";
+import { inferKeyKind, inferKind } from "../schema/infer.ts";
+import { type ColumnSpec, KEY_KINDS, type SchemaFile, SchemaError, parseSchemaFile } from "../schema/kinds.ts";
+import type { ColumnInput, TableInput } from "../store/input.ts";
 
 /**
  * Reads and validates a schema file (`snapshot build --schema F`).
- * @returns the columns it declares beyond the seed's four, in file order
+ * @returns its key (when it names one) and its columns, in file order
  * @throws SchemaError naming the file and the problem: unreadable, not JSON, or what
  *   schema/kinds.ts `parseSchemaFile` refuses
  */
-export function readSchemaFile(path: string): ColumnSpec[] {
+export function readSchemaFile(path: string): SchemaFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
@@ -40,38 +45,248 @@ export function readSchemaFile(path: string): ColumnSpec[] {
   }
 }
 
+/** The key column when nothing names one (docs/api.md "Any users table"). */
+export const DEFAULT_KEY = "id";
+
+/** What a build is told about its columns, whatever the source. */
+export interface ColumnOptions {
+  /** The key column (`--key`); it wins over the schema file's `"key"`. Default: the schema's, else {@link DEFAULT_KEY}. */
+  key?: string;
+  /** The schema file's content (`--schema`, {@link readSchemaFile}). */
+  schema?: SchemaFile;
+  /** Fields left out (`--exclude`): each must be a field of the input, and not the key. */
+  exclude?: readonly string[];
+  /** Build a table of no rows rather than refuse it (`--allow-empty`). */
+  allowEmpty?: boolean;
+}
+
+/** What a source declares beside its values: its own column kinds (PostgreSQL types), in its column order. */
+export interface SourceDeclarations {
+  declared?: readonly ColumnSpec[];
+}
+
+/** The key column of a build and where its name came from. */
+export interface KeyChoice {
+  key: string;
+  /** `--key`, the schema file's `"key"`, or the default (`id`). */
+  from: "option" | "schema" | "default";
+}
+
+/** The key a build uses: `--key`, else the schema file's `"key"`, else `id`. */
+export function chooseKey(options: Pick<ColumnOptions, "key" | "schema">): KeyChoice {
+  if (options.key !== undefined) return { key: options.key, from: "option" };
+  if (options.schema?.key !== undefined) return { key: options.schema.key, from: "schema" };
+  return { key: DEFAULT_KEY, from: "default" };
+}
+
 /**
- * Decides each added column's kind and converts it. The columns come in the input's order
- * (first seen; a CSV's header order), then the columns the schema file declares that the input
- * lacks, in the file's order, all null. Releases the raw columns as it goes.
- * @param file the input's name, for errors
- * @param columns the reader's columns (their `extra` is emptied)
- * @param declared the schema file's columns beyond the four (empty without one)
- * @returns the added columns in schema order, each converted (n rows, input order)
- * @throws IngestError `file:line: reason` for the first value that does not fit its column's kind
+ * The problems a build's options have before any input is read: an excluded key, a name listed
+ * twice. (Whether each name is a field of the input is known only once it is read.)
+ * @throws SchemaError naming the problem
  */
-export function decideColumns(file: string, columns: RawColumns, declared: readonly ColumnSpec[]): ColumnInput[] {
-  const n = columns.ids.length;
-  const byId = new Map(declared.map((spec) => [spec.id, spec]));
-  const raws: RawColumn[] = [...columns.extra];
-  columns.extra = [];
-  for (const spec of declared) {
-    if (raws.some((r) => r.id === spec.id)) continue;
-    const empty = rawColumn(spec.id, Math.max(1, n));
-    for (let row = 0; row < n; row++) addJsonValue(empty, null);
-    raws.push(empty);
+export function checkColumnOptions(options: ColumnOptions): void {
+  const { key } = chooseKey(options);
+  const seen = new Set<string>();
+  for (const field of options.exclude ?? []) {
+    if (field === key) throw new SchemaError(`--exclude ${show(field)} names the key column; a table cannot be built without its key`);
+    if (seen.has(field)) throw new SchemaError(`--exclude names ${show(field)} twice`);
+    seen.add(field);
   }
-  const out: ColumnInput[] = [];
-  for (let i = 0; i < raws.length; i++) {
-    const raw = raws[i];
-    const spec: ColumnSpec = byId.get(raw.id) ?? { id: raw.id, ...inferKind(raw.profile, n) };
+}
+
+/** The reason a key is not a field of the input, worded by where its name came from. */
+function missingKeyReason(choice: KeyChoice, fields: readonly string[]): string {
+  const list = `fields: ${fieldList(fields)}`;
+  if (choice.from === "option") return `--key ${show(choice.key)} is not a field of the input; ${list}`;
+  if (choice.from === "schema") return `schema: the key ${show(choice.key)} is not a field of the input; ${list}`;
+  const sameButCase = fields.find((f) => f.toLowerCase() === choice.key.toLowerCase());
+  const hint = sameButCase !== undefined ? `give --key ${sameButCase}` : "name the key column with --key";
+  return `the key ${show(choice.key)} is not a field of the input (${hint}); ${list}`;
+}
+
+/** The reason an input without records is refused (without `--allow-empty`). */
+export const NO_RECORDS_REASON = "no records (an empty table is built only with --allow-empty)";
+
+/**
+ * The words that make a column id look like a secret, as a word or part of one, any case
+ * (docs/api.md "Any users table", leaving columns out).
+ */
+export const SECRET_WORDS = ["password", "passwd", "secret", "token", "hash", "salt", "otp", "mfa", "ssn"] as const;
+
+/** The first of {@link SECRET_WORDS} that `id` holds (any case), or null. */
+export function secretWordIn(id: string): string | null {
+  const lower = id.toLowerCase();
+  for (const word of SECRET_WORDS) if (lower.includes(word)) return word;
+  return null;
+}
+
+/** The warning for a kept column that looks like a secret, naming it and `--exclude`. */
+export function secretWarning(id: string, word: string): string {
+  return `column ${show(id)} looks like a secret (it holds "${word}") and will be served to every client; leave it out with --exclude ${id}`;
+}
+
+/** What a build decided: the table, the fields left out, the warnings to print. */
+export interface Decision {
+  table: TableInput;
+  /** The fields left out, in the input's order. */
+  excluded: string[];
+  /** One line each: a kept column that looks like a secret. */
+  warnings: string[];
+}
+
+/**
+ * Decides the table of a read: the key, each column's kind, and converts every column to it.
+ * Releases the raw columns as it goes (`raw.columns` is emptied).
+ * @param file the input's name, for errors (`file:line: reason`)
+ * @param raw what the source read (every field kept, in its order)
+ * @param options the key, schema file, fields left out, whether an empty table is allowed
+ * @param source what the source declares of its columns (PostgreSQL types); a schema file wins
+ * @returns the table (columns in the input's order, the key among them), the excluded fields and the warnings
+ * @throws SchemaError for a key or schema column or excluded name that is not a field of the
+ *   input, an excluded key, a key declared of another kind than number or text, an empty input
+ *   without columns; IngestError `file:line: reason` for an input without records (line 1) when
+ *   an empty table is not allowed, a value that does not fit its column's kind, and a key value
+ *   that is null, empty, longer than 256 characters or a duplicate (on the later line)
+ */
+export function decideColumns(file: string, raw: RawColumns, options: ColumnOptions = {}, source: SourceDeclarations = {}): Decision {
+  checkColumnOptions(options);
+  const choice = chooseKey(options);
+  const key = choice.key;
+  const n = raw.rows;
+  const kept = raw.columns.map((c) => c.id);
+  const fields = [...kept, ...raw.excluded];
+  for (const field of options.exclude ?? []) {
+    if (!raw.excluded.includes(field)) throw new SchemaError(unknownExcludeReason(field, fields));
+  }
+  const listed = new Map((options.schema?.columns ?? []).map((spec) => [spec.id, spec]));
+  const declared = new Map((source.declared ?? []).map((spec) => [spec.id, spec]));
+  const empty = n === 0;
+  if (empty && options.allowEmpty !== true) throw new IngestError(file, 1, NO_RECORDS_REASON);
+  // A schema column the input lacks is a mistake (a typo would add an all-null column), except
+  // for an empty input, whose columns the schema gives.
+  const extra: ColumnSpec[] = [];
+  for (const spec of options.schema?.columns ?? []) {
+    if (fields.includes(spec.id)) continue;
+    if (!empty) throw new SchemaError(`schema: ${show(spec.id)} is not a field of the input; fields: ${fieldList(fields)}`);
+    extra.push(spec);
+  }
+  if (empty && kept.length + extra.length === 0) {
+    throw new SchemaError(`${file}: no records and no columns: an empty input takes its columns from --schema (or from a CSV header)`);
+  }
+  if (!kept.includes(key) && !extra.some((spec) => spec.id === key)) throw new SchemaError(missingKeyReason(choice, fields));
+
+  const specOf = (column: RawColumn): ColumnSpec => {
+    const given = listed.get(column.id) ?? declared.get(column.id);
+    if (given !== undefined) return { ...given, ...(given.values ? { values: [...given.values] } : {}) };
+    if (column.id === key) return { id: column.id, kind: inferKeyKind(column.profile) };
+    // an empty input infers nothing: its columns are text (a CSV header's fields)
+    return { id: column.id, ...inferKind(column.profile, n) };
+  };
+  const convert = (column: RawColumn, spec: ColumnSpec): ConvertedColumn => {
     try {
-      out.push({ spec, values: convertColumn(raw, spec) });
+      return convertColumn(column, spec);
     } catch (error) {
-      if (error instanceof ConversionError) throw new IngestError(file, columns.lines[error.row], error.reason);
+      if (error instanceof ConversionError) throw new IngestError(file, raw.lines[error.row], error.reason);
       throw error;
     }
+  };
+
+  const raws = raw.columns;
+  raw.columns = [];
+  const out: ColumnInput[] = new Array(raws.length);
+  // The key first: its problems are found before the other columns'.
+  const keyIndex = raws.findIndex((c) => c.id === key);
+  const order = keyIndex < 0 ? raws.map((_, i) => i) : [keyIndex, ...raws.map((_, i) => i).filter((i) => i !== keyIndex)];
+  for (const i of order) {
+    const column = raws[i];
+    const spec = specOf(column);
+    if (column.id === key && !KEY_KINDS.includes(spec.kind)) {
+      throw new SchemaError(`the key ${show(key)} is ${spec.kind}${spec.values ? ` (${spec.values.join(", ")})` : ""}; a key is a number or text column`);
+    }
+    const values = convert(column, spec);
+    if (column.id === key) checkKey(file, key, values, raw.lines);
+    out[i] = { spec, values };
+    // the raw column is not needed any more
     raws[i] = null as unknown as RawColumn;
   }
-  return out;
+  for (const spec of extra) {
+    if (spec.id === key && !KEY_KINDS.includes(spec.kind)) throw new SchemaError(`the key ${show(key)} is ${spec.kind}; a key is a number or text column`);
+    out.push({ spec: { ...spec }, values: emptyColumn(spec) });
+  }
+  const warnings: string[] = [];
+  for (const { spec } of out) {
+    const word = secretWordIn(spec.id);
+    if (word !== null) warnings.push(secretWarning(spec.id, word));
+  }
+  return { table: { rows: n, columns: out, key }, excluded: [...raw.excluded], warnings };
+}
+
+/** A column of 0 rows of `spec`'s kind (an empty table's column that only the schema file names). */
+function emptyColumn(spec: ColumnSpec): ConvertedColumn {
+  switch (spec.kind) {
+    case "number":
+    case "date":
+    case "datetime":
+      return { kind: spec.kind, values: new Float64Array(0), nulls: 0 };
+    case "enum":
+      return { kind: "enum", codes: new Uint8Array(0), values: [...(spec.values ?? [])], nulls: 0 };
+    case "boolean":
+      return { kind: "boolean", codes: new Uint8Array(0), values: ["false", "true"], nulls: 0 };
+    case "text":
+      return { kind: "text", strings: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, isNull: new Uint8Array(0), nulls: 0 };
+    case "json":
+      return { kind: "json", texts: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, nulls: 0 };
+  }
+}
+
+/**
+ * Checks the key column's values (docs/api.md "Any users table", the key): none null, a text
+ * non-empty and at most 256 characters, all distinct (`-0` is made `0`, the same key). The first
+ * problem in input order is reported, on its line (a duplicate on the later of its two lines).
+ * Number keys are within ±2^53 already: the readers refuse a number a double would round.
+ * @throws IngestError `file:line: reason`
+ */
+function checkKey(file: string, key: string, values: ConvertedColumn, lines: Uint32Array): void {
+  const n = lines.length;
+  // the first row that is null (or, for text, empty or too long), and why
+  let badRow = -1;
+  let badReason = "";
+  let duplicate: { index: number; firstIndex: number } | null;
+  let valueAt: (row: number) => number | string;
+  if (values.kind === "number") {
+    const numbers = values.values;
+    for (let row = 0; row < n; row++) {
+      const x = numbers[row];
+      if (x !== x) {
+        // NaN: null
+        if (badRow < 0) {
+          badRow = row;
+          badReason = `key ${show(key)} is null or missing (every record needs a key)`;
+        }
+      } else if (x === 0) numbers[row] = 0;
+    }
+    duplicate = firstDuplicateNumber(numbers, n);
+    valueAt = (row) => numbers[row];
+  } else if (values.kind === "text") {
+    const { strings, isNull } = values;
+    const offsets = strings.offsets;
+    for (let row = 0; row < n && badRow < 0; row++) {
+      if (isNull[row] !== 0) {
+        badRow = row;
+        badReason = `key ${show(key)} is null or missing (every record needs a key)`;
+        continue;
+      }
+      const reason = textKeyReason(key, () => stringAt(strings, row), offsets[row + 1] - offsets[row]);
+      if (reason !== null) {
+        badRow = row;
+        badReason = reason;
+      }
+    }
+    duplicate = firstDuplicateText(strings, n, isNull);
+    valueAt = (row) => stringAt(strings, row);
+  } else throw new Error(`checkKey: a ${values.kind} key`);
+  if (duplicate !== null && (badRow < 0 || duplicate.index < badRow)) {
+    throw new IngestError(file, lines[duplicate.index], duplicateKeyReason(valueAt(duplicate.index), lines[duplicate.firstIndex]));
+  }
+  if (badRow >= 0) throw new IngestError(file, lines[badRow], badReason);
 }

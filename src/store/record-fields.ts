@@ -241,3 +241,24 @@ export function writeProjected(bytes: Uint8Array, start: number, end: number, pr
   out[at++] = CLOSE_BRACE;
   return at;
 }
+
+/**
+ * Where every member of the record `bytes[start .. end)` holds its value, in one pass:
+ * member i's value is `bytes[spans[2i] .. spans[2i + 1])`.
+ * @param spans room for 2 × the record's members
+ * @throws Error when the record has fewer members than `spans` has room for (a corrupt store)
+ */
+export function memberSpans(bytes: Uint8Array, start: number, end: number, spans: Uint32Array): void {
+  let at = start + 1;
+  const members = spans.length >>> 1;
+  for (let m = 0; m < members; m++) {
+    if (at >= end) throw new Error(`corrupt store: a record has no member ${m}`);
+    at = skipString(bytes, at);
+    if (bytes[at] !== COLON) throw new Error("corrupt store: a record's member has no value");
+    const from = at + 1;
+    const to = skipValue(bytes, from);
+    spans[2 * m] = from;
+    spans[2 * m + 1] = to;
+    at = to + 1;
+  }
+}

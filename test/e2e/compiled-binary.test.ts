@@ -1,6 +1,6 @@
 /**
- * End to end: the single binary made by `bun build --compile --minify-whitespace --minify-syntax
- * src/cli.ts` serves the demo page and its bundled assets (Bun's HTML imports are bundled into
+ * End to end: the single binary made by `bun build --compile --minify-whitespace --minify-syntax`
+ * of the CLI and its workers' scripts (scripts/build-binary.ts `ENTRY_POINTS`) serves the demo page and its bundled assets (Bun's HTML imports are bundled into
  * the binary), works with no network beyond the service itself, and `serve --no-demo` leaves `/`
  * a 404. The binary runs from a temporary directory, away from the source tree and node_modules.
  *
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateUsers } from "../../src/generate/users.ts";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { ENTRY_POINTS } from "../../scripts/build-binary.ts";
 import { naiveQuery } from "../support/oracle.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-e2e-binary-"));
   binary = join(dir, "users-listing");
   const build = Bun.spawnSync(
-    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", "src/cli.ts", "--outfile", binary],
+    [process.execPath, "build", "--compile", "--minify-whitespace", "--minify-syntax", ...ENTRY_POINTS, "--outfile", binary],
     { cwd: REPO, stdout: "pipe", stderr: "pipe" },
   );
   if (build.exitCode !== 0) throw new Error(`bun build --compile failed:\n${build.stdout}\n${build.stderr}`);

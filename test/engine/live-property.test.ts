@@ -9,13 +9,18 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { applyChanges, createEngine, executeQuery, extraRecords, type Engine } from "../../src/engine/execute.ts";
+import { applyChanges, createEngine, executeQuery, explain, extraRecords, type Engine } from "../../src/engine/execute.ts";
 import { openExport } from "../../src/engine/export.ts";
 import { computeFacets } from "../../src/engine/facets.ts";
 import type { Change, ChangeBatch } from "../../src/live/changes.ts";
 import { lsnText } from "../../src/live/changes.ts";
 import { parseFacetsPost } from "../../src/query/facets.ts";
 import { parsePostBody } from "../../src/query/post.ts";
+import { ALL_PARTS, type StoredColumn, partOf } from "../../src/kinds/kind.ts";
+import { compactTable } from "../../src/live/compact.ts";
+import type { DeltaVersion } from "../../src/live/delta.ts";
+import { buildStore } from "../../src/store/build.ts";
+import { rowsToJson } from "../../src/store/rows-json.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { TEXTS, filterModelArb, filterable, quickArb, sortModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, compareKeys, oracleFacets, oraclePost, oracleRows } from "../support/table-oracle.ts";
@@ -176,6 +181,42 @@ describe("a live replica's engine against the naive oracle", () => {
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
     );
   }, 300_000);
+
+  test("compaction: a version's table builds the very store a build of its rows builds", () => {
+    fc.assert(
+      fc.property(caseArb, ({ table, records, batches }) => {
+        const model = new Map<unknown, TableRecord>(records.map((r) => [r[table.key], r]));
+        let engine = createEngine(buildTableStore(records, table));
+        let lsn = 0x1000;
+        for (const specs of batches) engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolve(table, model, specs) });
+        const rows = [...model.values()];
+        if (rows.length === 0) return;
+        const compacted = buildStore(compactTable(engine.live as DeltaVersion));
+        const fresh = buildTableStore(rows, table);
+        expect(compacted.rowCount).toBe(fresh.rowCount);
+        expect(compacted.schema).toEqual(fresh.schema);
+        expect(rowsToJson(compacted, Uint32Array.from({ length: compacted.rowCount }, (_, i) => i))).toEqual(rowsToJson(fresh, Uint32Array.from({ length: fresh.rowCount }, (_, i) => i)));
+        for (const [id, column] of fresh.columns) {
+          const other = compacted.columns.get(id) as StoredColumn;
+          for (const part of ALL_PARTS) expect({ id, part, data: partOf(other, part) }).toEqual({ id, part, data: partOf(column, part) });
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
+    );
+  }, 300_000);
+
+  test("explain says what a window merges with, and analyze gives the rows that ran", () => {
+    const records = Array.from({ length: 30 }, (_, i) => ({ id: i + 1, name: `n${i}`, status: i % 2 === 0 ? "a" : "b" }));
+    const table = { specs: [{ id: "id", kind: "number" as const }, { id: "name", kind: "text" as const }, { id: "status", kind: "text" as const }], key: "id" };
+    let engine = createEngine(buildTableStore(records, table));
+    engine = applyChanges(engine, { lsn: "0/10", commitTime: 0, changes: [{ op: "upsert", record: { id: 31, name: "new", status: "a" } }, { op: "delete", key: 2 }] });
+    const { query } = parsePostBody({ startRow: 0, endRow: 5, sortModel: [{ colId: "name", sort: "asc" }] }, 1000, engine.store.schema);
+    const plain = explain(engine, query, false);
+    expect(plain.plan.detail).toContain("merged with the changes since the snapshot: 1 changed rows, 1 base rows replaced or deleted");
+    const run = explain(engine, query, true);
+    expect(run.page?.total).toBe(30);
+    expect(run.plan.rows).toBe(5);
+  });
 
   test("keys compare by code point, as a fresh snapshot orders them", () => {
     const keys = ["\uffff", "𝟘", "a", "é", "中"];

@@ -361,14 +361,19 @@ describe("denials counted and logged", () => {
 });
 
 describe("the OpenAPI document per role", () => {
-  test("the record schema lists the role's columns; without a credential, those every role sees; keyed operations may answer 403", async () => {
+  test("the record schema lists the role's columns; without a valid credential, a 401 (it lists columns and enum values); keyed operations may answer 403", async () => {
     const columnsOf = async (credential: string | null) => Object.keys(((await call("/openapi/json", credential)).body?.components as { schemas: { User: { properties: object } } }).schemas.User.properties);
     expect(await columnsOf(ADMIN_KEY)).toEqual(["id", "name", "email", "status", "org_id", "salary"]);
     expect(await columnsOf(SUPPORT_KEY)).toEqual(["id", "name", "status", "org_id"]);
     expect(await columnsOf(await token({ role: "auditor", orgs: [1] }))).toEqual(["id", "status", "org_id"]);
-    expect(await columnsOf(null)).toEqual(["id", "status", "org_id"]);
-    expect(await columnsOf("not-a-key")).toEqual(["id", "status", "org_id"]);
-    const document = (await call("/openapi/json", null)).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { securitySchemes: Record<string, { scheme: string }> } };
+    const missing = await call("/openapi/json", null);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get("www-authenticate")).toBe("Bearer");
+    const invalid = await call("/openapi/json", "not-a-key");
+    expect(invalid.status).toBe(401);
+    expect(invalid.headers.get("www-authenticate")).toBe('Bearer error="invalid_token"');
+    expect(JSON.stringify(invalid.body)).not.toContain("org_id");
+    const document = (await call("/openapi/json", SUPPORT_KEY)).body as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { securitySchemes: Record<string, { scheme: string }> } };
     expect(Object.keys(document.paths["/api/users"].get.responses)).toContain("403");
     expect(document.components.securitySchemes.apiKey.scheme).toBe("bearer");
   });

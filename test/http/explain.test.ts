@@ -46,14 +46,14 @@ function steps(step: Step): Step[] {
 }
 
 /** A fresh engine over the same snapshot: empty caches. */
-function freshEngine() {
-  srv.server.reload();
+async function freshEngine() {
+  await srv.server.reload();
   return srv.server.engine();
 }
 
 describe("explain without analyze", () => {
   test("GET: the normalized query and the plan, and no row read", async () => {
-    const engine = freshEngine();
+    const engine = await freshEngine();
     const r = await get("/api/users/explain?page=3&limit=5&sort=name&order=DESC&filter[status]=Inactive&filter[id]=10,4000&q=ann");
     expect(r.status).toBe(200);
     expect(r.body.query).toEqual({
@@ -165,10 +165,10 @@ const GET_QUERIES = [
 describe("explain with analyze: the plan that ran", () => {
   test("GET: the root's rows are the page's rows, the filter's the total; every step has its rows and time", async () => {
     for (const query of GET_QUERIES) {
-      freshEngine();
+      await freshEngine();
       const listing = await get(`/api/users?${query}`);
       expect(listing.status).toBe(200);
-      freshEngine();
+      await freshEngine();
       const r = await get(`/api/users/explain?${query}&analyze=true`);
       expect(r.status).toBe(200);
       const plan = r.body.plan as Step;
@@ -203,9 +203,9 @@ describe("explain with analyze: the plan that ran", () => {
       { startRow: 19_950, endRow: 20_050, sortModel: [{ colId: "id", sort: "desc" }], filterModel: null, quickFilter: "a" },
     ];
     for (const body of bodies) {
-      freshEngine();
+      await freshEngine();
       const listing = await post("/api/users", body);
-      freshEngine();
+      await freshEngine();
       const r = await post("/api/users/explain", { ...body, analyze: true });
       expect(r.status).toBe(200);
       const plan = r.body.plan as Step;
@@ -216,18 +216,18 @@ describe("explain with analyze: the plan that ran", () => {
   test("the root's op is the path the executor took", async () => {
     const query = "pageSize=20&sortBy=name&filter[email]=mar";
     // forced: the executor sorts the matches, and says so; the next window reads the order it cached
-    let engine = freshEngine();
+    let engine = await freshEngine();
     engine.plan = "sort";
     expect((await get(`/api/users/explain?${query}&analyze=true`)).body.plan.op).toBe("sort");
     expect(engine.orders.size).toBe(1);
     expect((await get(`/api/users/explain?${query}&page=2&analyze=true`)).body.plan.op).toBe("cachedOrder");
     // forced: the executor walks the name order
-    engine = freshEngine();
+    engine = await freshEngine();
     engine.plan = "walk";
     expect((await get(`/api/users/explain?${query}&analyze=true`)).body.plan.op).toBe("walk");
     expect((await get(`/api/users/explain?${query}&page=2&analyze=true`)).body.plan.op).toBe("walk");
     // chosen by cost: one of the two, and the next window follows from it
-    freshEngine();
+    await freshEngine();
     const chosen = (await get(`/api/users/explain?${query}&analyze=true`)).body.plan.op;
     expect(["walk", "sort"]).toContain(chosen);
     // a sort keeps the sorted matches: the next window is a slice of them
@@ -235,7 +235,7 @@ describe("explain with analyze: the plan that ran", () => {
     if (chosen === "sort") expect(next).toBe("cachedOrder");
     else expect(["walk", "sort"]).toContain(next);
     // no filter, or one on the partition column: a slice of a stored order; no order cached
-    engine = freshEngine();
+    engine = await freshEngine();
     expect((await get("/api/users/explain?pageSize=20&sortBy=email&analyze=true")).body.plan.op).toBe("slice");
     expect((await get("/api/users/explain?pageSize=20&sortBy=email&filter[status]=inactive&analyze=true")).body.plan.op).toBe("slice");
     // no sort, a few hundred matches verified from trigram lists: the first matches in key order
@@ -247,7 +247,7 @@ describe("explain with analyze: the plan that ran", () => {
   });
 
   test("an expensive plan runs from the deferred queue and answers the same", async () => {
-    freshEngine();
+    await freshEngine();
     const query = "pageSize=20&sortBy=email&filter[name]=ma&q=ab";
     const planned = (await get(`/api/users/explain?${query}`)).body.plan as Step;
     expect(planned.estimatedCost).toBeGreaterThan(DEFER_ABOVE);

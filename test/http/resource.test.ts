@@ -125,7 +125,7 @@ describe("serve --resource people", () => {
   });
 
   test("the OpenAPI document's paths follow, and nothing is left under /api/users", async () => {
-    const doc = (await (await fetch(`${server.url}/openapi/json`)).json()) as { paths: Record<string, Record<string, { tags: string[]; security: unknown[] }>>; tags: { name: string }[] };
+    const doc = (await (await call("GET", "/openapi/json")).json()) as { paths: Record<string, Record<string, { tags: string[]; security: unknown[] }>>; tags: { name: string }[] };
     expect(Object.keys(doc.paths)).toEqual([
       "/api/people",
       "/api/people/schema",

@@ -151,7 +151,7 @@ describe("the OpenAPI document of a wide snapshot", () => {
     const server = startTestServer(buildWideStore(RECORDS, SPECS));
     try {
       writeSnapshot(server.snapshot, buildStoreFromRecords([{ id: 9, name: "Zed", email: "z@x", status: "active" }]));
-      server.server.reload();
+      await server.server.reload();
       const { body } = await getJson(server, "/api/users/schema");
       expect((body.columns as ColumnSpec[]).map((c) => c.id)).toEqual(["id", "name", "email", "status"]);
       const { body: doc } = await getJson(server, "/openapi/json");

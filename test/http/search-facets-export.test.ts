@@ -190,10 +190,19 @@ describe("export on the default data", () => {
 describe("export streaming", () => {
   let big: TestServer;
   const lines: Record<string, unknown>[] = [];
+  const waiters: { msg: string; resolve: () => void }[] = [];
+  /** Settles once the server has logged a line with message `msg`. */
+  const logged = (msg: string) =>
+    lines.some((l) => l.msg === msg)
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          waiters.push({ msg, resolve });
+        });
   beforeAll(() => {
     const sink = new Writable({
       write(chunk, _encoding, done) {
         for (const line of String(chunk).split("\n")) if (line !== "") lines.push(JSON.parse(line));
+        for (const waiter of [...waiters]) if (lines.some((l) => l.msg === waiter.msg)) waiter.resolve();
         done();
       },
     });
@@ -208,11 +217,12 @@ describe("export streaming", () => {
     raw.socket.write("GET /api/users/export?format=csv HTTP/1.1\r\nHost: x\r\n\r\n");
     await raw.waitFor((text) => text.length > 100_000);
     raw.socket.pause();
-    // not reading for a second: the server writes what the socket buffers take, then waits
-    // (without back-pressure it makes all 400,000 rows, ~35 MB, in a fraction of that)
-    await Bun.sleep(1000);
+    // not reading while the server answers 200 other requests, one after the other (each a
+    // turn of its event loop): it writes what the socket buffers take, then waits (without
+    // back-pressure it would make all 400,000 rows, ~35 MB, in far fewer turns)
+    for (let i = 0; i < 200; i++) expect((await fetch(`${big.url}/api/users?pageSize=1&page=${i + 1}`)).status).toBe(200);
     raw.socket.destroy();
-    for (let i = 0; i < 50 && !lines.some((l) => l.msg === "export stopped: the client went away"); i++) await Bun.sleep(100);
+    await logged("export stopped: the client went away");
     const stopped = lines.find((l) => l.msg === "export stopped: the client went away") as { rows: number; total: number };
     expect(stopped).toBeDefined();
     expect(stopped.total).toBe(400_000);

@@ -163,6 +163,15 @@ describe("configuration errors stop serve with exit code 1", () => {
       code: 1,
       stderr: `error: the API keys file ${empty} holds no key (one key a line; blank lines and # comments are ignored)\n`,
     });
+    // a FIFO is refused at once (reading it would wait for a writer)
+    const fifo = join(data.dir, "keys.fifo");
+    expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+    expect(run(["--api-keys-file", fifo])).toEqual({ code: 1, stderr: `error: cannot read the API keys file ${fifo}: ${fifo} is a FIFO (named pipe), not a regular file\n` });
+  });
+
+  test("API_KEYS with commas but no key is refused: keys are never turned off without a word", () => {
+    const message = "error: API_KEYS holds no key, only commas and spaces: give a comma list of keys, or leave it empty (or unset) to run without keys\n";
+    for (const value of [",", " , ,", ",,,"]) expect({ value, ...run([], { API_KEYS: value }) }).toEqual({ value, code: 1, stderr: message });
   });
 
   test("a CORS origin that is not one", () => {

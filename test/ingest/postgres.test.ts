@@ -1,9 +1,13 @@
 /**
- * Snapshots from PostgreSQL (`snapshot build --from … --table | --query`) against a real server
- * started in a temporary directory (test/support/postgres.ts): every supported type mapped to
- * its kind (an enum in its declared order), every value kept exactly (escapes, raw newlines and tabs inside json text), more rows than one progress step
- * batch, a query with a cast, and the refusals — a type no kind holds, a duplicate id, a value
- * that would be rounded, a missing field — each naming the row, with the old snapshot untouched.
+ * Tables from PostgreSQL (`snapshot build --from … --table | --query`) against a real server
+ * started in a temporary directory (test/support/postgres.ts): any table — a uuid key (the shape
+ * of Supabase's auth.users), an enum status of its own, no special column — every supported type
+ * mapped to its kind (an enum in its declared order), every value kept exactly (escapes, raw
+ * newlines and tabs inside json text), more rows than one progress step, a query with a cast;
+ * columns left out never selected (a role without the privilege to read them can build); an
+ * empty table with its columns from the types; and the refusals — a type no kind holds, a
+ * duplicate key, a value that would be rounded, a key of another kind — each naming the row,
+ * with the old snapshot untouched.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,10 +16,11 @@ import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { PassThrough } from "node:stream";
 import { readAhead, readCopyText } from "../../src/ingest/postgres.ts";
-import { buildSnapshotFromPostgres } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromPostgres, readTableFromPostgres } from "../../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
+import { tableRecords } from "../support/table-values.ts";
 
 let pg: TestPostgres;
 let sql: ReturnType<typeof postgres>;
@@ -51,6 +56,25 @@ beforeAll(async () => {
       FROM generate_series(1, 60000) AS g;
     CREATE TABLE nostatus (id int, name text, email text);
     INSERT INTO nostatus VALUES (1, 'a', 'a@x');
+    CREATE TYPE user_status AS ENUM ('active', 'invited', 'suspended', 'deleted');
+    CREATE TABLE auth_users (
+      id uuid PRIMARY KEY, email varchar(255), encrypted_password varchar(255), status user_status NOT NULL,
+      created_at timestamptz NOT NULL, raw_user_meta_data jsonb, is_super_admin boolean
+    );
+    INSERT INTO auth_users VALUES
+      ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'ana@x.io', '$2a$10$abc', 'invited', '2024-03-01 10:00:00+00', '{"name": "Ana"}', false),
+      ('3f2504e0-4f89-11d3-9a0c-0305e82c3301', NULL, '$2a$10$def', 'deleted', '2023-12-31 23:59:59.5+00', NULL, NULL),
+      ('00000000-0000-4000-8000-000000000001', 'cy@x.io', NULL, 'active', '2024-01-01 00:00:00+00', '{}', true);
+    CREATE TABLE empty_users (user_id uuid, score numeric, status user_status, joined date);
+    CREATE TABLE uuid_dups (id uuid, n int);
+    INSERT INTO uuid_dups VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 1), ('3f2504e0-4f89-11d3-9a0c-0305e82c3301', 2), ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 3);
+    CREATE TABLE keyed_by_status (status user_status, n int);
+    INSERT INTO keyed_by_status VALUES ('active', 1);
+    CREATE TABLE big (id int, n numeric);
+    INSERT INTO big VALUES (1, 9007199254740992), (2, 9007199254740993);
+    CREATE ROLE reader LOGIN;
+    GRANT SELECT (id, email, status, created_at, raw_user_meta_data, is_super_admin) ON auth_users TO reader;
+    GRANT USAGE ON TYPE user_status TO reader;
   `).simple();
 }, 60_000);
 
@@ -70,7 +94,8 @@ describe("snapshot build --from postgres", () => {
       { id: "id", kind: "number" },
       { id: "name", kind: "text" },
       { id: "email", kind: "text" },
-      { id: "status", kind: "enum", values: ["active", "inactive"] },
+      // an ordinary text column: no column but the key is special, and 3 rows are too few for an enum
+      { id: "status", kind: "text" },
       { id: "role", kind: "enum", values: ["owner", "admin", "member"] },
       { id: "age", kind: "number" },
       { id: "score", kind: "number" },
@@ -86,7 +111,7 @@ describe("snapshot build --from postgres", () => {
     ]);
     expect([0, 1, 2].map((row) => recordAt(store, row) as unknown)).toEqual([
       {
-        id: 1, name: "Ана", email: "ana@x.ru", status: "inactive", role: "owner", age: -2, score: -0.5, small: -1,
+        id: 1, name: "Ана", email: "ana@x.ru", status: "INACTIVE", role: "owner", age: -2, score: -0.5, small: -1,
         created_at: "1969-12-31T23:59:59.999Z", seen_at: "2000-02-29T12:00:00.500Z", birthday: "1969-12-31", verified: false,
         prefs: null, raw: {}, uid: null, code: "x  ",
       },
@@ -235,14 +260,76 @@ describe("snapshot build --from postgres", () => {
       }
       return "built";
     };
-    expect(await refused({ table: "odd" })).toBe('postgres:odd:1: column "addr" has type inet, which no column kind holds; cast it in --query (to text, say)');
-    expect(await refused({ table: "dups" })).toBe("postgres:dups:3: duplicate id 1 (first seen on line 1)");
+    expect(await refused({ table: "dups" })).toBe("postgres:dups:3: duplicate key 1 (first seen on line 1)");
     expect(await refused({ query: "SELECT * FROM fine ORDER BY id" })).toMatch(/^postgres:query:\d+: .*at.*fraction of a millisecond/);
-    expect(await refused({ query: "SELECT * FROM late ORDER BY id" })).toBe('postgres:query:20000: status must be one of active, inactive (got "weird")');
-    expect(await refused({ table: "nostatus" })).toBe('postgres:nostatus:1: missing field "status"');
+    expect(await refused({ table: "odd" })).toBe('postgres:odd:1: column "addr" has type inet, which no column kind holds; cast it in --query (to text, say), or leave it out with --exclude');
     expect(await refused({ table: "missing_table" })).toBe('postgres:missing_table:1: PostgreSQL: relation "missing_table" does not exist');
-    expect(await refused({ query: "SELECT * FROM many WHERE false" })).toBe("postgres:query:1: no records (an empty dataset is not built)");
+    expect(await refused({ query: "SELECT * FROM many WHERE false" })).toBe("postgres:query:1: no records (an empty table is built only with --allow-empty)");
     expect(Buffer.compare(readFileSync(out), before)).toBe(0);
+  });
+
+  test("any table: a uuid key (Supabase's auth.users), an enum status, no special column, every type its kind", async () => {
+    const decision = await readTableFromPostgres({ url: pg.url, table: "auth_users" });
+    expect(decision.table.key).toBe("id");
+    expect(decision.table.columns.map((c) => c.spec)).toEqual([
+      { id: "id", kind: "text" },
+      { id: "email", kind: "text" },
+      { id: "encrypted_password", kind: "text" },
+      { id: "status", kind: "enum", values: ["active", "invited", "suspended", "deleted"] },
+      { id: "created_at", kind: "datetime" },
+      { id: "raw_user_meta_data", kind: "json" },
+      { id: "is_super_admin", kind: "boolean" },
+    ]);
+    expect(decision.warnings).toEqual(['column "encrypted_password" looks like a secret (it holds "password") and will be served to every client; leave it out with --exclude encrypted_password']);
+    expect(tableRecords(decision.table)).toEqual([
+      { id: "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", email: "ana@x.io", encrypted_password: "$2a$10$abc", status: "invited", created_at: "2024-03-01T10:00:00.000Z", raw_user_meta_data: { name: "Ana" }, is_super_admin: false },
+      { id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", email: null, encrypted_password: "$2a$10$def", status: "deleted", created_at: "2023-12-31T23:59:59.500Z", raw_user_meta_data: null, is_super_admin: null },
+      { id: "00000000-0000-4000-8000-000000000001", email: "cy@x.io", encrypted_password: null, status: "active", created_at: "2024-01-01T00:00:00.000Z", raw_user_meta_data: {}, is_super_admin: true },
+    ]);
+    // a status the seed's store would refuse, and no status at all, read as any column
+    expect(tableRecords((await readTableFromPostgres({ url: pg.url, query: "SELECT * FROM late WHERE id IN (1, 20000) ORDER BY id" })).table)).toEqual([
+      { id: 1, name: "n1", email: "e1", status: "active" },
+      { id: 20000, name: "n20000", email: "e20000", status: "weird" },
+    ]);
+    expect((await readTableFromPostgres({ url: pg.url, table: "nostatus" })).table.columns.map((c) => c.spec.id)).toEqual(["id", "name", "email"]);
+  });
+
+  test("--exclude: the columns are not selected at all, so a role that may not read them can build; a name not in the table is refused", async () => {
+    const asReader = pg.url.replace("//app@", "//reader@");
+    const decision = await readTableFromPostgres({ url: asReader, table: "auth_users" }, { exclude: ["encrypted_password"] });
+    expect(decision.excluded).toEqual(["encrypted_password"]);
+    expect(decision.warnings).toEqual([]);
+    expect(decision.table.columns.map((c) => c.spec.id)).toEqual(["id", "email", "status", "created_at", "raw_user_meta_data", "is_super_admin"]);
+    expect(tableRecords(decision.table)[1]).toEqual({ id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", email: null, status: "deleted", created_at: "2023-12-31T23:59:59.500Z", raw_user_meta_data: null, is_super_admin: null });
+    // selecting it would fail: the role may not read it
+    await expect(readTableFromPostgres({ url: asReader, table: "auth_users" })).rejects.toThrow("postgres:auth_users:1: PostgreSQL: permission denied for table auth_users");
+    await expect(readTableFromPostgres({ url: pg.url, table: "auth_users" }, { exclude: ["encrypted_pasword"] })).rejects.toThrow(
+      'postgres:auth_users:1: --exclude "encrypted_pasword" is not a field of the input; fields: id, email, encrypted_password, status, created_at, raw_user_meta_data, is_super_admin',
+    );
+    const query = await readTableFromPostgres({ url: pg.url, query: "SELECT id, encrypted_password, status FROM auth_users" }, { exclude: ["encrypted_password"] });
+    expect(query.table.columns.map((c) => c.spec.id)).toEqual(["id", "status"]);
+  });
+
+  test("an empty table: refused, or with allowEmpty a table of no rows whose columns come from the types", async () => {
+    await expect(readTableFromPostgres({ url: pg.url, table: "empty_users" }, { key: "user_id" })).rejects.toThrow("postgres:empty_users:1: no records (an empty table is built only with --allow-empty)");
+    const empty = await readTableFromPostgres({ url: pg.url, table: "empty_users" }, { key: "user_id", allowEmpty: true });
+    expect({ rows: empty.table.rows, key: empty.table.key, columns: empty.table.columns.map((c) => c.spec) }).toEqual({
+      rows: 0,
+      key: "user_id",
+      columns: [
+        { id: "user_id", kind: "text" },
+        { id: "score", kind: "number" },
+        { id: "status", kind: "enum", values: ["active", "invited", "suspended", "deleted"] },
+        { id: "joined", kind: "date" },
+      ],
+    });
+  });
+
+  test("key problems and values that cannot be kept name the row", async () => {
+    await expect(readTableFromPostgres({ url: pg.url, table: "uuid_dups" })).rejects.toThrow('postgres:uuid_dups:3: duplicate key "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11" (first seen on line 1)');
+    await expect(readTableFromPostgres({ url: pg.url, table: "keyed_by_status" }, { key: "status" })).rejects.toThrow('the key "status" is enum (active, invited, suspended, deleted); a key is a number or text column');
+    await expect(readTableFromPostgres({ url: pg.url, table: "big" })).rejects.toThrow('postgres:big:2: field "n": 9007199254740993 is beyond ±2^53 and would be rounded');
+    await expect(readTableFromPostgres({ url: pg.url, table: "auth_users" }, { key: "uid" })).rejects.toThrow('--key "uid" is not a field of the input; fields: id, email, encrypted_password, status, created_at, raw_user_meta_data, is_super_admin');
   });
 
   test("the command line: snapshot build --from URL --table T -o F", () => {

@@ -8,8 +8,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { KEPT_VERSIONS, MANIFEST_KEY, fileSha256, publishSnapshot, readManifest, rollbackSnapshot } from "../../src/publish/publish.ts";
-import { openStorage } from "../../src/publish/storage.ts";
+import { createHash } from "node:crypto";
+import { KEPT_VERSIONS, MANIFEST_KEY, type Repair, fileSha256, parseManifest, publishSnapshot, readManifest, rollbackSnapshot } from "../../src/publish/publish.ts";
+import { readSnapshotId } from "../../src/snapshot/private-copy.ts";
+import { openStorage } from "../../src/io/storage.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { type TestS3, startS3 } from "../support/s3.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
@@ -69,6 +71,38 @@ for (const kind of ["directory", "s3"] as const) {
       await expect(rollbackSnapshot(location(), "0000000000000000")).rejects.toThrow(/no earlier version 0000000000000000/);
     });
 
+    test("an object at its key that is not the file (a flipped byte, same size) is found by its checksum and uploaded again, republishing or not", async () => {
+      const storage = openStorage(location());
+      const damage = async (key: string) => {
+        const bytes = (await storage.read(key)) as Uint8Array;
+        bytes[bytes.length - 1] ^= 0xff;
+        if (kind === "directory") writeFileSync(join(location(), ...key.split("/")), bytes);
+        else {
+          const { AWS_ENDPOINT_URL: endpoint, AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey, AWS_REGION: region } = s3.env;
+          await new Bun.S3Client({ bucket: "snaps", endpoint, accessKeyId, secretAccessKey, region }).write(`fleet/users/${key}`, bytes);
+        }
+        return bytes;
+      };
+      const file = snapshotOf(`repair-${kind}`);
+      const published = await publishSnapshot(file, location());
+      const damaged = await damage(published.current.key);
+      const repairs: Repair[] = [];
+      // the same snapshot again: the manifest stays, the object is repaired
+      expect(await publishSnapshot(file, location(), new Date(), { onRepair: (r) => repairs.push(r) })).toEqual(published);
+      expect(repairs).toEqual([{ key: published.current.key, found: { bytes: damaged.length, sha256: createHash("sha256").update(damaged).digest("hex") } }]);
+      expect(Buffer.from((await storage.read(published.current.key)) as Uint8Array).equals(readFileSync(file))).toBe(true);
+      // a new version whose object is there already, damaged: repaired, then named
+      const next = snapshotOf(`repair-next-${kind}`);
+      const nextId = readSnapshotId(next);
+      await storage.upload(`snapshots/${nextId}.snap`, next);
+      await damage(`snapshots/${nextId}.snap`);
+      repairs.length = 0;
+      const after = await publishSnapshot(next, location(), new Date(), { onRepair: (r) => repairs.push(r) });
+      expect(after.current.snapshotId).toBe(nextId);
+      expect(repairs.map((r) => r.key)).toEqual([`snapshots/${nextId}.snap`]);
+      expect(Buffer.from((await storage.read(after.current.key)) as Uint8Array).equals(readFileSync(next))).toBe(true);
+    });
+
     test("a file that is not a loadable snapshot is refused and the manifest is unchanged", async () => {
       const storage = openStorage(location());
       const before = await readManifest(storage);
@@ -85,10 +119,27 @@ describe("the command line", () => {
     const root = resolve(import.meta.dir, "..", "..");
     const cli = (...args: string[]) => Bun.spawnSync([process.execPath, join(root, "src", "cli.ts"), "snapshot", ...args], { stdout: "pipe", stderr: "pipe", env: process.env });
     const target = join(dir, "cli-shared");
-    const first = cli("publish", snapshotOf("cli-1"), "--to", target);
+    const firstFile = snapshotOf("cli-1");
+    const first = cli("publish", firstFile, "--to", target);
     expect(first.exitCode).toBe(0);
     expect(first.stderr.toString()).toMatch(/^published [0-9a-f]{16} \(50 rows, .* MiB\) to .* in \d+ ms; 0 earlier version\(s\) kept\n$/);
-    expect(cli("publish", snapshotOf("cli-2"), "--to", target).exitCode).toBe(0);
+    // publishing the current version again publishes nothing, and says so
+    const again = cli("publish", firstFile, "--to", target);
+    expect(again.exitCode).toBe(0);
+    expect(again.stderr.toString()).toMatch(/^unchanged: [0-9a-f]{16} \(50 rows\) is already the current version at .*, published \d{4}-/);
+    const second = snapshotOf("cli-2");
+    expect(cli("publish", second, "--to", target).exitCode).toBe(0);
+    // a damaged object is said to be uploaded again, then published
+    const object = join(target, "snapshots", `${readSnapshotId(second)}.snap`);
+    const bytes = readFileSync(object);
+    bytes[100] ^= 0xff;
+    writeFileSync(object, bytes);
+    const repaired = cli("publish", second, "--to", target);
+    expect(repaired.exitCode).toBe(0);
+    expect(repaired.stderr.toString()).toMatch(
+      new RegExp(`^snapshots/${readSnapshotId(second)}\\.snap at ${target} did not match the file \\(\\d+ bytes, SHA-256 [0-9a-f]{64}\\): uploading it again\\npublished ${readSnapshotId(second)} `),
+    );
+    expect(readFileSync(object).equals(readFileSync(second))).toBe(true);
     const rollback = cli("rollback", "--to", target);
     expect(rollback.exitCode).toBe(0);
     const manifest = JSON.parse(readFileSync(join(target, MANIFEST_KEY), "utf8"));
@@ -96,5 +147,25 @@ describe("the command line", () => {
     const none = cli("rollback", "--to", join(dir, "empty"));
     expect(none.exitCode).toBe(1);
     expect(none.stderr.toString()).toContain("nothing published (no manifest.json)");
+  });
+});
+
+describe("manifest validation", () => {
+  const entry = { snapshotId: "0123456789abcdef", key: "snapshots/0123456789abcdef.snap", sha256: "a".repeat(64), bytes: 1000, rows: 10, createdAt: "2026-01-02T03:04:05.000Z", publishedAt: "2026-01-02T03:04:06.000Z" };
+  const parse = (manifest: unknown) => () => parseManifest(new TextEncoder().encode(JSON.stringify(manifest)), "/srv/shared");
+  test("a valid manifest parses as it is", () => {
+    expect(parse({ current: entry, previous: [entry] })()).toEqual({ current: entry, previous: [entry] });
+  });
+  test("ids that are not 16 hex digits, keys not named after them, missing checksums and sizes are refused by field", () => {
+    const refused = (manifest: unknown, problem: string) => expect(parse(manifest)).toThrow(`/srv/shared: manifest.json is not a valid manifest: ${problem}; nothing in it is used`);
+    refused({ current: { ...entry, snapshotId: "../../x" }, previous: [] }, 'current has a snapshotId that is not 16 hex digits ("../../x")');
+    refused({ current: { ...entry, snapshotId: "0123456789ABCDEF" }, previous: [] }, 'current has a snapshotId that is not 16 hex digits ("0123456789ABCDEF")');
+    refused({ current: { ...entry, key: "../../etc/passwd" }, previous: [] }, 'current has key "../../etc/passwd", not snapshots/0123456789abcdef.snap');
+    refused({ current: { ...entry, sha256: undefined }, previous: [] }, "current has no SHA-256 (64 hex digits)");
+    refused({ current: { ...entry, bytes: "1000" }, previous: [] }, "current has no size in bytes (a positive integer)");
+    refused({ current: { ...entry, bytes: 0 }, previous: [] }, "current has no size in bytes (a positive integer)");
+    refused({ current: entry, previous: [{ ...entry, snapshotId: "x" }] }, 'previous[0] has a snapshotId that is not 16 hex digits ("x")');
+    refused({ current: entry }, "previous is not a list");
+    expect(() => parseManifest(new TextEncoder().encode("{"), "/srv/shared")).toThrow(/^\/srv\/shared: manifest.json is not a valid manifest: it is not JSON/);
   });
 });

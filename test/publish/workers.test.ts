@@ -1,8 +1,14 @@
 /**
  * `serve --workers N` as a process: N workers on one port behind SO_REUSEPORT, answering
- * together; one killed with SIGKILL is started again; SIGTERM drains them all and exits 0.
+ * together; one killed with SIGKILL is started again; SIGTERM drains them all and exits 0. With
+ * `--source`, the supervisor follows the location, every worker swaps each new version in, and
+ * the workers' /readyz show the source's status, which only the supervisor polls.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { publishSnapshot } from "../../src/publish/publish.ts";
+import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { buildStoreFromRecords } from "../support/table-store.ts";
 import { type ServeProcess, snapshotDir, spawnServe } from "../support/serve-process.ts";
 
 let data: ReturnType<typeof snapshotDir>;
@@ -42,6 +48,38 @@ describe("serve --workers", () => {
         }
         expect(alive).toBe(false);
       }
+    } finally {
+      await supervisor.dispose();
+    }
+  }, 60_000);
+
+  test("with --source: the supervisor follows, every worker swaps the new version in, and their /readyz show the source", async () => {
+    const location = join(data.dir, "published");
+    const snapshotOf = (tag: string, n: number) => {
+      const path = join(data.dir, `${tag}.snap`);
+      writeSnapshot(path, buildStoreFromRecords(Array.from({ length: n }, (_, i) => ({ id: i + 1, name: `${tag} ${i}`, email: `u${i}@x`, status: "active" }))));
+      return path;
+    };
+    const v1 = await publishSnapshot(snapshotOf("w-one", 30), location);
+    const supervisor = await spawnServe(null, ["--workers", "2", "--source", location, "--poll", "1", "--cache-dir", join(data.dir, "workers-source")]);
+    try {
+      const count = (match: (l: { msg: string; [k: string]: unknown }) => boolean) => supervisor.logs().filter(match).length;
+      await supervisor.waitForLine(() => count((l) => l.msg === "listening") >= 2, { what: "two workers listening" });
+      const ids = async () => new Set(await Promise.all(Array.from({ length: 20 }, async () => (await fetch(`${supervisor.url}/api/users?pageSize=1`)).headers.get("x-snapshot-id"))));
+      expect([...(await ids())]).toEqual([v1.current.snapshotId]);
+      // each worker learns the source's status from the supervisor (the next poll's, at the latest)
+      for (;;) {
+        const ready = (await (await fetch(`${supervisor.url}/readyz`)).json()) as { source?: { lastPoll: { result: string } | null } };
+        if (ready.source?.lastPoll?.result === "ok") break;
+        await Bun.sleep(50);
+      }
+      const v2 = await publishSnapshot(snapshotOf("w-two", 45), location);
+      await supervisor.waitForLine(() => count((l) => l.msg === "snapshot reloaded" && l.snapshotId === v2.current.snapshotId) >= 2, { what: "both workers on v2" });
+      expect([...(await ids())]).toEqual([v2.current.snapshotId]);
+      const readies = await Promise.all(Array.from({ length: 10 }, async () => (await (await fetch(`${supervisor.url}/readyz`)).json()) as { snapshotId: string; source: { latestSnapshotId: string } }));
+      for (const ready of readies) expect(ready).toMatchObject({ snapshotId: v2.current.snapshotId, source: { latestSnapshotId: v2.current.snapshotId } });
+      supervisor.child.kill("SIGTERM");
+      expect(await supervisor.child.exited).toBe(0);
     } finally {
       await supervisor.dispose();
     }

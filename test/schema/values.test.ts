@@ -10,6 +10,8 @@ import {
   parseBooleanText,
   parseDate,
   parseDateTime,
+  parseDateTimeUtf8,
+  parseDateUtf8,
   parseNumberText,
 } from "../../src/schema/values.ts";
 
@@ -104,5 +106,33 @@ describe("numbers and booleans in text (CSV)", () => {
   test("true and false in any case", () => {
     expect(["true", "TRUE", "False", "false"].map(parseBooleanText)).toEqual([1, 1, 0, 0]);
     expect(["yes", "1", "", " true"].map(parseBooleanText)).toEqual([-1, -1, -1, -1]);
+  });
+});
+
+describe("the byte readers agree with the string ones", () => {
+  test("parseDateUtf8 and parseDateTimeUtf8 give what parseDate and parseDateTime give", () => {
+    const encoder = new TextEncoder();
+    const digits = fc.constantFrom(..."0123456789".split(""));
+    const shaped = fc
+      .tuple(fc.array(fc.oneof(digits, fc.constantFrom("-", ":", "T", " ", ".", "Z", "+", "é", "x")), { minLength: 8, maxLength: 32 }))
+      .map(([parts]) => parts.join(""));
+    const real = fc.date({ noInvalidDate: true, min: new Date(Date.UTC(0, 0, 1)), max: new Date(Date.UTC(9999, 11, 31)) });
+    const text = fc.oneof(
+      shaped,
+      real.map((d) => d.toISOString()),
+      real.map((d) => d.toISOString().slice(0, 10)),
+      real.map((d) => d.toISOString().replace("Z", "+00:00")),
+      real.map((d) => d.toISOString().replace(".", ".000").replace("Z", "")),
+      real.map((d) => d.toISOString().replace("T", " ").replace("Z", "-05:30")),
+      fc.string({ maxLength: 30 }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        const bytes = encoder.encode(`<${t}>`);
+        expect(parseDateUtf8(bytes, 1, bytes.length - 1)).toEqual(parseDate(t));
+        expect(parseDateTimeUtf8(bytes, 1, bytes.length - 1)).toEqual(parseDateTime(t));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
-import { defaultCacheDir, loadPrivately, privateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
+import { defaultCacheDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
+import { createFileThreads } from "../../src/io/threads.ts";
 
 let dir: string;
 let one: string;
@@ -23,11 +24,11 @@ describe("private copies", () => {
   test("the copy is named by the snapshot id, holds the same bytes, and is reused", () => {
     const cache = join(dir, "cache-a");
     const id = readSnapshotId(one);
-    const first = privateCopy(one, cache);
-    expect(first).toEqual({ path: join(cache, `${id}.snap`), snapshotId: id });
+    const first = preparePrivateCopy(one, cache);
+    expect(first).toMatchObject({ path: join(cache, `${id}.snap`), snapshotId: id, how: "copied", bytes: statSync(one).size });
     expect(readFileSync(first.path).equals(readFileSync(one))).toBe(true);
     const copiedAt = statSync(first.path).mtimeMs;
-    expect(privateCopy(one, cache)).toEqual(first);
+    expect(preparePrivateCopy(one, cache)).toMatchObject({ path: first.path, snapshotId: id, how: "reused" });
     expect(statSync(first.path).mtimeMs).toBe(copiedAt);
   });
 
@@ -52,7 +53,7 @@ describe("private copies", () => {
     expect(defaultCacheDir("/srv/data/users.snap")).toBe("/srv/data/.snapshot-cache");
   });
 
-  test("a source whose sections fail their checksums is refused by name, and its copy removed", () => {
+  test("a source whose sections fail their checksums is refused by name, and its temporary copy removed", () => {
     const bad = join(dir, "bad.snap");
     const bytes = readFileSync(one);
     bytes[bytes.length - 9] ^= 0xff;
@@ -66,20 +67,32 @@ describe("private copies", () => {
   test("a source that is not a snapshot is refused before anything is copied", () => {
     const junk = join(dir, "junk.snap");
     writeFileSync(junk, "not a snapshot at all");
-    expect(() => privateCopy(junk, join(dir, "cache-d"))).toThrow(/junk\.snap: not a snapshot: bad magic/);
+    expect(() => preparePrivateCopy(junk, join(dir, "cache-d"))).toThrow(/junk\.snap: not a snapshot: bad magic/);
     expect(existsSync(join(dir, "cache-d"))).toBe(false);
   });
 
-  test("pruning removes other versions and dead copies' temporary files, and keeps what is asked", async () => {
+  test("pruning removes other versions and dead copies' temporary files, keeps what is asked, and leaves a copy still mapped until it is released", async () => {
     const cache = join(dir, "cache-e");
-    const a = privateCopy(one, cache).path;
-    const b = privateCopy(two, cache).path;
+    // prepared on an I/O thread, as the server does: its verification's mapping is released there
+    const threads = createFileThreads();
+    const prepare = (source: string) => threads.run({ kind: "prepare", source, cacheDir: cache, verify: true, owned: false, fallback: false }, { timeoutMs: 30_000, label: "preparing" });
+    const a = (await prepare(one)).path;
+    const b = (await prepare(two)).path;
+    threads.close();
     const dead = Bun.spawn(["true"]);
     await dead.exited;
     writeFileSync(join(cache, `.${"0".repeat(16)}.${dead.pid}.1.tmp`), "x");
     writeFileSync(join(cache, `.${"1".repeat(16)}.${process.ppid}.1.tmp`), "x");
     writeFileSync(join(cache, "notes.txt"), "an operator's file is left alone");
-    expect(pruneCache(cache, [b]).sort()).toEqual([`.${"0".repeat(16)}.${dead.pid}.1.tmp`, a.slice(cache.length + 1)].sort());
-    expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, b.slice(cache.length + 1), "notes.txt"].sort());
+    const name = (path: string) => path.slice(cache.length + 1);
+    // a copy a process still maps is left, and removed by a later prune once it is released
+    const holder = Bun.spawn([process.execPath, "-e", `const m = Bun.mmap(${JSON.stringify(a)}); console.log(m.length); await Bun.stdin.text();`], { stdin: "pipe", stdout: "pipe" });
+    const reader = holder.stdout.getReader();
+    expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
+    expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
+    holder.stdin.end();
+    await holder.exited;
+    expect(pruneCache(cache, [b])).toEqual({ removed: [name(a), `${name(a)}.verified`], inUse: [] });
+    expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, name(b), `${name(b)}.verified`, "notes.txt"].sort());
   });
 });

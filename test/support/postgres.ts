@@ -11,6 +11,14 @@ import { join } from "node:path";
 export interface TestPostgres {
   url: string;
   stop: () => Promise<void>;
+  /** Stops the server at once (pg_ctl -m immediate: as a crash would) and starts it again on the same port and data. */
+  restart: () => void;
+}
+
+/** Options of {@link startPostgres}. */
+export interface PostgresOptions {
+  /** `wal_level = logical` with room for replication slots and WAL senders (live replicas' publisher). */
+  logical?: boolean;
 }
 
 /** The directory of initdb and pg_ctl: Debian's newest /usr/lib/postgresql/<v>/bin, else the PATH's. */
@@ -42,7 +50,7 @@ function run(args: string[]): void {
 }
 
 /** Starts a fresh server (initdb + pg_ctl start, a few seconds). */
-export function startPostgres(): TestPostgres {
+export function startPostgres(options: PostgresOptions = {}): TestPostgres {
   const bin = binDir();
   const dir = mkdtempSync(join(tmpdir(), "users-pg-"));
   if (process.getuid?.() === 0) {
@@ -53,9 +61,15 @@ export function startPostgres(): TestPostgres {
   const data = join(dir, "data");
   const port = freePort();
   run([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "app", "-E", "UTF8", "--no-locale", "--no-sync"]);
-  run([join(bin, "pg_ctl"), "-D", data, "-w", "-l", join(dir, "log"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, "start"]);
+  const logical = options.logical ? " -c wal_level=logical -c max_replication_slots=8 -c max_wal_senders=8" : "";
+  const start = () => run([join(bin, "pg_ctl"), "-D", data, "-w", "-l", join(dir, "log"), "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off${logical}`, "start"]);
+  start();
   return {
     url: `postgres://app@127.0.0.1:${port}/postgres`,
+    restart: () => {
+      run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+      start();
+    },
     stop: async () => {
       try {
         run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);

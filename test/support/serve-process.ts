@@ -21,6 +21,9 @@ export function snapshotDir(records: readonly UserRecord[]): { dir: string; snap
   return { dir, snapshot, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** A pino line of the child, parsed (non-JSON output as `{level: 0, msg}`). */
+export type LogLine = { level: number; msg: string; [key: string]: unknown };
+
 /** A running `serve` child. */
 export interface ServeProcess {
   url: string;
@@ -31,6 +34,11 @@ export interface ServeProcess {
   logs: () => { level: number; msg: string; [key: string]: unknown }[];
   /** Resolves once a line with `msg` is logged. */
   waitForLog: (msg: string, timeoutMs?: number) => Promise<void>;
+  /**
+   * Resolves with the first line logged, from the `after`-th on (default 0), for which `match`
+   * is true; rejects when the process exits first or `timeoutMs` passes (a bound, not a speed).
+   */
+  waitForLine: (match: (line: LogLine) => boolean, options?: { after?: number; timeoutMs?: number; what?: string }) => Promise<LogLine>;
   /**
    * Resolves once the process has exited and its stderr is read to the end: every line it
    * logged is then in {@link logs} (an exit can be seen before the pipe's last bytes are read).
@@ -56,7 +64,7 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
     stdout: "ignore",
     stderr: "pipe",
   });
-  const lines: { level: number; msg: string; [key: string]: unknown }[] = [];
+  const lines: LogLine[] = [];
   let text = "";
   const waiters = new Set<() => void>();
   const stderrRead = (async () => {
@@ -81,26 +89,31 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
     }
     for (const w of waiters) w();
   })();
-  const waitForLog = (msg: string, wait = timeoutMs) =>
-    new Promise<void>((res, rej) => {
+  const waitForLine = (match: (line: LogLine) => boolean, options: { after?: number; timeoutMs?: number; what?: string } = {}) =>
+    new Promise<LogLine>((res, rej) => {
+      const what = options.what ?? "the line waited for";
       const check = () => {
-        if (lines.some((l) => l.msg === msg)) {
+        const found = lines.slice(options.after ?? 0).find(match);
+        if (found !== undefined) {
           waiters.delete(check);
           clearTimeout(timer);
-          res();
+          res(found);
         } else if (child.exitCode !== null) {
           waiters.delete(check);
           clearTimeout(timer);
-          rej(new Error(`serve exited (${child.exitCode}) before logging "${msg}": ${JSON.stringify(lines)}`));
+          rej(new Error(`serve exited (${child.exitCode}) before logging ${what}: ${JSON.stringify(lines)}`));
         }
       };
       const timer = setTimeout(() => {
         waiters.delete(check);
-        rej(new Error(`serve did not log "${msg}": ${JSON.stringify(lines)}`));
-      }, wait);
+        rej(new Error(`serve did not log ${what}: ${JSON.stringify(lines)}`));
+      }, options.timeoutMs ?? timeoutMs);
       waiters.add(check);
       check();
     });
+  const waitForLog = async (msg: string, wait = timeoutMs) => {
+    await waitForLine((l) => l.msg === msg, { timeoutMs: wait, what: `"${msg}"` });
+  };
   try {
     await waitForLog("listening");
   } catch (error) {
@@ -115,6 +128,7 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
     child,
     logs: () => lines,
     waitForLog,
+    waitForLine,
     finished: async () => {
       await child.exited;
       await stderrRead;

@@ -1,0 +1,328 @@
+/**
+ * The publisher of a live table (`snapshot follow`, docs/live-replicas.md §7): PostgreSQL's
+ * committed changes of one table, as a first snapshot at the slot's consistent point, then change
+ * batches published in commit order, compacted into a new snapshot from time to time.
+ *
+ * The state that matters is in two places, so that anything may stop at any moment: the
+ * location's manifest (the snapshot with its LSN, and the batches after it) and the slot's
+ * confirmed LSN in PostgreSQL, which is advanced only once a batch is published. On start the
+ * publisher takes the manifest's state (the snapshot and its batches, applied here as a replica
+ * would), and streams from the slot: transactions at or below the last published LSN were
+ * published already and are skipped, so each is published once however often it arrives.
+ *
+ * The publisher keeps the table's current state as an engine version of its own: it checks each
+ * transaction as a replica will apply it (a value the snapshot's schema cannot hold ends the
+ * stream like a schema change: a new snapshot), fills in the values PostgreSQL does not resend
+ * (an unchanged TOASTed column of an update), and is what compaction folds into a new snapshot.
+ */
+import type { Logger } from "pino";
+import { type Engine, applyChanges, createEngine } from "../engine/execute.ts";
+import type { Schema } from "../schema/kinds.ts";
+import { loadSnapshot } from "../snapshot/load.ts";
+import { type BatchEntry, batchKey, sha256Hex } from "../live/batches.ts";
+import { type Change, type ChangeBatch, encodeBatch, lsnValue } from "../live/changes.ts";
+import { currentRecord } from "../live/delta.ts";
+import { ChangeStream, type StreamEvent, type Transaction, createSlot, dropSlot, ensurePublication, slotState } from "./pg-changes.ts";
+
+/** What a publisher's location offers it (src/publish: the manifest and the objects under it). */
+export interface LiveLocation {
+  /** The published state: the current snapshot's local file (downloaded when needed), its LSN, and the batches after it; null when nothing live is published. */
+  current(): Promise<{ path: string; lsn: string; batches: { entry: BatchEntry; batch: ChangeBatch }[] } | null>;
+  /**
+   * Publishes a snapshot file as current at `lsn`: the batches listed after it whose LSN is above
+   * `lsn` stay listed, the others go (the earlier versions kept for rollback).
+   */
+  publishSnapshot(path: string, lsn: string): Promise<void>;
+  /** Uploads a batch object, then lists it in the manifest after the others. */
+  publishBatch(entry: BatchEntry, bytes: Uint8Array): Promise<void>;
+}
+
+/** How a publisher builds snapshots: from PostgreSQL at an exported snapshot, and by compaction. */
+export interface SnapshotMaker {
+  /** Builds the table read at the exported snapshot `snapshot` into a file; returns its path and schema. */
+  fromPostgres(snapshot: string): Promise<{ path: string; schema: Schema }>;
+  /**
+   * Builds the snapshot of `base` with `batches` applied (compaction: live/compact.ts), off the
+   * publisher's event loop; returns its path.
+   */
+  compact(base: string, batches: readonly ChangeBatch[]): Promise<string>;
+}
+
+/** Options of {@link runPublisher}. */
+export interface PublisherOptions {
+  url: string;
+  table: string;
+  slot: string;
+  publication: string;
+  /** Columns left out (never published: the publication lists the others). */
+  exclude: readonly string[];
+  /** Most time between a batch's first commit and its publication, in ms. */
+  batchMs: number;
+  /** Time between compactions, in seconds (0: never). */
+  compactSeconds: number;
+  location: LiveLocation;
+  maker: SnapshotMaker;
+  logger: Logger;
+  /** The kept columns of the table, from the catalog (what the publication lists). */
+  columns(): Promise<string[]>;
+}
+
+/** A running publisher: stop it (SIGTERM) to publish what it holds and end. */
+export interface RunningPublisher {
+  /** Publishes the batch being collected, confirms it, and ends the stream. */
+  stop(): Promise<void>;
+  /** Settles when the publisher ends (stopped, or a fatal error at start). */
+  done: Promise<void>;
+  /** The last published LSN. */
+  lsn(): string;
+}
+
+/** Milliseconds before a failed step is tried again (the object store or PostgreSQL away). */
+const RETRY_MS = [100, 250, 500, 1000, 2000, 5000];
+
+/** How often the table's columns are compared with the snapshot's, in ms. */
+const COLUMNS_CHECK_MS = 2000;
+
+/** Why the stream was stopped. */
+type Reason = "error" | "snapshot" | "stop";
+
+/**
+ * Runs the publisher until stopped (see the module comment).
+ * @returns the running publisher; `done` rejects only on an error PostgreSQL reports at start
+ *   (`wal_level` not logical, no such table), everything later is logged and retried
+ */
+export function runPublisher(options: PublisherOptions): RunningPublisher {
+  const { logger } = options;
+  let stopping = false;
+  /** The table's state: the current snapshot with the published batches after it applied. */
+  let engine: Engine | null = null;
+  let snapshotPath = "";
+  /** The batches published after the current snapshot, in order (what compaction folds in). */
+  let sinceSnapshot: ChangeBatch[] = [];
+  let published = "0/0";
+  let stream: ChangeStream | null = null;
+  let pending: { transactions: Transaction[]; timer: ReturnType<typeof setTimeout> | null } = { transactions: [], timer: null };
+  let flushing: Promise<void> = Promise.resolve();
+  let compacting: Promise<void> | null = null;
+  let lastCompaction = Date.now();
+  let reason: Reason | null = null;
+  /** Wakes the loop waiting on the running stream. */
+  const waiting: { wake: (() => void) | null } = { wake: null };
+  const stopStream = (why: Reason) => {
+    if (reason === null || why === "stop") reason = why;
+    waiting.wake?.();
+  };
+
+  /** Retries `step` with backoff until it succeeds (or, once stopping, gives up after one retry). */
+  const retried = async <T>(what: string, step: () => Promise<T>): Promise<T | null> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await step();
+      } catch (error) {
+        if (stopping && attempt > 0) return null;
+        logger.warn({ err: error, attempt: attempt + 1 }, `${what} failed; trying again`);
+        await Bun.sleep(RETRY_MS[Math.min(attempt, RETRY_MS.length - 1)]);
+      }
+    }
+  };
+
+  const schemaOf = () => (engine as Engine).store.schema;
+
+  /**
+   * A first snapshot: the slot made again with an exported snapshot (the old one dropped first:
+   * the new snapshot holds every commit before the new slot's point), the table read at it,
+   * published at its LSN.
+   */
+  const firstSnapshot = async () => {
+    await ensurePublication(options.url, options.publication, options.table, options.exclude.length === 0 ? null : await options.columns());
+    if ((await slotState(options.url, options.slot)) !== null) await dropSlot(options.url, options.slot);
+    const slot = await createSlot(options.url, options.slot);
+    let built: { path: string; schema: Schema };
+    try {
+      built = await options.maker.fromPostgres(slot.snapshot);
+    } finally {
+      await slot.close().catch(() => {});
+    }
+    await retried("publishing the first snapshot", () => options.location.publishSnapshot(built.path, slot.lsn));
+    engine = createEngine(loadSnapshot(built.path).store);
+    snapshotPath = built.path;
+    sinceSnapshot = [];
+    published = slot.lsn;
+    lastCompaction = Date.now();
+    logger.info({ lsn: slot.lsn }, "published a snapshot of the table at the slot's consistent point");
+  };
+
+  /** The published state taken up again (the snapshot and its batches applied here); false when there is none to take up. */
+  const resume = async (): Promise<boolean> => {
+    if ((await slotState(options.url, options.slot)) === null) return false;
+    const current = await options.location.current();
+    if (current === null) return false;
+    let state = createEngine(loadSnapshot(current.path).store);
+    for (const { batch } of current.batches) state = applyChanges(state, batch);
+    engine = state;
+    snapshotPath = current.path;
+    sinceSnapshot = current.batches.map((b) => b.batch);
+    published = current.batches.length > 0 ? current.batches[current.batches.length - 1].batch.lsn : current.lsn;
+    logger.info({ lsn: published, batches: current.batches.length }, "resumed from the published state");
+    return true;
+  };
+
+  /** Fills the values PostgreSQL did not send (unchanged TOASTed columns) from the row's state. */
+  const filled = (changes: Change[]): Change[] =>
+    changes.map((change) => {
+      if (change.op !== "upsert" || !Object.values(change.record).includes(undefined)) return change;
+      const key = change.record[schemaOf().key] as number | string;
+      const state = engine as Engine;
+      const before = currentRecord(state.store, state.live, key);
+      const record = { ...change.record };
+      for (const [id, value] of Object.entries(record)) if (value === undefined) record[id] = before?.[id] ?? null;
+      return { op: "upsert", record };
+    });
+
+  /** Publishes the collected transactions as one batch, then confirms its LSN to PostgreSQL. */
+  const flush = async () => {
+    const transactions = pending.transactions;
+    if (pending.timer !== null) clearTimeout(pending.timer);
+    pending = { transactions: [], timer: null };
+    if (transactions.length === 0) return;
+    const last = transactions[transactions.length - 1];
+    const batch: ChangeBatch = { lsn: last.lsn, commitTime: last.commitTime, changes: transactions.flatMap((t) => t.changes) };
+    const bytes = encodeBatch(batch);
+    const entry: BatchEntry = {
+      key: batchKey(transactions[0].lsn, last.lsn),
+      firstLsn: transactions[0].lsn,
+      lsn: last.lsn,
+      commitTime: new Date(last.commitTime).toISOString(),
+      changes: batch.changes.length,
+      bytes: bytes.length,
+      sha256: sha256Hex(bytes),
+    };
+    await retried(`publishing the batch ${entry.key}`, () => options.location.publishBatch(entry, bytes));
+    published = last.lsn;
+    sinceSnapshot.push(batch);
+    await stream?.confirm(last.lsn).catch((error) => logger.warn({ err: error }, "confirming the LSN to PostgreSQL failed; it is confirmed with the next batch"));
+    logger.debug({ lsn: last.lsn, changes: entry.changes }, "published a batch");
+    if (!stopping && compacting === null && options.compactSeconds > 0 && Date.now() - lastCompaction >= options.compactSeconds * 1000) compacting = compact();
+  };
+
+  /** Handles one stream event (the stream waits for it: PostgreSQL keeps the WAL meanwhile). */
+  const onEvent = async (event: StreamEvent): Promise<void> => {
+    if (reason !== null) return;
+    if (event.kind !== "transaction") {
+      logger.info({ detail: event.detail }, "the table's columns changed or it was truncated: a new snapshot follows");
+      stopStream("snapshot");
+      return;
+    }
+    // published before a restart: the slot sends what was not confirmed
+    if (lsnValue(event.lsn) <= lsnValue(published) && pending.transactions.length === 0) return;
+    const changes = filled(event.changes);
+    try {
+      // applied here as a replica will apply it: a value the schema cannot hold needs a new snapshot
+      engine = applyChanges(engine as Engine, { lsn: event.lsn, commitTime: event.commitTime, changes });
+    } catch (error) {
+      logger.warn({ err: error }, "a change does not fit the snapshot's schema: a new snapshot follows");
+      stopStream("snapshot");
+      return;
+    }
+    pending.transactions.push({ ...event, changes });
+    if (pending.timer === null) {
+      pending.timer = setTimeout(() => {
+        flushing = flushing.then(flush);
+      }, options.batchMs);
+    }
+  };
+
+  /**
+   * Folds the batches published so far into a new snapshot, off the event loop, while batches
+   * go on being published; then takes it as the base, the batches after its LSN applied on it.
+   */
+  const compact = async () => {
+    const base = snapshotPath;
+    const folded = sinceSnapshot.slice();
+    if (folded.length === 0) {
+      compacting = null;
+      return;
+    }
+    const at = folded[folded.length - 1].lsn;
+    try {
+      const path = await options.maker.compact(base, folded);
+      await retried("publishing the compacted snapshot", () => options.location.publishSnapshot(path, at));
+      const after = sinceSnapshot.filter((b) => lsnValue(b.lsn) > lsnValue(at));
+      let next = createEngine(loadSnapshot(path).store);
+      for (const batch of after) next = applyChanges(next, batch);
+      engine = next;
+      snapshotPath = path;
+      sinceSnapshot = after;
+      logger.info({ lsn: at, batches: folded.length }, "compacted the changes into a new snapshot");
+    } catch (error) {
+      logger.error({ err: error }, "compaction failed; the batches stay listed and are folded in next time");
+    } finally {
+      lastCompaction = Date.now();
+      compacting = null;
+    }
+  };
+
+  const done = (async () => {
+    // a configuration error (wal_level, the table) surfaces here, once
+    await ensurePublication(options.url, options.publication, options.table, options.exclude.length === 0 ? null : await options.columns());
+    let fresh = true;
+    while (!stopping) {
+      if (reason === "snapshot") {
+        await compacting;
+        await retried("making a new snapshot", firstSnapshot);
+      } else if (fresh) {
+        if (!(await retried("reading the published state", resume))) await retried("making the first snapshot", firstSnapshot);
+      }
+      fresh = false;
+      reason = null;
+      const ended = new Promise<void>((resolve) => {
+        waiting.wake = resolve;
+      });
+      const current = new ChangeStream({ url: options.url, slot: options.slot, publication: options.publication, table: options.table, columns: schemaOf().columns, key: schemaOf().key });
+      stream = current;
+      try {
+        await current.start(onEvent, (error) => {
+          logger.warn({ err: error }, "the replication stream ended; starting it again");
+          stopStream("error");
+        });
+      } catch (error) {
+        logger.warn({ err: error }, "starting the replication stream failed; trying again");
+        await Bun.sleep(RETRY_MS[3]);
+        continue;
+      }
+      if (stopping) waiting.wake?.();
+      // A column added to the table is not in a publication that lists its columns (left-out
+      // ones): the catalog is compared with the snapshot's columns now and then.
+      const columnsCheck = setInterval(() => {
+        void options
+          .columns()
+          .then((columns) => {
+            const served = schemaOf().columns.map((c) => c.id);
+            if (columns.length !== served.length || columns.some((c, i) => c !== served[i])) {
+              logger.info({ columns }, "the table's columns changed: a new snapshot follows");
+              stopStream("snapshot");
+            }
+          })
+          .catch(() => {});
+      }, COLUMNS_CHECK_MS);
+      await ended;
+      clearInterval(columnsCheck);
+      // what was received whole is published; then the stream stops
+      flushing = flushing.then(flush);
+      await flushing;
+      await current.stop();
+      stream = null;
+    }
+    await compacting;
+  })();
+
+  return {
+    lsn: () => published,
+    done,
+    async stop() {
+      stopping = true;
+      stopStream("stop");
+      await done.catch(() => {});
+    },
+  };
+}

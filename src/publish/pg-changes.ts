@@ -1,0 +1,383 @@
+/**
+ * Committed changes of one PostgreSQL table, from its logical replication (docs/live-replicas.md
+ * §7; PostgreSQL's "Logical Replication" and "Streaming Replication Protocol"): one persistent
+ * slot (pgoutput) and one publication, through `pg-logical-replication`.
+ *
+ * - {@link createSlot} makes the slot with an exported snapshot: the table read in a transaction
+ *   set to it (ingest/postgres.ts `snapshot`) holds exactly the commits before the slot's
+ *   consistent point, and streaming starts there.
+ * - {@link ChangeStream} streams from the slot's confirmed position: each committed transaction
+ *   that touched the table, as changes in commit order with the LSN of its commit's end and its
+ *   commit time; a change of the table's columns or a TRUNCATE as a {@link StreamEvent} of its own.
+ *   Nothing is confirmed to PostgreSQL but what the caller confirms ({@link ChangeStream.confirm}),
+ *   after publishing: a stream started again receives every transaction after that point again.
+ *
+ * Values arrive as PostgreSQL's text output (the session set to UTC and ISO dates) and become
+ * the JSON values a build from the table reads (`row_to_json`): numbers as numbers (refused when
+ * a double would round them), booleans, json and jsonb parsed, every other type as its text.
+ */
+import pg from "pg";
+import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from "pg-logical-replication";
+import type { ColumnSpec } from "../schema/kinds.ts";
+import { parseNumberText } from "../schema/values.ts";
+import { KINDS, kindOfPostgresType } from "../kinds/registry.ts";
+import { type Change, lsnText, lsnValue } from "../live/changes.ts";
+
+// The replication connection hands values over as text: every type parser of the `pg` driver
+// (which this module alone uses) is the identity, so values keep their exact text.
+for (const module of Object.values(KINDS)) for (const oid of module.postgresTypes) pg.types.setTypeParser(oid, (text: string) => text);
+
+/** A value that cannot be a JSON value of the table's build (a float's Infinity, a number a double would round). */
+export class ValueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ValueError";
+  }
+}
+
+/**
+ * One column's text output as the JSON value a build reads (see the module comment).
+ * @throws ValueError for a number that is not one a build takes
+ */
+export function valueOfText(typeOid: number, column: string, text: string | null): unknown {
+  if (text === null) return null;
+  switch (kindOfPostgresType(typeOid)) {
+    case "number": {
+      const x = parseNumberText(text);
+      if (Number.isNaN(x)) throw new ValueError(`column "${column}": ${text} is not a number a double holds exactly`);
+      return x;
+    }
+    case "boolean":
+      return text === "t";
+    case "json":
+      return JSON.parse(text);
+    default:
+      return text;
+  }
+}
+
+/** The connection settings a replication connection and a snapshot read use. */
+function clientConfig(url: string, replication: boolean): pg.ClientConfig {
+  return {
+    connectionString: url,
+    ...(replication ? { replication: "database" } : {}),
+    options: "-c TimeZone=UTC -c DateStyle=ISO,YMD -c extra_float_digits=1",
+    application_name: "users-listing follow",
+  } as pg.ClientConfig;
+}
+
+/** A slot as created: where streaming starts, and the snapshot to read the table at. */
+export interface CreatedSlot {
+  /** The slot's consistent point, `X/Y`. */
+  lsn: string;
+  /** The exported snapshot's name: valid while `close` has not been called. */
+  snapshot: string;
+  /** Ends the replication connection that holds the exported snapshot (call once the table is read). */
+  close: () => Promise<void>;
+}
+
+/** Quotes an identifier for SQL. */
+function ident(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** A table name as quoted identifiers: `schema.table` → `"schema"."table"`. */
+export function quoteTableName(table: string): string {
+  return table.split(".").map(ident).join(".");
+}
+
+/**
+ * Creates the logical replication slot `slot` (pgoutput) with an exported snapshot.
+ * @throws Error from PostgreSQL: `wal_level` is not `logical`, the slot exists, no room for slots
+ */
+export async function createSlot(url: string, slot: string): Promise<CreatedSlot> {
+  const client = new pg.Client(clientConfig(url, true));
+  await client.connect();
+  try {
+    const result = await client.query(`CREATE_REPLICATION_SLOT ${ident(slot)} LOGICAL pgoutput EXPORT_SNAPSHOT`);
+    const row = result.rows[0] as { consistent_point: string; snapshot_name: string };
+    return { lsn: lsnText(lsnValue(row.consistent_point)), snapshot: row.snapshot_name, close: () => client.end() };
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** A slot's state, or null when it does not exist. */
+export async function slotState(url: string, slot: string): Promise<{ confirmed: string | null; active: boolean; walStatus: string | null } | null> {
+  const client = new pg.Client(clientConfig(url, false));
+  await client.connect();
+  try {
+    const result = await client.query("SELECT confirmed_flush_lsn::text AS confirmed, active, wal_status FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    if (result.rows.length === 0) return null;
+    const row = result.rows[0] as { confirmed: string | null; active: boolean; wal_status: string | null };
+    return { confirmed: row.confirmed, active: row.active, walStatus: row.wal_status };
+  } finally {
+    await client.end();
+  }
+}
+
+/** The columns of `table` (`schema.table` or `table`), in their order, from the catalog. */
+export async function tableColumns(url: string, table: string): Promise<string[]> {
+  const client = new pg.Client(clientConfig(url, false));
+  await client.connect();
+  try {
+    const result = await client.query("SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", [quoteTableName(table)]);
+    return result.rows.map((r: { attname: string }) => r.attname);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops the slot `slot` when it exists (waiting for a walsender still using it to go). */
+export async function dropSlot(url: string, slot: string): Promise<void> {
+  const client = new pg.Client(clientConfig(url, false));
+  await client.connect();
+  try {
+    await client.query("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Makes sure the publication `publication` publishes the table, with its kept columns only when
+ * some are left out (PostgreSQL 15's column lists: a left-out column never leaves the database).
+ * @param columns the kept columns, or null for all
+ * @throws Error from PostgreSQL (no such table, a publication of other tables by that name…)
+ */
+export async function ensurePublication(url: string, publication: string, table: string, columns: readonly string[] | null): Promise<void> {
+  const client = new pg.Client(clientConfig(url, false));
+  await client.connect();
+  try {
+    const target = columns === null ? quoteTableName(table) : `${quoteTableName(table)} (${columns.map(ident).join(", ")})`;
+    const exists = await client.query("SELECT 1 FROM pg_publication WHERE pubname = $1", [publication]);
+    if (exists.rows.length === 0) await client.query(`CREATE PUBLICATION ${ident(publication)} FOR TABLE ${target}`);
+    else await client.query(`ALTER PUBLICATION ${ident(publication)} SET TABLE ${target}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** One committed transaction's changes to the table. */
+export interface Transaction {
+  kind: "transaction";
+  /** The end of its commit record, `X/Y`: what is confirmed once it is published. */
+  lsn: string;
+  /** Its commit time, UTC milliseconds. */
+  commitTime: number;
+  /**
+   * Its changes in order. An upsert's record has every kept column; a value PostgreSQL did not
+   * send (an unchanged TOASTed value of an update) is `undefined`: the caller fills it from the
+   * row's state before the transaction.
+   */
+  changes: Change[];
+}
+
+/** What a stream reports: a transaction, or a change that needs a new snapshot. */
+export type StreamEvent =
+  | Transaction
+  /** The table's columns changed (ALTER TABLE), or it was truncated: the stream stops there. */
+  | { kind: "schema" | "truncate"; lsn: string; detail: string };
+
+/** Options of a {@link ChangeStream}. */
+export interface StreamOptions {
+  url: string;
+  slot: string;
+  publication: string;
+  /** The table, as `--table` names it (`schema.table`, or `table` in `public`). */
+  table: string;
+  /** The snapshot's columns (kept ones), the key among them. */
+  columns: readonly ColumnSpec[];
+  key: string;
+}
+
+/** pgoutput's relation as it reaches the handler. */
+interface Relation {
+  schema: string;
+  name: string;
+  columns: { name: string; typeOid: number }[];
+}
+
+/** A commit time as the parser gives it (microseconds since the Unix epoch, a BigInt) in UTC milliseconds. */
+function commitMillis(time: unknown): number {
+  const micros = typeof time === "bigint" ? time : BigInt(String(time));
+  return Number(micros / 1000n);
+}
+
+/**
+ * The stream of a slot's committed transactions of one table (see the module comment). Events
+ * are handed to `onEvent` one at a time, in commit order; the stream waits for each to be handled.
+ */
+export class ChangeStream {
+  private service: LogicalReplicationService | null = null;
+  private stopped = false;
+  /** The transaction being received, from its begin to its commit. */
+  private open: { changes: Change[]; touched: boolean } | null = null;
+  /** The relation last described for the table (its columns), once seen. */
+  private relation: Relation | null = null;
+  /** The last LSN confirmed to PostgreSQL. */
+  private confirmed = "0/0";
+  /** True while some received transaction is not yet confirmed. */
+  private pending = false;
+
+  constructor(private readonly options: StreamOptions) {}
+
+  /**
+   * Streams from the slot's confirmed position until {@link stop} or an error.
+   * @param onEvent handles an event (publishes it); the stream waits for it
+   * @param onError a connection or protocol error: the stream has ended (start it again)
+   */
+  async start(onEvent: (event: StreamEvent) => Promise<void>, onError: (error: Error) => void): Promise<void> {
+    const service = new LogicalReplicationService(clientConfig(this.options.url, false), { acknowledge: { auto: false, timeoutSeconds: 0 }, flowControl: { enabled: true } });
+    this.service = service;
+    this.open = null;
+    this.relation = null;
+    const table = this.options.table.includes(".") ? this.options.table : `public.${this.options.table}`;
+    const isTable = (relation: Relation) => `${relation.schema}.${relation.name}` === table;
+    service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
+      try {
+        await this.receive(message, isTable, onEvent);
+      } catch (error) {
+        onError(error as Error);
+        void this.stop();
+      }
+    });
+    service.on("heartbeat", async (lsn: string, _time: number, shouldRespond: boolean) => {
+      // idle (nothing received and unpublished): the position may advance past other tables' WAL
+      if (!this.pending && this.open === null && lsn !== "0/00000000") await this.confirm(lsn).catch(() => {});
+      else if (shouldRespond) await service.acknowledge(this.confirmed).catch(() => {});
+    });
+    // subscribe's promise settles when streaming ends: started is the "start" event
+    await new Promise<void>((resolve, reject) => {
+      let started = false;
+      service.once("start", () => {
+        started = true;
+        resolve();
+      });
+      const failed = (error: Error) => {
+        if (!started) reject(error);
+        else if (!this.stopped) onError(error);
+      };
+      service.on("error", failed);
+      service.subscribe(new PgoutputPlugin({ protoVersion: 1, publicationNames: [this.options.publication] }), this.options.slot).then(
+        () => {
+          if (!started) reject(new Error("logical replication ended before it started"));
+          else if (!this.stopped) onError(new Error("logical replication ended"));
+        },
+        failed,
+      );
+    });
+  }
+
+  /** Handles one pgoutput message. */
+  private async receive(message: Pgoutput.Message, isTable: (r: Relation) => boolean, onEvent: (event: StreamEvent) => Promise<void>): Promise<void> {
+    switch (message.tag) {
+      case "begin":
+        this.open = { changes: [], touched: false };
+        return;
+      case "relation": {
+        const relation = message as Relation;
+        if (!isTable(relation)) return;
+        const problem = this.columnProblem(relation);
+        this.relation = relation;
+        if (problem !== null) {
+          this.pending = true;
+          await onEvent({ kind: "schema", lsn: this.confirmed, detail: problem });
+        }
+        return;
+      }
+      case "insert":
+      case "update":
+      case "delete": {
+        if (!isTable(message.relation) || this.open === null) return;
+        this.open.touched = true;
+        this.open.changes.push(...this.changesOf(message));
+        return;
+      }
+      case "truncate": {
+        if (!message.relations.some(isTable)) return;
+        this.pending = true;
+        await onEvent({ kind: "truncate", lsn: this.confirmed, detail: "TRUNCATE" });
+        return;
+      }
+      case "commit": {
+        const open = this.open;
+        this.open = null;
+        if (open === null || !open.touched) return;
+        const lsn = lsnText(lsnValue(message.commitEndLsn as string));
+        this.pending = true;
+        await onEvent({ kind: "transaction", lsn, commitTime: commitMillis(message.commitTime), changes: open.changes });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Why the relation's columns are not the snapshot's (a schema change), or null. */
+  private columnProblem(relation: Relation): string | null {
+    const names = relation.columns.map((c) => c.name);
+    const expected = this.options.columns.map((c) => c.id);
+    const missing = expected.filter((id) => !names.includes(id));
+    const added = names.filter((name) => !expected.includes(name));
+    if (missing.length === 0 && added.length === 0) return null;
+    return `the table's columns changed (${[...missing.map((m) => `-${m}`), ...added.map((a) => `+${a}`)].join(", ")})`;
+  }
+
+  /** The record of a tuple: every snapshot column from its text (undefined: not sent). */
+  private recordOf(relation: Relation, tuple: Record<string, unknown>): Record<string, unknown> {
+    const record: Record<string, unknown> = Object.create(null);
+    const types = new Map(relation.columns.map((c) => [c.name, c.typeOid]));
+    for (const spec of this.options.columns) {
+      const text = tuple[spec.id];
+      record[spec.id] = text === undefined ? undefined : valueOfText(types.get(spec.id) ?? 25, spec.id, text as string | null);
+    }
+    return { ...record };
+  }
+
+  /** A row message's changes: an upsert, a delete, or a key change's delete and upsert. */
+  private changesOf(message: Pgoutput.MessageInsert | Pgoutput.MessageUpdate | Pgoutput.MessageDelete): Change[] {
+    const relation = message.relation;
+    const key = this.options.key;
+    const types = new Map(relation.columns.map((c) => [c.name, c.typeOid]));
+    const keyOf = (tuple: Record<string, unknown> | null): number | string | undefined => {
+      const text = tuple?.[key];
+      if (text === undefined || text === null) return undefined;
+      return valueOfText(types.get(key) ?? 25, key, text as string) as number | string;
+    };
+    if (message.tag === "insert") return [{ op: "upsert", record: this.recordOf(relation, message.new) }];
+    if (message.tag === "delete") {
+      const old = keyOf(message.key ?? message.old);
+      if (old === undefined) throw new Error(`a DELETE on ${this.options.table} did not carry the key "${key}": make it the primary key, or set REPLICA IDENTITY FULL`);
+      return [{ op: "delete", key: old }];
+    }
+    const record = this.recordOf(relation, message.new);
+    const old = keyOf(message.key ?? message.old);
+    if (old !== undefined && old !== record[key]) return [{ op: "delete", key: old }, { op: "upsert", record }];
+    return [{ op: "upsert", record }];
+  }
+
+  /**
+   * Confirms to PostgreSQL that everything up to `lsn` is published: the slot keeps WAL from
+   * there on, and a restarted stream starts there.
+   */
+  async confirm(lsn: string): Promise<void> {
+    this.confirmed = lsn;
+    this.pending = false;
+    await this.service?.acknowledge(lsn, false);
+  }
+
+  /** Marks everything received as published up to the last confirmed position (nothing pending). */
+  settled(): void {
+    this.pending = false;
+  }
+
+  /** Ends the stream (the slot keeps its confirmed position). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const service = this.service;
+    this.service = null;
+    await service?.stop().catch(() => {});
+  }
+}
