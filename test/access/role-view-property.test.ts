@@ -7,8 +7,11 @@
  * oracle's answer over the role's rows, each record cut to the role's columns. A table of only
  * those rows and columns is all the role can learn: a search never matches through a hidden
  * column, and a request naming a hidden column is refused exactly as one naming a column that
- * does not exist. Some cases apply a live replica's changes first (the changed rows' records
- * are cut too).
+ * does not exist. Some cases apply a live replica's change batches first, one after the other
+ * (updates, deletes, inserts, key changes, a key changed twice in a batch: the changed rows are
+ * in the role's rows exactly when their new values pass its filter, and their records are cut
+ * too); then every answer carries the version (`<snapshotId>@<LSN>`), and its entity tag is
+ * neither another role's nor the one before the last batch.
  *
  * The requests go through the data routes' handlers (http/app.ts) with the role's grant, as the
  * envelope hands it to them; credentials and the envelope are tested over a socket in
@@ -22,7 +25,7 @@ import { parsePolicy } from "../../src/access/policy.ts";
 import { type RoleView, compileView } from "../../src/access/view.ts";
 import { type Engine, applyChanges, createEngine } from "../../src/engine/execute.ts";
 import { dataHandlers } from "../../src/http/app.ts";
-import type { Change } from "../../src/live/changes.ts";
+import { type Change, lsnText } from "../../src/live/changes.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { filterModelArb, filterable, needleArb, quickArb, simpleModel, sortModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, oracleFacets, oracleGet, oracleRows } from "../support/table-oracle.ts";
@@ -102,11 +105,16 @@ function written(table: Table, record: TableRecord): TableRecord {
   return { ...out };
 }
 
-/** A live replica's changes: updates of rows (new values, same key), deletes, inserts of new keys. */
+/**
+ * One batch of a live replica's changes: updates of rows (new values, same key; a row may be
+ * picked twice), deletes, inserts of new keys, and key changes (a row deleted and its new
+ * values inserted under a new key).
+ */
 interface LiveChanges {
   updates: { pick: number; values: unknown[] }[];
   deletes: number[];
   inserts: { key: number | string; values: unknown[] }[];
+  rekeys: { pick: number; key: number | string; values: unknown[] }[];
 }
 
 function changesArb(table: Table): fc.Arbitrary<LiveChanges> {
@@ -118,6 +126,7 @@ function changesArb(table: Table): fc.Arbitrary<LiveChanges> {
     updates: fc.array(fc.record({ pick: fc.nat(), values }), { maxLength: 6 }),
     deletes: fc.array(fc.nat(), { maxLength: 3 }),
     inserts: fc.uniqueArray(fc.record({ key, values }), { maxLength: 6, selector: (i) => i.key }),
+    rekeys: fc.array(fc.record({ pick: fc.nat(), key, values }), { maxLength: 2 }),
   });
 }
 
@@ -147,11 +156,19 @@ function applyToRecords(table: Table, records: TableRecord[], changes: LiveChang
     records.push(record);
     out.push({ op: "upsert", record });
   }
+  for (const r of changes.rekeys) {
+    if (records.length <= 1 || records.some((x) => x[table.key] === r.key)) continue;
+    const [gone] = records.splice(r.pick % records.length, 1);
+    out.push({ op: "delete", key: gone[table.key] as number | string });
+    const record = make(r.key, r.values);
+    records.push(record);
+    out.push({ op: "upsert", record });
+  }
   return out;
 }
 
 /** What a handler answered: status and parsed body (text for CSV). */
-async function answered(response: Response | Promise<Response>): Promise<{ status: number; body: unknown; text: string }> {
+async function answered(response: Response | Promise<Response>): Promise<{ status: number; body: unknown; text: string; headers: Headers }> {
   const r = await response;
   const text = await r.text();
   let body: unknown = null;
@@ -160,7 +177,7 @@ async function answered(response: Response | Promise<Response>): Promise<{ statu
   } catch {
     body = null;
   }
-  return { status: r.status, body, text };
+  return { status: r.status, body, text, headers: r.headers };
 }
 
 /** Every column an explain answer names: each `column`, and each `columns` list's ids. */
@@ -178,13 +195,14 @@ function namedColumns(value: unknown, out: string[] = []): string[] {
 
 const post = (path: string, body: unknown) => new Request(`http://127.0.0.1${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const get = (path: string) => new Request(`http://127.0.0.1${path}`);
+const conditional = (path: string, etag: string) => new Request(`http://127.0.0.1${path}`, { headers: { "if-none-match": etag } });
 
 const caseArb = tableArb.chain(({ table, records }) =>
   fc.record({
     table: fc.constant(table),
     records: fc.constant(records),
     role: roleArb(table, records),
-    live: fc.option(changesArb(table), { freq: 3 }),
+    live: fc.option(fc.array(changesArb(table), { minLength: 1, maxLength: 3 }), { freq: 3 }),
     bodies: fc.array(
       fc.record({ startRow: fc.integer({ min: 0, max: 30 }), size: fc.integer({ min: 1, max: 25 }), sortModel: sortModelArb(table), filterModel: filterModelArb(records, table), quickFilter: quickArb(records, table) }),
       { minLength: 1, maxLength: 4 },
@@ -201,7 +219,18 @@ describe("a role's view against the oracle over its rows and columns", () => {
       fc.asyncProperty(caseArb, async ({ table, records, role, live, bodies, facetColumns, search, needle }) => {
         const rows = records.map((r) => ({ ...r }));
         let engine = createEngine(buildTableStore(rows, table));
-        if (live !== null) engine = applyChanges(engine, { lsn: "0/100", commitTime: Date.now(), changes: applyToRecords(table, rows, live) });
+        // the version before the last batch, to show its tags are not the last one's
+        let before: Engine | null = null;
+        let lsn = 0x100;
+        // the records the batches inserted or updated
+        const changed: TableRecord[] = [];
+        for (const batch of live ?? []) {
+          before = engine;
+          const changes = applyToRecords(table, rows, batch);
+          for (const c of changes) if (c.op === "upsert") changed.push(c.record as TableRecord);
+          engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes });
+        }
+        const version = live === null ? engine.store.snapshotId : `${engine.store.snapshotId}@${lsnText(lsn)}`;
         const grant = viewOf(role, engine);
         const view = grant.view;
         const seen = roleTable(table, rows, view, role.oracleModel);
@@ -213,7 +242,30 @@ describe("a role's view against the oracle over its rows and columns", () => {
         const schema = await answered(handlers.schema(get("/api/users/schema"), grant));
         expect(schema.status).toBe(200);
         expect((schema.body as { columns: ColumnSpec[] }).columns).toEqual(table.specs.filter((s) => visible.has(s.id)).map((s) => ({ ...s })));
-        expect((schema.body as { rows: number }).rows).toBe(seen.records.length);
+        expect((schema.body as { rows: number; snapshotId: string }).rows).toBe(seen.records.length);
+        expect((schema.body as { snapshotId: string }).snapshotId).toBe(version);
+        expect(schema.headers.get("x-snapshot-id")).toBe(version);
+
+        // entity tags: the version's and the role's; another role's tag (every row and column,
+        // the same request and version) never answers 304, nor the tag before the last batch
+        const admin = viewOf({ columns: "*", policyModel: {}, claims: {} }, engine);
+        const listing = "/api/users?page=1&pageSize=5";
+        const mine = (await handlers.get(get(listing), grant)) as Response;
+        const theirs = (await handlers.get(get(listing), admin)) as Response;
+        expect(mine.headers.get("x-snapshot-id")).toBe(version);
+        const tag = mine.headers.get("etag") as string;
+        if (!view.unrestricted) {
+          // (a role of every row and column is the same view: its answers and tags may be shared)
+          expect(tag).not.toBe(theirs.headers.get("etag"));
+          expect(((await handlers.get(conditional(listing, theirs.headers.get("etag") as string), grant)) as Response).status).toBe(200);
+        }
+        expect(((await handlers.get(conditional(listing, tag), grant)) as Response).status).toBe(304);
+        if (before !== null) {
+          const earlier = before;
+          const old = (await dataHandlers({ engine: () => earlier, maxPageSize: 1000, logger }).get(get(listing), grant)) as Response;
+          expect(old.headers.get("etag")).not.toBe(tag);
+          expect(((await handlers.get(conditional(listing, old.headers.get("etag") as string), grant)) as Response).status).toBe(200);
+        }
 
         for (const b of bodies) {
           // the request names only what the role sees: answered as the oracle over its rows and columns
@@ -273,6 +325,21 @@ describe("a role's view against the oracle over its rows and columns", () => {
             const faceted = await answered(handlers.facetsPost(post("/api/users/facets", { columns: [hidden.id] }), grant));
             expect(faceted.status).toBe(400);
             expect((faceted.body as { detail: string }).detail).toEndWith(`valid columns: ${ids.join(", ")}`);
+          }
+        }
+
+        // a search for a changed row's value of a column the role does not see finds rows only
+        // through the columns it sees
+        const hiddenSearchable = table.specs.filter((s) => !visible.has(s.id) && (s.kind === "text" || s.kind === "enum"));
+        for (const record of changed.slice(-4)) {
+          for (const spec of hiddenSearchable) {
+            const value = record[spec.id];
+            if (typeof value !== "string" || value.trim() === "") continue;
+            const q = value.trim();
+            const listed = await answered(handlers.get(get(`/api/users?${new URLSearchParams({ page: "1", pageSize: "50", q })}`), grant));
+            expect(listed.status).toBe(200);
+            const oracle = oracleGet(seen.records, seen.table, { filters: {}, q, sortBy: undefined, sortOrder: "asc", page: 1, pageSize: 50 });
+            expect({ keys: (listed.body as { data: TableRecord[] }).data.map((r) => r[table.key]), total: (listed.body as { total: number }).total }).toEqual(oracle);
           }
         }
 
