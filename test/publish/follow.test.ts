@@ -42,14 +42,14 @@ async function health(replica: ServeProcess): Promise<{ snapshotId: string; rows
   return (await fetch(`${replica.url}/healthz`)).json() as Promise<{ snapshotId: string; rows: number }>;
 }
 
-/** Polls /healthz until it serves `snapshotId` (or fails after `ms`). */
-async function waitFor(replica: ServeProcess, snapshotId: string, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if ((await health(replica)).snapshotId === snapshotId) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`replica still serves ${(await health(replica)).snapshotId}, not ${snapshotId}`);
+/**
+ * Resolves once the replica logs that it serves `snapshotId` ("snapshot loaded" at start-up,
+ * "snapshot reloaded" after a swap), looking at its log lines from the `after`-th on, then
+ * checks /healthz says so too.
+ */
+async function waitFor(replica: ServeProcess, snapshotId: string, after = 0): Promise<void> {
+  await replica.waitForLine((l) => (l.msg === "snapshot loaded" || l.msg === "snapshot reloaded") && l.snapshotId === snapshotId, { after, what: `serving ${snapshotId}` });
+  expect((await health(replica)).snapshotId).toBe(snapshotId);
 }
 
 for (const kind of ["directory", "s3"] as const) {
@@ -102,9 +102,10 @@ for (const kind of ["directory", "s3"] as const) {
 
         // a rollback to v2 is what it serves already; one to v1 is followed
         await rollbackSnapshot(location);
+        const rolledBackAt = replica.logs().length;
         const back = await rollbackSnapshot(location, v1.current.snapshotId);
         expect(back.current.snapshotId).toBe(v1.current.snapshotId);
-        await waitFor(replica, v1.current.snapshotId);
+        await waitFor(replica, v1.current.snapshotId, rolledBackAt);
         expect((await health(replica)).rows).toBe(300);
       } finally {
         await replica.dispose();
@@ -127,24 +128,27 @@ describe("serve --source before anything is published", () => {
       // or the real server's 200, never a refused or reset connection (fetch would throw).
       const statuses = new Map<number, number>();
       let running = true;
-      const clients = Array.from({ length: 4 }, async () => {
+      let sawAll200: () => void = () => {};
+      const seen200 = new Promise<void>((resolve) => {
+        sawAll200 = resolve;
+      });
+      const ok = [0, 0, 0, 0];
+      const clients = Array.from({ length: 4 }, async (_, client) => {
         while (running) {
           const response = await fetch(`${replica.url}/readyz`);
           await response.arrayBuffer();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          if (response.status === 200 && ++ok[client] === 5 && ok.every((n) => n >= 5)) sawAll200();
           await Bun.sleep(5);
         }
       });
       const published = await publishSnapshot(snapshotOf("later", 40), location);
-      const until = Date.now() + 15_000;
-      let ready = await fetch(`${replica.url}/readyz`);
-      while (ready.status !== 200 && Date.now() < until) {
-        await Bun.sleep(50);
-        ready = await fetch(`${replica.url}/readyz`);
-      }
+      await replica.waitForLine((l) => l.msg === "snapshot loaded" && l.snapshotId === published.current.snapshotId, { what: "the first snapshot loaded" });
+      const ready = await fetch(`${replica.url}/readyz`);
       expect(ready.status).toBe(200);
       expect(await ready.json()).toMatchObject({ status: "ready", rows: 40, snapshotId: published.current.snapshotId });
-      await Bun.sleep(200);
+      // the clients go on over their connections until each has had answers from the real server
+      await seen200;
       running = false;
       await Promise.all(clients);
       expect([...statuses.keys()].sort()).toEqual([200, 503]);

@@ -9,14 +9,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
 
-const REPO = resolve(import.meta.dir, "../..");
 let dir: string;
 let one: string;
 let two: string;
-let proc: Bun.Subprocess<"ignore", "ignore", "pipe"> | null = null;
+let server: ServeProcess | null = null;
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "served-file-"));
@@ -25,34 +25,10 @@ beforeAll(() => {
   buildSnapshotFromGenerator({ count: 20_000, seed: 1 }, one);
   buildSnapshotFromGenerator({ count: 5_000, seed: 2 }, two);
 });
-afterAll(() => {
-  proc?.kill("SIGKILL");
+afterAll(async () => {
+  await server?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Starts `serve --snapshot path` and resolves with its URL once it logs "listening". */
-async function serve(path: string): Promise<string> {
-  proc = Bun.spawn([process.execPath, join(REPO, "src/cli.ts"), "serve", "--snapshot", path, "--port", "0", "--no-demo"], {
-    cwd: dir,
-    stdin: "ignore",
-    stdout: "ignore",
-    stderr: "pipe",
-    env: { ...process.env, LOG_LEVEL: "info" },
-  });
-  const reader = proc.stderr.getReader();
-  const decoder = new TextDecoder();
-  let log = "";
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited before listening:\n${log}`);
-    log += decoder.decode(value, { stream: true });
-    const line = log.split("\n").find((l) => l.includes('"msg":"listening"'));
-    if (line !== undefined) {
-      reader.releaseLock();
-      return (JSON.parse(line) as { url: string }).url;
-    }
-  }
-}
 
 /** Every row of the served snapshot, in id order, by pages of 1000, and the snapshot id of each answer. */
 async function everyRow(url: string): Promise<{ rows: unknown[]; ids: Set<string | null> }> {
@@ -72,7 +48,8 @@ describe("the served snapshot file", () => {
   test("truncated, overwritten in place and deleted while serving: the server keeps serving what it loaded, then reloads on SIGHUP", async () => {
     const served = join(dir, "served.snap");
     copyFileSync(one, served);
-    const url = await serve(served);
+    server = await spawnServe(served);
+    const url = server.url;
     const before = await everyRow(url);
     expect(before.rows.length).toBe(20_000);
 
@@ -84,17 +61,17 @@ describe("the served snapshot file", () => {
     expect((await everyRow(url)).rows).toEqual(before.rows);
 
     // A reload with no valid file keeps the old version; with one, serves the new one.
-    proc?.kill("SIGHUP");
-    await Bun.sleep(300);
+    const refusedAt = server.logs().length;
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "reload failed; still serving the previous snapshot", { after: refusedAt, what: "the reload refused" });
     expect((await everyRow(url)).rows).toEqual(before.rows);
     copyFileSync(two, served);
-    proc?.kill("SIGHUP");
-    let after = await everyRow(url);
-    for (let i = 0; i < 50 && after.rows.length !== 5_000; i++) {
-      await Bun.sleep(100);
-      after = await everyRow(url);
-    }
+    const reloadAt = server.logs().length;
+    server.child.kill("SIGHUP");
+    await server.waitForLine((l) => l.msg === "snapshot reloaded", { after: reloadAt, what: "the reload" });
+    const after = await everyRow(url);
     expect(after.rows.length).toBe(5_000);
-    expect(proc?.exitCode).toBeNull();
+    expect(after.ids.size).toBe(1);
+    expect(server.child.exitCode).toBeNull();
   }, 60_000);
 });
