@@ -221,14 +221,14 @@ export function writeList(name: string, requests: MixRequest[]): string {
   return path;
 }
 
-/** Sends requests one by one; throws on a non-200; returns the body sizes and ETags. */
-async function probe(url: string, requests: MixRequest[], headers: Record<string, string> = {}): Promise<{ sizes: number[]; etags: (string | null)[] }> {
+/** Sends requests one by one (each with its own headers, if any, after `headers`); throws on a non-200; returns the body sizes and ETags. */
+export async function probe(url: string, requests: MixRequest[], headers: Record<string, string> = {}): Promise<{ sizes: number[]; etags: (string | null)[] }> {
   const sizes: number[] = [];
   const etags: (string | null)[] = [];
   for (const r of requests) {
     const response = await fetch(`${url}${r.target}`, {
       method: r.method,
-      headers: r.body === undefined ? headers : { ...headers, "content-type": "application/json" },
+      headers: r.body === undefined ? { ...headers, ...r.headers } : { ...headers, ...r.headers, "content-type": "application/json" },
       body: r.body === undefined ? undefined : JSON.stringify(r.body),
     });
     const bytes = (await response.arrayBuffer()).byteLength;

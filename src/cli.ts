@@ -253,6 +253,7 @@ export function createCli(): Command {
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
     .option("--query-timeout-ms <ms>", "answer 503 (query_timeout, Retry-After: 1) to an expensive query still running after this many ms (env QUERY_TIMEOUT_MS; default 30000)", integer(1, MAX_QUERY_TIMEOUT_MS))
     .option("--max-queued <n>", "answer 503 (overloaded, Retry-After: 1) to an expensive query at once while this many wait to run (env MAX_QUEUED; default 1024)", integer(0, MAX_QUEUED_LIMIT))
+    .option("--access <file>", "access control: who sees which rows and columns, from a JSON policy of roles, JWT settings and keys (env ACCESS_FILE; replaces --api-keys-file; SIGHUP re-reads it)")
     .option(
       "--io-timeout <seconds>",
       "longest time a read or write of the snapshot file, the cache directory or the source may go without progress; then it is abandoned, logged, and (with --source) tried again at the next poll",
@@ -418,6 +419,16 @@ export function createCli(): Command {
         resource,
         queryTimeoutMs,
         maxQueued,
+        access: opts.access ?? (process.env.ACCESS_FILE || undefined),
+      });
+      // SIGHUP also re-reads the access policy (after the snapshot: the policy is checked against the schema served then)
+      process.on("SIGHUP", () => {
+        try {
+          running.access?.reload();
+        } catch (error) {
+          const problems = (error as { problems?: string[] }).problems ?? [(error as Error).message];
+          logger.error({ problems }, "access policy reload refused; still serving the previous policy");
+        }
       });
       const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
       const stopFollowing =

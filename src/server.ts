@@ -11,6 +11,7 @@ import type { Server } from "bun";
 import type { Logger } from "pino";
 import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
 import { QueryScheduler } from "./engine/scheduler.ts";
+import { type AccessControl, createAccessControl } from "./access/control.ts";
 import type { ChangeBatch } from "./live/changes.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
@@ -116,6 +117,11 @@ export interface ServeOptions {
   queryTimeoutMs?: number;
   /** Expensive queries that may wait to run; one more is answered 503 (docs/operations.md `--max-queued`); default 1024. */
   maxQueued?: number;
+  /**
+   * The access policy file (docs/api.md "Access control"): checked against the snapshot's
+   * schema at start-up; when given, `apiKeys` is not used. Absent: access control off.
+   */
+  access?: string;
 }
 
 /** A running server. */
@@ -132,6 +138,8 @@ export interface RunningServer {
    */
   changes: ChangesTarget;
   metrics: ServerMetrics;
+  /** The access control (its `reload` re-reads the policy: SIGHUP), or null when off. */
+  access: AccessControl | null;
   /**
    * Loads the snapshot file again and swaps it in (SIGHUP): the copy is made and verified on an
    * I/O thread, then mapped and swapped here in one step; counted in the reload metric by
@@ -168,8 +176,8 @@ function mapOrPrepare(prepared: PreparedCopy, again: () => PrivatelyLoaded): Pri
 /**
  * Loads the snapshot and starts listening.
  * @throws SnapshotError when the snapshot is missing or refused; IoError when it cannot be
- *   read (a FIFO, no space for the copy…); Error when the port cannot be bound or the resource
- *   name is invalid
+ *   read (a FIFO, no space for the copy…); PolicyError (access/policy.ts) when the access
+ *   policy is refused; Error when the port cannot be bound or the resource name is invalid
  */
 export function startServer(options: ServeOptions): RunningServer {
   const { logger } = options;
@@ -240,7 +248,11 @@ export function startServer(options: ServeOptions): RunningServer {
     live: liveStatus,
   });
   scheduler = new QueryScheduler({ timeoutMs: options.queryTimeoutMs, maxQueued: options.maxQueued, observeWait: metrics.observeWait });
-  const apiKeys = options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
+  const access = options.access === undefined ? null : createAccessControl({ file: options.access, schema: () => engine.store.schema, logger, registry: metrics.registry });
+  const apiKeys = access === null && options.apiKeys !== undefined && options.apiKeys.length > 0 ? createKeyCheck(options.apiKeys) : null;
+  if (access !== null && options.apiKeys !== undefined && options.apiKeys.length > 0) {
+    logger.warn({ access: options.access }, "--access replaces --api-keys-file and API_KEYS: the API keys are not used (give them to the policy's \"keys\" as SHA-256)");
+  }
   const sourceStatus = options.source;
   const service = createService({
     engine: () => engine,
@@ -250,6 +262,7 @@ export function startServer(options: ServeOptions): RunningServer {
     resource: options.resource,
     cors: options.cors ?? null,
     apiKeys,
+    access,
     metrics,
     state: () => state,
     snapshotCreatedAt: () => createdAt,
@@ -373,9 +386,10 @@ export function startServer(options: ServeOptions): RunningServer {
   };
 
   const url = listenUrl(options.host, server.port as number);
-  logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0 }, "HTTP envelope");
+  const policy = access?.policy();
+  logger.info({ cors: options.cors != null, apiKeys: apiKeys?.count ?? 0, ...(policy === undefined ? {} : { access: { file: policy.file, roles: policy.roles.size, keys: policy.keys.length, jwt: policy.jwt?.keys.kind ?? "none" } }) }, "HTTP envelope");
   logger.info({ url }, "listening");
-  if (apiKeys === null && !isLoopbackHost(options.host)) {
+  if (apiKeys === null && access === null && !isLoopbackHost(options.host)) {
     logger.warn({ host: options.host }, "listening beyond loopback without API keys: anyone who reaches this address reads the data (set --api-keys-file or API_KEYS)");
   }
   return {
@@ -385,6 +399,7 @@ export function startServer(options: ServeOptions): RunningServer {
     state: () => state,
     changes,
     metrics,
+    access,
     reload,
     drain,
     stop: async () => {

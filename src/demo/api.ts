@@ -150,11 +150,15 @@ export async function problemOf(response: Response): Promise<ProblemBody> {
   }
 }
 
-/** One line saying why a request failed: `HTTP <status>: <detail>`; a 401 adds where the key goes. */
+/**
+ * One line saying why a request failed: `HTTP <status>: <detail>`; a 401 adds where the key
+ * goes, a 403 (access control: docs/api.md "Access control") that another credential is needed.
+ */
 export function failureText(status: number, problem: ProblemBody): string {
   const detail = problem.detail ?? problem.title ?? "";
   const text = `HTTP ${status}${detail === "" ? "" : `: ${detail}`}`;
-  return status === 401 ? `${text} — enter a key or token in the Authorization field` : text;
+  if (status === 401) return `${text} — enter a key or token in the Authorization field`;
+  return status === 403 ? `${text} — enter another key or token in the Authorization field` : text;
 }
 
 /**

@@ -44,7 +44,8 @@ function reportFailure(text: string): void {
 /**
  * The Authorization field: shows whether a credential is set, and on submit remembers the new
  * one (api.ts `setCredential`) and reloads the page with it.
- * @param refused true when the API answered 401: the field is marked and focused
+ * @param refused true when the API refused the credential (401, or 403: a role it does not
+ *   know or a claim the role needs): the field is marked and focused
  */
 function wireCredentialField(refused: boolean): void {
   const form = document.getElementById("auth-form") as HTMLFormElement | null;
@@ -78,7 +79,7 @@ async function start(): Promise<void> {
     reportFailure(`could not load the columns from ${base}/schema: ${(error as Error).message}`);
     return;
   }
-  wireCredentialField(response.status === 401);
+  wireCredentialField(response.status === 401 || response.status === 403);
   if (!response.ok) {
     reportFailure(`could not load the columns from ${base}/schema (${failureText(response.status, await problemOf(response))})`);
     return;

@@ -62,6 +62,14 @@ export class ByteLru<V> {
     }
   }
 
+  /** Drops the entry of `key`, if any. */
+  delete(key: string): void {
+    const old = this.entries.get(key);
+    if (old === undefined) return;
+    this.used -= old.bytes;
+    this.entries.delete(key);
+  }
+
   /** Bytes held now. */
   get bytes(): number {
     return this.used;

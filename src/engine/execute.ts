@@ -43,6 +43,8 @@ interface OrderState {
   ordered: Uint32Array | null;
   /** Where the last walk's window began. */
   checkpoint: Checkpoint | null;
+  /** The estimated cost of the walks of this filter and sort so far, in cost units (planner.ts `COST`). */
+  walked?: number;
 }
 
 /** An engine: a store plus its caches. Plain data; one per loaded snapshot. */
@@ -148,6 +150,25 @@ export function isExpensive(plan: QueryPlan): boolean {
   return plan.root.estimatedCost > DEFER_ABOVE;
 }
 
+/** A sparse match set is kept as its rows when they take at most this share of its bitmap's bytes. */
+const ROWS_OVER_BITS = 1 / 8;
+
+/**
+ * A filter result as the cache keeps it: a match set held by its own bitmap and few enough rows
+ * (at most {@link ROWS_OVER_BITS} of the bitmap's bytes) is held by its rows instead (what a
+ * walk or a window reads it as anyway), so that many distinct selective filters — thousands of
+ * tenants' — fit the cache's budget by their matches, not by a bitmap of every row each.
+ */
+function compacted(store: Store, result: FilterResult): FilterResult {
+  if (result.kind !== "set") return result;
+  const set = result.set;
+  if (set.bits === null || set.sharedBits || !set.bitsExact || set.rows !== null) return result;
+  if (set.count * 4 > set.bits.byteLength * ROWS_OVER_BITS) return result;
+  matchRows(store, set);
+  set.bits = null;
+  return result;
+}
+
 /**
  * The rows `filter` selects, taken from the engine's filter cache or evaluated and cached (the
  * one cache every query of the same filter shares): what facets and export read.
@@ -166,7 +187,7 @@ export function* filterResultWork(engine: Engine, filter: Predicate | null): Wor
   const key = filterCacheKey(filter);
   const cached = engine.filters.get(key);
   if (cached !== undefined) return cached;
-  const result = resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter)));
+  const result = compacted(engine.store, resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter))));
   engine.filters.set(key, result, filterBytes(result, key));
   return result;
 }
@@ -213,7 +234,7 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
       filterStep.ms = 0;
     }
   } else {
-    filter = resultOf(store, yield* runStep({ store, analyze }, filterStep));
+    filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, filterStep)));
     if (plan.filterKey !== "") {
       // a miss: the planner looked without counting (it only peeks)
       engine.filters.misses++;
@@ -274,6 +295,7 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
     root.op = "cachedOrder";
     return { rows: state.ordered.slice(offset, end), total };
   }
+  const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
   if (engine.plan !== "auto") root.op = engine.plan;
   else {
     // the choice made with the estimated match count, revisited now that the count is exact:
@@ -281,9 +303,13 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
     const exact = windowChoice(store, end, set.mask, set.count, keys);
     if (root.op !== "walk" && root.op !== "sort") root.op = exact.op;
     else if (exact.op !== root.op) {
-      const planned = root.op === "walk" ? walkCost(end, rowsInMask(store, set.mask), set.count) : gatherCost(set.count, keys);
+      const planned = root.op === "walk" ? walking : gatherCost(set.count, keys);
       if (planned > WALK_REGRET * exact.cost) root.op = exact.op;
     }
+    // windows of one filter and sort asked again and again (random depths, other tenants' turns
+    // in between): once their walks would have cost more than sorting every match, sort and keep
+    // the order (at most twice the cheaper of the two, whatever comes next)
+    if (root.op === "walk" && (state?.walked ?? 0) + walking > gatherCost(set.count, keys)) root.op = "sort";
   }
   if (root.op === "sort") {
     const hadRows = set.rows !== null;
@@ -295,8 +321,8 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
   root.op = "walk";
   const segments = buildSegments(store, keys, set.mask);
   const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
-  if (walked.checkpoint !== null) {
-    state = { ordered: null, checkpoint: walked.checkpoint };
+  if (walked.checkpoint !== null || engine.plan === "auto") {
+    state = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
     engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
   }
   return { rows: walked.rows, total };

@@ -12,7 +12,7 @@ import { bytesMatch } from "../bits/folded-match.ts";
 import { fold } from "../collation/collation.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
-import { withoutColumn } from "../query/columns.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { recordAt } from "../store/rows-json.ts";
@@ -21,6 +21,7 @@ import { type Engine, filterResultOf } from "./execute.ts";
 import { type FilterResult, codeBitmaps, matchCountByCode, matchRows } from "./row-set.ts";
 import type { DeltaVersion } from "../live/delta.ts";
 import { computeLiveFacets } from "./live-facets.ts";
+import { baseHas } from "./live-rows.ts";
 
 /** One listed value and its matching rows. */
 export interface ValueCount {
@@ -68,30 +69,34 @@ export interface Members {
 }
 
 /**
- * Answers a facets request. Each column's filter (all filters but its own) is evaluated once
- * through the engine's filter cache, so columns without a filter of their own share one.
+ * Answers a facets request. Each column's filter (all filters but its own, within the request's
+ * scope) is evaluated once through the engine's filter cache, so columns without a filter of
+ * their own share one.
  */
 export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
   if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return computeLiveFacets(engine as Engine & { live: DeltaVersion }, query);
   const store = engine.store;
-  const total = membersOf(store, filterResultOf(engine, query.filter)).count;
+  const total = membersOf(store, filterResultOf(engine, withinScope(query.scope, query.filter))).count;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
+  // a listed text value is shown as a row of the scope writes it (the rows outside it are not the client's)
+  const scope = query.scope === null || query.scope === undefined ? null : filterResultOf(engine, query.scope);
+  const inScope = scope === null ? null : (row: number) => baseHas(store, scope, row);
   const facets: Record<string, Facet> = {};
   for (const column of query.columns) {
-    const result = filterResultOf(engine, withoutColumn(query.filter, column));
-    facets[column] = facetOf(store, column, result, query.limit, needle);
+    const result = filterResultOf(engine, withinScope(query.scope, withoutColumn(query.filter, column)));
+    facets[column] = facetOf(store, column, result, query.limit, needle, inScope);
   }
   return { facets, total };
 }
 
-/** One column's facet over the rows of `result`, by the column's kind and role. */
-function facetOf(store: Store, id: string, result: FilterResult, limit: number, needle: string | null): Facet {
+/** One column's facet over the rows of `result`, by the column's kind and role; `inScope`: the rows a text value may be shown from (null: any). */
+function facetOf(store: Store, id: string, result: FilterResult, limit: number, needle: string | null, inScope: ((row: number) => boolean) | null): Facet {
   const column = storedColumn(store, id);
   if (store.partition !== null && store.partition.column === id) return partitionFacet(store, column, result, limit, needle);
   const members = membersOf(store, result);
   const kind = column.spec.kind;
   if (kind === "text" && column.key) return keyTextFacet(store, column, members, limit, needle);
-  if (kind === "text") return textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string);
+  if (kind === "text") return textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string, inScope);
   if (kind === "enum" || kind === "boolean") return codedFacet(store, column, members, limit, needle);
   if (kind === "number" && column.key) return keyFacet(store, column, members);
   if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, column, members);
@@ -281,14 +286,20 @@ const encoder = new TextEncoder();
  * then the `limit` largest counts.
  * @param valueAt the raw value of a row (for the listed values only)
  */
-function textFacet(store: Store, view: TextView, members: Members, limit: number, needle: string | null, valueAt: (row: number) => string): Facet {
+function textFacet(store: Store, view: TextView, members: Members, limit: number, needle: string | null, valueAt: (row: number) => string, inScope: ((row: number) => boolean) | null = null): Facet {
   const { starts, rowsByValue, firstRank } = view;
   const ranks = starts.length - 1;
   const { dense, sparse, nulls } = textCounts(store, view, members);
   const needleBytes = needle === null ? null : encoder.encode(needle);
+  // the row a rank is shown as: its first by key (of the scope's, when there is one: a rank with members has one)
+  const shownRow = (rank: number): number => {
+    if (inScope === null) return rowsByValue[starts[rank]];
+    for (let i = starts[rank]; i < starts[rank + 1]; i++) if (inScope(rowsByValue[i])) return rowsByValue[i];
+    return rowsByValue[starts[rank]];
+  };
   const passes = (rank: number) => {
     if (needleBytes === null) return true;
-    const row = rowsByValue[starts[rank]];
+    const row = shownRow(rank);
     return bytesMatch(view.folded, view.foldedOffsets[row], view.foldedOffsets[row + 1], "contains", needleBytes);
   };
   const top = new TopCounts(limit);
@@ -300,7 +311,7 @@ function textFacet(store: Store, view: TextView, members: Members, limit: number
       if (count > 0 && passes(rank)) top.offer(rank, count);
     }
   }
-  const values = top.sorted().map(({ rank, count }) => ({ value: valueAt(rowsByValue[starts[rank]]), count }));
+  const values = top.sorted().map(({ rank, count }) => ({ value: valueAt(shownRow(rank)), count }));
   return { kind: "text", values, distinct: top.seen, nulls };
 }
 

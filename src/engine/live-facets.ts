@@ -15,32 +15,52 @@ import { firstAtLeast } from "../kinds/ordered-column.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaVersion } from "../live/delta.ts";
 import { baseText, deltaRanks, deltaRowDead } from "../live/delta.ts";
-import { withoutColumn } from "../query/columns.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { type Store, storedColumn } from "../store/types.ts";
 import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
 import { type Facet, type FacetsAnswer, TopCounts, codedCounts, codedListing, forEachMember, membersOf, partitionCountsOf, textCounts, textView, valueExtent } from "./facets.ts";
-import { type LiveFilter, deadRowsOf } from "./live-rows.ts";
+import { type LiveFilter, baseHas, deadRowsOf } from "./live-rows.ts";
 import { liveComparator } from "./live-order.ts";
 
 const encoder = new TextEncoder();
 
 /** Answers a facets request over the engine's live rows (see the module comment). */
 export function computeLiveFacets(engine: Engine & { live: DeltaVersion }, query: FacetQuery): FacetsAnswer {
-  const total = liveFilter(engine, query.filter, filterResultOf(engine, query.filter)).total;
+  const whole = withinScope(query.scope, query.filter);
+  const total = liveFilter(engine, whole, filterResultOf(engine, whole)).total;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
+  // a listed text value is shown as a live row of the scope writes it (the rows outside it are not the client's)
+  let inScope: ((row: number) => boolean) | null = null;
+  if (query.scope !== null && query.scope !== undefined) {
+    const scope = liveFilter(engine, query.scope, filterResultOf(engine, query.scope));
+    const n = engine.store.rowCount;
+    inScope = (row) => (row >= n ? sortedHas(scope.delta, row) : baseHas(engine.store, scope.base, row));
+  }
   const facets: Record<string, Facet> = {};
   for (const column of query.columns) {
-    const filter = withoutColumn(query.filter, column);
+    const filter = withinScope(query.scope, withoutColumn(query.filter, column));
     const live = liveFilter(engine, filter, filterResultOf(engine, filter));
-    facets[column] = liveFacetOf(engine.live, column, live, query.limit, needle);
+    facets[column] = liveFacetOf(engine.live, column, live, query.limit, needle, inScope);
   }
   return { facets, total };
 }
 
-/** One column's facet over a filter's live rows. */
-function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit: number, needle: string | null): Facet {
+/** True when the ascending `rows` hold `row` (binary search). */
+function sortedHas(rows: Uint32Array, row: number): boolean {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid] < row) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < rows.length && rows[lo] === row;
+}
+
+/** One column's facet over a filter's live rows; `inScope`: the rows a text value may be shown from (null: any). */
+function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit: number, needle: string | null, inScope: ((row: number) => boolean) | null): Facet {
   const store = version.delta.base;
   const column = storedColumn(store, id);
   const delta = version.delta.columns.get(id) as DeltaColumn;
@@ -66,7 +86,7 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
     return codedListing(column, counts, limit, needle, extra);
   }
   if (kind === "text" && column.key) return keyTextFacet(version, column, delta, live, limit, needle);
-  if (kind === "text") return textFacet(version, column, delta, live, limit, needle);
+  if (kind === "text") return textFacet(version, column, delta, live, limit, needle, inScope);
   if (kind === "number" || kind === "date" || kind === "datetime") {
     const extent = valueExtent(store, column, membersOf(store, live.base), version.baseDead);
     let { min, max, nulls } = extent;
@@ -90,7 +110,7 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
  * of an even rank² counted with that rank, those of an odd rank² grouped by value (collator
  * equality) between the base's ranks.
  */
-function textFacet(version: DeltaVersion, column: StoredColumn, delta: DeltaColumn, live: LiveFilter, limit: number, needle: string | null): Facet {
+function textFacet(version: DeltaVersion, column: StoredColumn, delta: DeltaColumn, live: LiveFilter, limit: number, needle: string | null, inScope: ((row: number) => boolean) | null): Facet {
   const store = version.delta.base;
   const n = store.rowCount;
   const view = textView(column);
@@ -123,11 +143,11 @@ function textFacet(version: DeltaVersion, column: StoredColumn, delta: DeltaColu
       else group.count++;
     }
   }
-  // every live changed row by rank² (matching or not: a shown value is any live row's)
+  // every live changed row by rank² (matching or not: a shown value is any live row's, of the scope when there is one)
   const compare = liveComparator(version, []);
   const byRank2 = new Map<number, number[]>();
   for (let d = 0; d < version.rows; d++) {
-    if (deltaRowDead(version, d) || rank2[d] === 0) continue;
+    if (deltaRowDead(version, d) || rank2[d] === 0 || (inScope !== null && !inScope(n + d))) continue;
     const list = byRank2.get(rank2[d]);
     if (list === undefined) byRank2.set(rank2[d], [n + d]);
     else list.push(n + d);
@@ -137,7 +157,7 @@ function textFacet(version: DeltaVersion, column: StoredColumn, delta: DeltaColu
     let best = -1;
     for (let i = view.starts[rank]; i < view.starts[rank + 1]; i++) {
       const row = view.rowsByValue[i];
-      if (!hasRow(version.baseDead, row)) {
+      if (!hasRow(version.baseDead, row) && (inScope === null || inScope(row))) {
         best = row;
         break;
       }

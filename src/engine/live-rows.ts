@@ -16,7 +16,7 @@ import type { ColumnTest, Predicate } from "../query/types.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
-import type { Store } from "../store/types.ts";
+import { type Store, searchedColumns } from "../store/types.ts";
 import { ByteLru } from "./cache.ts";
 import { positiveText } from "./planner.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
@@ -121,11 +121,13 @@ function passingRows(delta: DeltaStore, p: Predicate, rows: Uint32Array): Uint32
     case "column":
       return testColumn(delta.columns.get(p.column) as DeltaColumn, p.test, rows);
     case "search": {
-      // every term in some searchable column (docs/api.md "Global search")
+      // every term in some searched column (docs/api.md "Global search"; an access role's
+      // search looks into the searchable columns it sees alone)
+      const searched = searchedColumns(delta.base, p.columns);
       let left = rows;
       for (const term of p.terms) {
         const test: ColumnTest = { op: "text", type: "contains", value: term };
-        left = union(delta.base.searchable.map((column) => testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, left)));
+        left = union(searched.map((column) => testColumn(delta.columns.get(column.spec.id) as DeltaColumn, test, left)));
         if (left.length === 0) break;
       }
       return left;

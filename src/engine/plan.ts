@@ -55,8 +55,8 @@ export type FilterStep = StepBase &
     | { op: "not"; children: [FilterStep] }
     | { op: "and"; children: FilterStep[] }
     | { op: "or"; children: FilterStep[] }
-    /** The global search: its terms (fewest expected rows first), intersected through their lists, then checked. */
-    | { op: "search"; children: TermStep[]; detail: string }
+    /** The global search: its terms (fewest expected rows first), intersected through their lists, then checked; `searched`: the columns its terms look into. */
+    | { op: "search"; children: TermStep[]; detail: string; searched: readonly StoredColumn[] }
   );
 
 /**
@@ -82,6 +82,12 @@ export type TermStep = StepBase & {
   exact: boolean;
   /** Partition codes whose value contains the term (bit c = code c; 0 for none). */
   codes: number;
+  /**
+   * The searched columns holding a value per row (text columns and the key) whose values a check
+   * of the term reads: every one the search index covers, or an access role's of them (then the
+   * lists are a superset: `exact` is false).
+   */
+  columns: readonly StoredColumn[];
   /** Other searchable enum columns with a value containing the term: the passing ranks of each (index = rank). */
   ranked: { column: StoredColumn; pass: Uint8Array }[];
   /** What explain prints: the lists and the enum values it reads. */

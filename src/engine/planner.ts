@@ -21,7 +21,7 @@ import { MAX_KEY_CODE_POINT, findList, gramKey, isDense, needleTrigrams } from "
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { ColumnTest, Predicate, Query, SortKey, TextOp } from "../query/types.ts";
-import { type Store, allCodes, partitionCounts, searchIndexColumns, storedColumn } from "../store/types.ts";
+import { type Store, allCodes, partitionCounts, searchIndexColumns, searchedColumns, storedColumn } from "../store/types.ts";
 import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
 import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
 import { type FilterResult, rowsInMask } from "./row-set.ts";
@@ -322,9 +322,9 @@ export function planColumnTest(store: Store, column: StoredColumn, test: ColumnT
   return scanStep(store, column, test);
 }
 
-/** Cost of checking one row's values for a search term's text: each column the search index covers read (random reads). */
-function textCheckCost(store: Store): number {
-  return Math.max(1, searchIndexColumns(store.searchable).length) * COST.SEARCH_CHECK_COLUMN;
+/** Cost of checking one row's values for a search term's text: each column it reads (random reads); every column the search index covers for a null term. */
+function textCheckCost(store: Store, term: TermStep | null): number {
+  return Math.max(1, (term?.columns ?? searchIndexColumns(store.searchable)).length) * COST.SEARCH_CHECK_COLUMN;
 }
 
 /**
@@ -337,7 +337,7 @@ export function termCheckCost(store: Store, term: TermStep | null, rows: number)
   if (term !== null) perRow += term.ranked.length * COST.WALK_ROW;
   if (term !== null && term.lists.length === 0) return rows * perRow;
   const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(store.search.grams[term.gram - 1].counts[term.lists[0]], store.rowCount);
-  return rows * (perRow + (bitTest ? COST.WALK_ROW : textCheckCost(store)));
+  return rows * (perRow + (bitTest ? COST.WALK_ROW : textCheckCost(store, term)));
 }
 
 /**
@@ -362,7 +362,7 @@ function passingRows(column: StoredColumn, pass: Uint8Array): number {
  * that contain it; "none" when no row can hold it (then the search has no row), "all" when every
  * row does (then it filters nothing).
  */
-function planTerm(store: Store, term: string): TermStep | "none" | "all" {
+function planTerm(store: Store, term: string, searched: readonly StoredColumn[]): TermStep | "none" | "all" {
   const needle = fold(term);
   // stored values are well-formed Unicode: a lone surrogate matches nothing
   if (!needle.isWellFormed()) return "none";
@@ -374,9 +374,13 @@ function planTerm(store: Store, term: string): TermStep | "none" | "all" {
   const index = store.search.grams[gram - 1];
   const keys = cps.length <= 3 ? [gramKey(cps)] : (needleTrigrams(needle) as NonNullable<ReturnType<typeof needleTrigrams>>).keys;
   // a needle of 1–3 code points is exactly its one list, unless a code point shares a key
-  const exact = cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
+  // the index covers every searchable column with a value per row; a search through some of them
+  // (an access role's) reads its lists as a superset, checked on the searched columns' values
+  const columns = searchIndexColumns(searched);
+  const everyColumn = columns.length === searchIndexColumns(store.searchable).length;
+  const exact = everyColumn && cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
   let lists: number[] = [];
-  for (const key of keys) {
+  for (const key of columns.length === 0 ? [] : keys) {
     const k = findList(index, key);
     if (k < 0) {
       // a gram no indexed value holds: only an enum value can hold the term
@@ -391,7 +395,7 @@ function planTerm(store: Store, term: string): TermStep | "none" | "all" {
   let codes = 0;
   const ranked: TermStep["ranked"] = [];
   let enumRows = 0;
-  for (const column of store.searchable) {
+  for (const column of searched) {
     if (column.key || column.spec.kind !== "enum") continue;
     const step = planColumnTest(store, column, contains);
     if (step.op === "none") continue;
@@ -411,12 +415,22 @@ function planTerm(store: Store, term: string): TermStep | "none" | "all" {
   }
   const textRows = lists.length === 0 ? 0 : index.counts[lists[0]];
   if (textRows === 0 && codes === 0 && ranked.length === 0) return "none";
-  return { ...termBase(term, needle, gram, lists, exact, codes, ranked, children), estimatedRows: Math.min(store.rowCount, textRows + enumRows), estimatedCost: COST.SEARCH * keys.length };
+  return { ...termBase(term, needle, gram, lists, exact, columns, codes, ranked, children), estimatedRows: Math.min(store.rowCount, textRows + enumRows), estimatedCost: COST.SEARCH * keys.length };
 }
 
 /** The fields of a term step but its estimates. */
-function termBase(term: string, needle: string, gram: 1 | 2 | 3, lists: number[], exact: boolean, codes: number, ranked: TermStep["ranked"], children: FilterStep[]): Omit<TermStep, "estimatedRows" | "estimatedCost"> {
-  return { op: "term", term, strategy: "list", needle, gram, lists, exact, codes, ranked, children };
+function termBase(
+  term: string,
+  needle: string,
+  gram: 1 | 2 | 3,
+  lists: number[],
+  exact: boolean,
+  columns: readonly StoredColumn[],
+  codes: number,
+  ranked: TermStep["ranked"],
+  children: FilterStep[],
+): Omit<TermStep, "estimatedRows" | "estimatedCost"> {
+  return { op: "term", term, strategy: "list", needle, gram, lists, exact, columns, codes, ranked, children };
 }
 
 /** True when a term's rows are its lists' alone (no enum value holds it). */
@@ -441,11 +455,14 @@ export function joinsWords(store: Store, term: TermStep): boolean {
  * check; or, when every list is dense, word by word over their bitmaps. Then the candidates are
  * checked on their values for every term whose lists are not exactly its rows and every term an
  * enum value holds (unless checking costs more than evaluating it over every row).
+ * @param names the searchable columns the predicate names (an access role's: store/types.ts
+ *   `searchedColumns`), or undefined for every one
  */
-function planSearch(store: Store, terms: string[]): FilterStep {
+function planSearch(store: Store, terms: string[], names: readonly string[] | undefined): FilterStep {
+  const searched = searchedColumns(store, names);
   const planned: TermStep[] = [];
   for (const term of terms) {
-    const step = planTerm(store, term);
+    const step = planTerm(store, term, searched);
     if (step === "none") return { ...none(`no row holds ${JSON.stringify(term)}`), estimatedCost: COST.SEARCH * terms.length };
     if (step === "all") continue;
     if (!planned.some((p) => p.needle === step.needle)) planned.push(step);
@@ -506,7 +523,8 @@ function planSearch(store: Store, terms: string[]): FilterStep {
     cost += termCheckCost(store, t, rows);
     rows = (rows * t.estimatedRows) / n;
   }
-  return { op: "search", detail, children: planned, estimatedRows: rows, estimatedCost: Math.max(COST.CONSTANT, cost) };
+  if (searched.length !== store.searchable.length) detail += `; in ${searched.map((c) => c.spec.id).join(", ") || "no column"}`;
+  return { op: "search", detail, searched, children: planned, estimatedRows: rows, estimatedCost: Math.max(COST.CONSTANT, cost) };
 }
 
 /** The step of a predicate tree (src/query/types.ts). */
@@ -515,7 +533,7 @@ export function planPredicate(store: Store, p: Predicate): FilterStep {
     case "column":
       return planColumnTest(store, storedColumn(store, p.column), p.test);
     case "search":
-      return planSearch(store, p.terms);
+      return planSearch(store, p.terms, p.columns);
     case "and":
       return and(store, p.children.map((c) => planPredicate(store, c)));
     case "or":

@@ -47,8 +47,8 @@ function couldBeInNumber(needle: string): boolean {
 
 /**
  * Whether one row holds the term (docs/api.md "Global search"): an enum value of the row contains
- * it, or one of the row's values in the columns the search index covers does. Exact: the rule
- * the term's lists answer over every row.
+ * it, or one of the row's values in the term's columns does (those the search index covers, or an
+ * access role's of them). Exact: the rule the term's lists answer over every row.
  */
 export function termTester(store: Store, term: TermStep): (row: number) => boolean {
   const codes = store.partition?.codes ?? null;
@@ -61,7 +61,7 @@ export function termTester(store: Store, term: TermStep): (row: number) => boole
   const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [];
   let decimals: Float64Array | null = null;
   if (bits === null && term.lists.length > 0) {
-    for (const column of searchIndexColumns(store.searchable)) {
+    for (const column of term.columns) {
       if (column.folded !== null && column.foldedOffsets !== null) texts.push({ folded: column.folded, offsets: column.foldedOffsets });
       else if (column.key && column.distinct !== null && couldBeInNumber(term.needle)) decimals = column.distinct;
     }

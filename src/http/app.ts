@@ -10,8 +10,14 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
+import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
+import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
+import type { RoleView } from "../access/view.ts";
 import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
-import { printStep } from "../engine/plan.ts";
+import { type PrintedStep, printStep } from "../engine/plan.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { Projection } from "../store/record-fields.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { type Work, finish } from "../bits/work.ts";
@@ -29,7 +35,7 @@ import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facet
 import { exportResponse, facetsResponse } from "./export-response.ts";
 import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { type Handler, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
+import { type Handler, type Served, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
 import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import {
@@ -51,7 +57,6 @@ import {
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
 import { JSON_HEADERS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { type Plugin, type Route, routesByPath } from "./routes.ts";
-import { withoutColumn } from "../query/columns.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
@@ -75,6 +80,12 @@ export interface AppOptions {
   cors?: CorsPolicy | null;
   /** API keys for /api/* and /metrics; null or absent: keys off. */
   apiKeys?: ApiKeyCheck | null;
+  /**
+   * Access control (docs/api.md "Access control"): every keyed route needs a credential, and a
+   * data route answers over the credential's role's view; when set, `apiKeys` is not used.
+   * Null or absent: off.
+   */
+  access?: AccessControl | null;
   /** The server's metrics, served at /metrics; null or absent: none (/metrics is a 404 problem). */
   metrics?: ServerMetrics | null;
   /** The server's state, for /readyz and `Connection: close` while draining; absent: always "ready". */
@@ -100,9 +111,9 @@ function isJsonType(contentType: string): boolean {
 }
 
 /**
- * The data routes' handlers: a Request in, a Response out, every failure a problem+json
- * response. Paths are named here as for the default resource name (resource.ts): the routes
- * are under `/api/<resource>`.
+ * The data routes' handlers: a Request (and, with access control, its grant) in, a Response
+ * out, every failure a problem+json response. Paths are named here as for the default resource
+ * name (resource.ts): the routes are under `/api/<resource>`.
  */
 export interface DataHandlers {
   /**
@@ -111,32 +122,33 @@ export interface DataHandlers {
    * `X-Snapshot-Id` and `Cache-Control: no-cache`; a matching `If-None-Match` answers 304
    * without running the query (docs/api.md "HTTP envelope", Conditional GET).
    */
-  get: (request: Request) => Response | Promise<Response>;
+  get: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /**
    * POST /api/users (docs/api.md "POST /api/users"); reads the body (at most
    * {@link MAX_BODY_BYTES}, counted as it streams in), hence async. A 200 carries `ETag` and
    * `X-Snapshot-Id` (never a 304).
    */
-  post: (request: Request) => Promise<Response>;
+  post: (request: Request, grant?: Grant) => Promise<Response>;
   /**
    * GET /api/users/schema (docs/api.md "Columns beyond the four"): the served snapshot's
-   * columns, row count and snapshot id; `ETag` and 304s as for GET /api/users.
+   * columns, row count and snapshot id (a role's columns, and the rows it sees: docs/api.md
+   * "Access control"); `ETag` and 304s as for GET /api/users.
    */
-  schema: (request: Request) => Response;
+  schema: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /**
    * GET /api/users/facets (docs/api.md "Facets"): per column, counts or the range over the
    * rows matching every filter but the column's own; `ETag` and 304s as for GET /api/users.
    */
-  facetsGet: (request: Request) => Response | Promise<Response>;
+  facetsGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /** POST /api/users/facets: {@link facetsGet} from a JSON body; `ETag`, never a 304. */
-  facetsPost: (request: Request) => Promise<Response>;
+  facetsPost: (request: Request, grant?: Grant) => Promise<Response>;
   /**
    * GET /api/users/export (docs/api.md "Export"): every matching row in order, CSV or NDJSON,
    * streamed with back-pressure; `ETag` and 304s as for GET /api/users.
    */
-  exportGet: (request: Request) => Response | Promise<Response>;
+  exportGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /** POST /api/users/export: {@link exportGet} from a JSON body; never a 304. */
-  exportPost: (request: Request) => Promise<Response>;
+  exportPost: (request: Request, grant?: Grant) => Promise<Response>;
   /**
    * GET /api/users/explain (docs/api.md "Explain"): GET /api/users's parameters, parsed by its
    * parser (the same errors), and `analyze`: `{query, plan}` without reading rows; with
@@ -144,9 +156,9 @@ export interface DataHandlers {
    * carries its rows and milliseconds. A weak `ETag` (`W/"…"`) and `X-Snapshot-Id`; a matching
    * `If-None-Match` answers 304 unless analyze asks for a run.
    */
-  explainGet: (request: Request) => Response | Promise<Response>;
+  explainGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /** POST /api/users/explain: {@link explainGet} from POST /api/users's body and `"analyze"`; never a 304. */
-  explainPost: (request: Request) => Promise<Response>;
+  explainPost: (request: Request, grant?: Grant) => Promise<Response>;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
@@ -167,12 +179,50 @@ function sortText(query: Query): string {
   return text;
 }
 
+/** The part of a view the entity tag holds: its role, claims and policy ("" without access control). */
+function viewTagOf(view: RoleView | null): string {
+  return view === null ? "" : view.tag;
+}
+
+/** The members a view's records keep (null: every one). */
+function projectionOf(view: RoleView | null): Projection | null {
+  return view === null ? null : view.projection;
+}
+
+/**
+ * A plan printed for a role limited to some rows: its root step alone. The steps below it are
+ * evaluated over every row of the table, so their estimates and counts would tell the role of
+ * rows it does not see; the root's are its own (its window, its rows), and the changes a live
+ * replica merged are left unsaid for the same reason.
+ */
+function rootOnly(step: PrintedStep): PrintedStep {
+  const { children: _children, ...root } = step;
+  if (root.detail !== undefined) root.detail = root.detail.replace(/; merged with the changes since the snapshot: .*$/, "");
+  return root;
+}
+
 /**
  * The handlers of the data routes, free of any framework so that Bun's router calls them
- * directly (see {@link createService}).
+ * directly (see {@link createService}). With access control on, each gets the request's grant
+ * (the role's view: access/view.ts) and answers over it: parsed against the role's schema (a
+ * hidden column is an unknown one), the role's filter ANDed in (access/scope.ts), records cut
+ * to its columns, entity tags per role and claims.
  */
-export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler">): DataHandlers {
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access">): DataHandlers {
   const { maxPageSize, logger } = options;
+  /**
+   * The view a request's grant gives over `engine`'s table (null: every row and column, access
+   * control off), its grant made again when another schema was swapped in since it was made.
+   * @throws ProblemError FORBIDDEN (or INTERNAL) when the principal has no view of the new schema
+   */
+  const viewFor = (grant: Grant | undefined, engine: Engine): RoleView | null => {
+    if (grant === undefined) return null;
+    if (grant.view.base === engine.store.schema) return grant.view;
+    const again = options.access?.regrant(grant, engine.store.schema);
+    if (again === undefined) return grant.view;
+    if (isDenial(again)) throw new ProblemError(DENIAL_STATUS[again.denied] === 500 ? "INTERNAL" : "FORBIDDEN", again.detail);
+    return again.view;
+  };
   const resource = resourcePaths(options.resource).name;
   // Expensive queries (a search of frequent terms, a scan) run here in slices, so that cheap
   // ones, answered at once, are not held up behind them (engine/scheduler.ts).
@@ -192,21 +242,25 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     // the work holds this engine version and this plan: it answers from the state it started on
     return scheduler.submit(() => executeWork(engine, plan, false), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
-  const get = (request: Request): Response | Promise<Response> => {
+  const get = (request: Request, grant?: Grant): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const url = request.url;
       const q = url.indexOf("?");
       const engine = options.engine();
-      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, engine.store.schema);
+      const view = viewFor(grant, engine);
+      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, view === null ? engine.store.schema : view.schema);
       const snapshotId = versionId(engine);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
-      // depends on besides the snapshot; the filter's key covers any filter `meta` does not echo.
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query));
+      // depends on besides the snapshot and the role's view; the filter's key covers any filter
+      // `meta` does not echo.
+      const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
-      return answer(request, engine, parsed.query, coding, (page) => getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, snapshotId, extraRecords(engine)));
+      return answer(request, engine, scopedQuery(view, parsed.query), coding, (page) =>
+        getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)),
+      );
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -234,17 +288,18 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
     }
   };
-  const post = async (request: Request): Promise<Response> => {
+  const post = async (request: Request, grant?: Grant): Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const read = await readJson(request, coding);
       if (read instanceof Response) return read;
       const engine = options.engine();
-      const parsed = parsePostBody(read.body, maxPageSize, engine.store.schema);
+      const view = viewFor(grant, engine);
+      const parsed = parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
       const snapshotId = versionId(engine);
       const { query } = parsed;
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query));
-      return await answer(request, engine, query, coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine)));
+      const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -257,95 +312,109 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     if (cost <= DEFER_ABOVE) return finish(work());
     return scheduler.submit(work, request.signal).catch((error: unknown) => fail(request, error, coding));
   };
-  /** The facets answer of a parsed request (GET or POST): ETag over the whole request. */
-  const facetsAnswer = (request: Request, engine: Engine, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
+  /** The facets answer of a parsed request (GET or POST): ETag over the whole request and the role's view; counted within the role's rows. */
+  const facetsAnswer = (request: Request, engine: Engine, view: RoleView | null, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
     const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter));
+    const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    // the facets read the filter and, per column, the filter without the column's own: each
-    // evaluated into the filter cache (in slices when expensive), then counted from there
-    const filters = [facets.filter, ...facets.columns.map((column) => withoutColumn(facets.filter, column))];
+    // the facets read the filter within the role's scope and, per column, the filter without the
+    // column's own (the scope never dropped): each evaluated into the filter cache (in slices when
+    // expensive), then counted from there
+    const scoped = scopedFacets(view, facets);
+    const filters = [withinScope(scoped.scope, scoped.filter), ...scoped.columns.map((column) => withinScope(scoped.scope, withoutColumn(scoped.filter, column)))];
+    if (scoped.scope !== null && scoped.scope !== undefined) filters.push(scoped.scope);
     let cost = 0;
     for (const filter of filters) cost += filterCost(engine, filter);
     return scheduled(request, cost, coding, function* () {
       for (const filter of filters) yield* filterResultWork(engine, filter);
-      return facetsResponse(computeFacets(engine, facets), etag, snapshotId, coding);
+      return facetsResponse(computeFacets(engine, scoped), etag, snapshotId, coding);
     });
   };
-  const facetsGet = (request: Request): Response | Promise<Response> => {
+  const facetsGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const engine = options.engine();
-      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, engine.store.schema);
-      return facetsAnswer(request, engine, facets, TAG_ROUTE.getFacets, coding, true);
+      const view = viewFor(grant, engine);
+      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      return facetsAnswer(request, engine, view, facets, TAG_ROUTE.getFacets, coding, true);
     } catch (error) {
       return fail(request, error, coding);
     }
   };
-  const facetsPost = async (request: Request): Promise<Response> => {
+  const facetsPost = async (request: Request, grant?: Grant): Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const read = await readJson(request, coding);
       if (read instanceof Response) return read;
       const engine = options.engine();
-      const facets = parseFacetsPost(read.body, maxPageSize, engine.store.schema);
-      return await facetsAnswer(request, engine, facets, TAG_ROUTE.postFacets, coding, false);
+      const view = viewFor(grant, engine);
+      const facets = parseFacetsPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      return await facetsAnswer(request, engine, view, facets, TAG_ROUTE.postFacets, coding, false);
     } catch (error) {
       return fail(request, error, coding);
     }
   };
-  /** The export answer of a parsed request: the match set made (queued when expensive), then streamed. */
-  const exportAnswer = (request: Request, engine: Engine, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
+  /** The export answer of a parsed request: the match set made (queued when expensive), then streamed, cut to the role's view. */
+  const exportAnswer = (request: Request, engine: Engine, view: RoleView | null, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
     const header = request.headers.get("accept-encoding");
     const gzip = acceptsGzip(header);
     const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query));
+    const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
-    return scheduled(request, exportCost(engine, parsed.query), negotiateCoding(header), function* () {
-      const cursor = yield* openExportWork(engine, parsed.query);
-      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, snapshotId, extraRecords(engine));
+    const query = scopedQuery(view, parsed.query);
+    const shape = { version: snapshotId, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
+    return scheduled(request, exportCost(engine, query), negotiateCoding(header), function* () {
+      const cursor = yield* openExportWork(engine, query);
+      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, shape);
     });
   };
-  const exportGet = (request: Request): Response | Promise<Response> => {
+  const exportGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const engine = options.engine();
-      const parsed = parseExportGet(searchOf(request.url), maxPageSize, engine.store.schema);
-      return exportAnswer(request, engine, parsed, TAG_ROUTE.getExport, true);
+      const view = viewFor(grant, engine);
+      const parsed = parseExportGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      return exportAnswer(request, engine, view, parsed, TAG_ROUTE.getExport, true);
     } catch (error) {
       return fail(request, error, coding);
     }
   };
-  const exportPost = async (request: Request): Promise<Response> => {
+  const exportPost = async (request: Request, grant?: Grant): Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const read = await readJson(request, coding);
       if (read instanceof Response) return read;
       const engine = options.engine();
-      const parsed = parseExportPost(read.body, maxPageSize, engine.store.schema);
-      return await exportAnswer(request, engine, parsed, TAG_ROUTE.postExport, false);
+      const view = viewFor(grant, engine);
+      const parsed = parseExportPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      return await exportAnswer(request, engine, view, parsed, TAG_ROUTE.postExport, false);
     } catch (error) {
       return fail(request, error, coding);
     }
   };
-  const schema = (request: Request): Response => {
+  const schema = (request: Request, grant?: Grant): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const engine = options.engine();
       const store = engine.store;
+      const view = viewFor(grant, engine);
       const version = versionId(engine);
-      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "");
+      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
       const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      return schemaResponse(store, etag, coding, version, rowCountOf(engine));
+      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema);
+      // a role limited to some rows is told how many it sees (a live replica's changed rows
+      // among them), never the table's count
+      const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
+      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema));
     } catch (error) {
-      return fail(request, error, coding) as Response;
+      return fail(request, error, coding);
     }
   };
   /**
@@ -353,48 +422,53 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
    * (queued like the listing when its plan is expensive). `etag` is sent in its weak form; an
    * analyze run never answers 304 (its timings are the point).
    */
-  const explainAnswer = (request: Request, engine: Engine, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
+  const explainAnswer = (request: Request, engine: Engine, view: RoleView | null, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
     const snapshotId = versionId(engine);
     if (conditional && !analyze) {
       const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
       if (unchanged !== null) return unchanged;
     }
-    const printed = printQuery(engine.store.schema, query);
+    // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
+    const printed = printQuery(view === null ? engine.store.schema : view.schema, requestQuery(view, query));
     // One plan: the scheduler admits it by its cost, the executor runs it (recording each
     // step's rows and time), and the answer prints it with the path the executor took.
-    const plan = planOf(engine, query);
-    if (!analyze) return explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
-    const respond = () => explainResponse({ query: printed, plan: printStep(plan.root) }, etag, snapshotId, coding);
+    const plan = planOf(engine, scopedQuery(view, query));
+    // a role's own filter is not shown: the plan's root alone (its window and totals)
+    const planned = () => (view === null || view.filter === null ? printStep(plan.root) : rootOnly(printStep(plan.root)));
+    if (!analyze) return explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
+    const respond = () => explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
     if (!isExpensive(plan)) {
       execute(engine, plan, true);
       return respond();
     }
     return scheduler.submit(() => executeWork(engine, plan, true), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
   };
-  const explainGet = (request: Request): Response | Promise<Response> => {
+  const explainGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const engine = options.engine();
+      const view = viewFor(grant, engine);
       const search = searchOf(request.url);
-      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, engine.store.schema));
+      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, view === null ? engine.store.schema : view.schema));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query));
-      return explainAnswer(request, engine, parsed.query, analyze, etag, coding, true);
+      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
+      return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
     } catch (error) {
       return fail(request, error, coding);
     }
   };
-  const explainPost = async (request: Request): Promise<Response> => {
+  const explainPost = async (request: Request, grant?: Grant): Promise<Response> => {
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     try {
       const read = await readJson(request, coding);
       if (read instanceof Response) return read;
       const engine = options.engine();
-      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, engine.store.schema));
+      const view = viewFor(grant, engine);
+      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query));
-      return await explainAnswer(request, engine, query, analyze, etag, coding, false);
+      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      return await explainAnswer(request, engine, view, query, analyze, etag, coding, false);
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -478,20 +552,34 @@ export const OPENAPI_JSON = "/openapi/json";
 /** The path of the resource index (docs/api.md "Resource name"). */
 export const RESOURCE_INDEX = "/api";
 
+/** Most documents the OpenAPI route keeps (one per set of columns shown: each role's). */
+const MAX_DOCUMENTS = 64;
+
 /**
  * GET /openapi/json: the document of `routes` for the snapshot serving now (openapi-doc.ts),
- * made once per snapshot, so that a reload to another schema describes its columns.
+ * made once per snapshot and set of columns, so that a reload to another schema describes its
+ * columns. It lists the columns and their enum values, so it needs the API key like
+ * `/api/users/schema`; with access control on (docs/api.md "Access control"), a credential, and
+ * its data schemas show the columns of the credential's role (the grant the envelope hands it).
  */
 function openApiHandler(routes: () => readonly Route[], options: AppOptions, paths: ResourcePaths): Handler {
-  let cached: { snapshotId: string; body: string } | null = null;
-  return () => {
+  const documents = new Map<string, string>();
+  let snapshotId = "";
+  const documentOf = (schema: Schema): Response => {
     const store = options.engine().store;
-    if (cached === null || cached.snapshotId !== store.snapshotId) {
-      const document = openApiDocument(routes(), { schema: store.schema, maxPageSize: options.maxPageSize, paths });
-      cached = { snapshotId: store.snapshotId, body: JSON.stringify(document) };
+    if (store.snapshotId !== snapshotId || documents.size >= MAX_DOCUMENTS) {
+      documents.clear();
+      snapshotId = store.snapshotId;
     }
-    return new Response(cached.body, { headers: JSON_HEADERS });
+    const key = schema.columns.map((c) => c.id).join(",");
+    let body = documents.get(key);
+    if (body === undefined) {
+      body = JSON.stringify(openApiDocument(routes(), { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null }));
+      documents.set(key, body);
+    }
+    return new Response(body, { headers: JSON_HEADERS });
   };
+  return (_request, grant) => documentOf(grant === undefined ? options.engine().store.schema : grant.view.schema);
 }
 
 /**
@@ -508,8 +596,9 @@ function resourceIndexHandler(paths: ResourcePaths): Handler {
  * The route table of a server (routes.ts): every route it answers, with its handler, its
  * OpenAPI operation and whether it needs the API key.
  * - the data routes under `/api/<resource>` (docs/api.md "Resource name"), each needing the key;
- * - `/api` (the resource index) and `/metrics`, needing the key; `/healthz`, `/readyz` open;
- * - the OpenAPI document and the docs UI (its page and Scalar bundle), open, not in the document;
+ * - `/api` (the resource index), `/metrics` and the OpenAPI document (not in itself), needing
+ *   the key; `/healthz`, `/readyz` open;
+ * - the docs UI (its page and Scalar bundle), open, not in the document;
  * - the plugins' routes (the demo page), as they come.
  * @throws Error for an invalid resource name (resource.ts), or as static-assets.ts `staticAssets`
  */
@@ -531,7 +620,7 @@ export function routeTable(options: AppOptions): Route[] {
     { method: "GET", path: RESOURCE_INDEX, handler: resourceIndexHandler(paths), operation: resourceIndexDoc, keyed: true },
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
-    { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true },
+    { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true, wholeTable: true },
     { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: true },
     ...staticAssetsPlugin("docs").routes,
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
@@ -544,9 +633,9 @@ export interface Service {
   /** The route table it was made from. */
   table: readonly Route[];
   /** Bun.serve `routes`: path → method → handler inside the envelope. */
-  routes: Record<string, Record<string, Handler>>;
+  routes: Record<string, Record<string, Served>>;
   /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
-  fetch: Handler;
+  fetch: Served;
 }
 
 /**
@@ -559,20 +648,22 @@ export interface Service {
  */
 export function createService(options: AppOptions): Service {
   const table = routeTable(options);
+  const access = options.access ?? null;
   const byPath = routesByPath(table);
   const envelope = createEnvelope(
     {
       logger: options.logger,
       cors: options.cors ?? null,
-      apiKeys: options.apiKeys ?? null,
+      apiKeys: access === null ? (options.apiKeys ?? null) : null,
+      access: access === null ? null : { authorize: (request, need) => access.authorize(request, options.engine().store.schema, need) },
       metrics: options.metrics ?? null,
       draining: options.state === undefined ? () => false : () => (options.state as () => ServerState)() === "draining",
     },
     byPath,
   );
-  const routes: Record<string, Record<string, Handler>> = {};
+  const routes: Record<string, Record<string, Served>> = {};
   for (const entry of byPath) {
-    const wrapped: Record<string, Handler> = {};
+    const wrapped: Record<string, Served> = {};
     for (const [method, handler] of Object.entries(entry.methods)) wrapped[method] = envelope.wrap(entry, handler);
     routes[entry.path] = wrapped;
   }

@@ -46,8 +46,11 @@ const seedsB = new Int32Array(4);
  * @param b the second number of the request (GET: the page size; POST: the rows)
  * @param text the rest of the request as a string (GET: the echoed `meta` JSON; POST: the sort keys)
  * @param filterKey the filter's cache key (engine/execute.ts `filterCacheKey`), or ""
+ * @param viewTag with access control, the role's view's tag (access/view.ts `RoleView.tag`: the
+ *   policy, the role and the claims its filter reads), so that a 304 never crosses roles or
+ *   tenants (docs/api.md "Access control"); "" without
  */
-export function entityTag(snapshotId: string, coding: Coding | null, route: number, a: number, b: number, text: string, filterKey: string): string {
+export function entityTag(snapshotId: string, coding: Coding | null, route: number, a: number, b: number, text: string, filterKey: string, viewTag = ""): string {
   if (snapshotId !== seededFor) {
     for (let c = 0; c < 4; c++) {
       seedsA[c] = Bun.hash.xxHash32(snapshotId, c);
@@ -63,6 +66,11 @@ export function entityTag(snapshotId: string, coding: Coding | null, route: numb
   if (filterKey !== "") {
     ha = Bun.hash.xxHash32(filterKey, ha);
     hb = Bun.hash.crc32(filterKey, hb);
+  }
+  if (viewTag !== "") {
+    // the request's parts hashed first, then the view's: "" is no view (a role's tag is never empty)
+    ha = Bun.hash.xxHash32(viewTag, ha ^ M_A);
+    hb = Bun.hash.crc32(viewTag, hb ^ M_B);
   }
   return `"${ha.toString(36)}-${hb.toString(36)}"`;
 }

@@ -8,6 +8,7 @@
  * generic treatment here ({@link genericHandler}).
  */
 import type { Logger } from "pino";
+import { DENIAL_STATUS, type Denial, type Grant, type Need, isDenial } from "../access/control.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
 import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "./compress.ts";
 import { type CorsPolicy, addCorsHeaders, allowedOrigin, isPreflight, preflightHeaders } from "./cors.ts";
@@ -16,8 +17,23 @@ import { problemResponse } from "./responses.ts";
 import type { PathRoutes } from "./routes.ts";
 import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
 
-/** A route handler: a Request in, a Response out (at once, or later). */
-export type Handler = (request: Request) => Response | Promise<Response>;
+/**
+ * A route handler: a Request in, a Response out (at once, or later). With access control on, a
+ * keyed route's handler gets the request's grant (access/control.ts: the role's view of the
+ * table); otherwise none.
+ */
+export type Handler = (request: Request, grant?: Grant) => Response | Promise<Response>;
+
+/** What Bun's router and `fetch` call: a wrapped handler (the envelope's), a Request in, a Response out. */
+export type Served = (request: Request) => Response | Promise<Response>;
+
+/**
+ * Access control as the envelope uses it (docs/api.md "Access control"): a request's grant or
+ * denial for the data served now (access/control.ts `AccessControl.authorize`).
+ */
+export interface AccessGate {
+  authorize(request: Request, need: Need): Grant | Denial | Promise<Grant | Denial>;
+}
 
 /** What the envelope of one server needs. */
 export interface EnvelopeOptions {
@@ -26,6 +42,8 @@ export interface EnvelopeOptions {
   cors: CorsPolicy | null;
   /** API keys, or null: keys off (docs/api.md: off by default). */
   apiKeys: ApiKeyCheck | null;
+  /** Access control, or null: off (docs/api.md "Access control"; when on, API keys are not used). */
+  access: AccessGate | null;
   /** The server's metrics, or null for none. */
   metrics: ServerMetrics | null;
   /** True while the server drains (after SIGTERM): every answer then carries `Connection: close`. */
@@ -36,11 +54,11 @@ export interface EnvelopeOptions {
 export const OTHER_ROUTE = "other";
 
 /**
- * True for a path no route serves that still needs `Authorization: Bearer <key>` when keys are
- * on before it learns its 404 or 405 (docs/api.md "API keys": `/api/*`, `/metrics` and the
- * OpenAPI document), so that a client without a key learns nothing of the API's paths. A served
- * path needs one when its routes say so (routes.ts `Route.keyed`); `OPTIONS` on any path never
- * does (see {@link Envelope.fallback}).
+ * True for a path no route serves that still needs `Authorization: Bearer <key>` when keys (or
+ * access control) are on before it learns its 404 or 405 (docs/api.md "API keys": `/api/*`,
+ * `/metrics` and the OpenAPI document), so that a client without a key learns nothing of the
+ * API's paths. A served path needs one when its routes say so (routes.ts `Route.keyed`);
+ * `OPTIONS` on any path never does (see {@link Envelope.fallback}).
  */
 export function needsApiKey(path: string): boolean {
   return path === "/metrics" || path === "/api" || path.startsWith("/api/") || path === "/openapi/json";
@@ -83,14 +101,14 @@ export interface Envelope {
    * A route's handler wrapped: API key (when the path's routes need one), CORS,
    * `Connection: close` while draining, duration metric; a thrown error becomes a logged 500 problem.
    */
-  wrap: (route: PathRoutes, handler: Handler) => Handler;
+  wrap: (route: PathRoutes, handler: Handler) => Served;
   /**
    * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
    * method is 405 with `Allow`, or 204 to `OPTIONS`, with or without a key (a CORS preflight
    * from an allowed origin gets the preflight headers); any other path (one with a trailing
    * slash too) is 404.
    */
-  fallback: Handler;
+  fallback: Served;
   /** A 500 problem with a request id, logged with the error (never a stack trace to the client). */
   internalError: (error: unknown, request: Request) => Response;
 }
@@ -100,7 +118,7 @@ export interface Envelope {
  * @param routes every served path (for 405, `Allow`, preflights and the key check of a wrong method)
  */
 export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRoutes[]): Envelope {
-  const { logger, cors, apiKeys, metrics, draining } = options;
+  const { logger, cors, apiKeys, metrics, draining, access } = options;
   const allowByPath = new Map(routes.map((r) => [r.path, allowOf(Object.keys(r.methods))]));
   const keyedPaths = new Set(routes.filter((r) => r.keyed).map((r) => r.path));
 
@@ -118,6 +136,33 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
     return problemResponse("UNAUTHORIZED", "the API key is not valid", [], { "www-authenticate": 'Bearer error="invalid_token"' }, {}, coding);
   };
 
+  /** The answer to a refused credential: 401 with `WWW-Authenticate: Bearer`, 403, or 500 (docs/api.md "Access control"). */
+  const denied = (request: Request, denial: Denial): Response => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    const status = DENIAL_STATUS[denial.denied];
+    if (status === 401) {
+      const challenge = denial.denied === "missing" ? "Bearer" : 'Bearer error="invalid_token"';
+      return problemResponse("UNAUTHORIZED", denial.detail, [], { "www-authenticate": challenge }, {}, coding);
+    }
+    return problemResponse(status === 403 ? "FORBIDDEN" : "INTERNAL", denial.detail, [], {}, {}, coding);
+  };
+
+  /**
+   * Answers with `proceed` given the request's grant, or answers its denial (finished); the
+   * grant may come later (a JWT verified now).
+   */
+  const guarded = (gate: AccessGate, label: string, request: Request, started: number, need: Need, proceed: (grant: Grant) => Response | Promise<Response>): Response | Promise<Response> => {
+    let outcome: Grant | Denial | Promise<Grant | Denial>;
+    try {
+      outcome = gate.authorize(request, need);
+    } catch (error) {
+      return finish(label, request, internalError(error, request), started);
+    }
+    const decide = (o: Grant | Denial): Response | Promise<Response> => (isDenial(o) ? finish(label, request, denied(request, o), started) : proceed(o));
+    if (!(outcome instanceof Promise)) return decide(outcome);
+    return outcome.then(decide, (error: unknown) => finish(label, request, internalError(error, request), started));
+  };
+
   /** Headers every answer gets, and the duration metric. */
   const finish = (label: string, request: Request, response: Response, started: number): Response => {
     if (cors !== null) addCorsHeaders(cors, request.headers.get("origin"), response);
@@ -127,10 +172,10 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
   };
 
   /** Runs `handler` and finishes its answer, sync or async; a thrown error or rejection becomes a 500. */
-  const run = (label: string, request: Request, handler: Handler, started: number): Response | Promise<Response> => {
+  const run = (label: string, request: Request, handler: Handler, started: number, grant?: Grant): Response | Promise<Response> => {
     let response: Response | Promise<Response>;
     try {
-      response = handler(request);
+      response = handler(request, grant);
     } catch (error) {
       response = internalError(error, request);
     }
@@ -143,8 +188,15 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
     return finish(label, request, response, started);
   };
 
-  const wrap = (route: PathRoutes, handler: Handler): Handler => {
+  const wrap = (route: PathRoutes, handler: Handler): Served => {
     const label = route.path;
+    if (access !== null && route.keyed) {
+      const need: Need = route.wholeTable ? "everything" : "data";
+      return (request) => {
+        const started = performance.now();
+        return guarded(access, label, request, started, need, (grant) => run(label, request, handler, started, grant));
+      };
+    }
     if (apiKeys === null || !route.keyed) {
       return (request) => run(label, request, handler, performance.now());
     }
@@ -163,9 +215,19 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
     const preflight = isPreflight(request);
     // OPTIONS answers with what the path allows (or a preflight) and no data: it needs no key.
     if (!preflight && request.method !== "OPTIONS" && (allow === undefined ? needsApiKey(path) : keyedPaths.has(path))) {
+      if (access !== null) {
+        // a credential first, as on the routes: a client without one learns nothing of the paths
+        return guarded(access, label, request, started, "data", () => answerUnrouted(request, path, allow, label, started));
+      }
       const refused = unauthorized(request);
       if (refused !== null) return finish(label, request, refused, started);
     }
+    return answerUnrouted(request, path, allow, label, started);
+  };
+
+  /** 404, 405 with `Allow`, or 204 to `OPTIONS`, for a request no route's method matched (see {@link Envelope.fallback}). */
+  const answerUnrouted = (request: Request, path: string, allow: string | undefined, label: string, started: number): Response => {
+    const preflight = isPreflight(request);
     const coding = negotiateCoding(request.headers.get("accept-encoding"));
     if (allow === undefined) return finish(label, request, problemResponse("NOT_FOUND", `no resource at ${path}`, [], {}, {}, coding), started);
     if (request.method === "OPTIONS") {
@@ -195,8 +257,8 @@ export function createEnvelope(options: EnvelopeOptions, routes: readonly PathRo
  * @param serve answers the request
  */
 export function genericHandler(serve: Handler): Handler {
-  return (request) => {
-    const answered = serve(request);
+  return (request, grant) => {
+    const answered = serve(request, grant);
     return answered instanceof Promise ? answered.then((r) => finishGeneric(request, r)) : finishGeneric(request, answered);
   };
 }

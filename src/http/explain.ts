@@ -28,7 +28,7 @@ export type PrintedTest = PrintedRange | Exclude<ColumnTest, { op: "range" }>;
 /** A predicate as explain prints it (query/types.ts `Predicate`). */
 export type PrintedPredicate =
   | { kind: "column"; column: string; test: PrintedTest }
-  | { kind: "search"; terms: string[] }
+  | { kind: "search"; terms: string[]; columns?: string[] }
   | { kind: "and" | "or"; children: PrintedPredicate[] };
 
 /** The normalized query as explain prints it (query/types.ts `Query`). */
@@ -75,7 +75,7 @@ function printPredicate(schema: Schema, predicate: Predicate): PrintedPredicate 
     case "column":
       return { kind: "column", column: predicate.column, test: printTest(schema.columns.find((c) => c.id === predicate.column), predicate.test) };
     case "search":
-      return { kind: "search", terms: predicate.terms };
+      return predicate.columns === undefined ? { kind: "search", terms: predicate.terms } : { kind: "search", terms: predicate.terms, columns: predicate.columns };
     case "and":
     case "or":
       return { kind: predicate.kind, children: predicate.children.map((child) => printPredicate(schema, child)) };

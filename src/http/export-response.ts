@@ -10,6 +10,8 @@ import { SLICE_MS } from "../engine/scheduler.ts";
 import type { FacetsAnswer } from "../engine/facets.ts";
 import type { ExportFormat } from "../query/export.ts";
 import { type ExportBuffer, csvHeader, rowsCsv, rowsNdjson } from "../store/rows-export.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { Projection } from "../store/record-fields.ts";
 import type { ExtraRecords, Store } from "../store/types.ts";
 import { type Coding, GzipPieces } from "./compress.ts";
 import { JSON_TYPE, bytesResponse } from "./responses.ts";
@@ -28,6 +30,18 @@ function nextTurn(): Promise<void> {
 export function facetsResponse(answer: FacetsAnswer, etag: string, snapshotId: string, coding: Coding | null): Response {
   const headers = { "content-type": JSON_TYPE, etag, "x-snapshot-id": snapshotId, "cache-control": "no-cache", vary: "Accept-Encoding" };
   return bytesResponse(encoder.encode(JSON.stringify(answer)), 200, headers, coding);
+}
+
+/** What an export's rows are written as (see {@link exportResponse}). */
+export interface ExportShape {
+  /** The id `X-Snapshot-Id` shows (a live replica's `<snapshotId>@<LSN>`). */
+  version: string;
+  /** The schema the client sees: the CSV header's columns. */
+  schema: Schema;
+  /** The members each record keeps (an access role's), or null for every one. */
+  projection: Projection | null;
+  /** The records of rows beyond the store's (a live replica's changed rows), or null. */
+  extra: ExtraRecords | null;
 }
 
 /** Content types of the export formats. */
@@ -51,11 +65,24 @@ const EXPORT_TYPES: Record<ExportFormat, string> = {
  * @param gzip true when the client accepts gzip
  * @param logger where a stopped export is noted (rows written of the total)
  * @param resource the resource name (resource.ts), the file name's first part
- * @param version the id `X-Snapshot-Id` shows and the file is named after (engine/execute.ts
- *   `versionId`; an LSN's slash becomes `-`)
- * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`)
+ * @param shape what the rows are written as: the version `X-Snapshot-Id` shows and the file is
+ *   named after (engine/execute.ts `versionId`; an LSN's slash becomes `-`), the schema the
+ *   client sees (the CSV header's columns), the projection of the records onto it (an access
+ *   role's; null for every column), and the records of rows beyond the store's (a live
+ *   replica's changed rows: engine/execute.ts `extraRecords`); default the store's snapshot id
+ *   and schema, every column, none
  */
-export function exportResponse(store: Store, cursor: ExportCursor, format: ExportFormat, etag: string, gzip: boolean, logger: Logger, resource: string, version: string = store.snapshotId, extra: ExtraRecords | null = null): Response {
+export function exportResponse(
+  store: Store,
+  cursor: ExportCursor,
+  format: ExportFormat,
+  etag: string,
+  gzip: boolean,
+  logger: Logger,
+  resource: string,
+  shape: ExportShape = { version: store.snapshotId, schema: store.schema, projection: null, extra: null },
+): Response {
+  const { version, projection, extra } = shape;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
     "content-disposition": `attachment; filename="${resource}-${version.replace("/", "-")}.${format}"`,
@@ -82,13 +109,13 @@ export function exportResponse(store: Store, cursor: ExportCursor, format: Expor
       /** Writes body bytes: compressed when gzip. */
       const send = (bytes: Uint8Array) => write(pieces === null ? bytes : pieces.piece(bytes));
       if (pieces !== null) await write(pieces.header());
-      if (format === "csv") await send(csvHeader(store.schema));
+      if (format === "csv") await send(csvHeader(shape.schema));
       let turn = performance.now();
       while (!stopped) {
         const rows = cursor.next();
         if (rows === null) break;
         written += rows.length;
-        await send(format === "csv" ? rowsCsv(store, rows, buffer, extra) : rowsNdjson(store, rows, buffer, extra));
+        await send(format === "csv" ? rowsCsv(store, rows, buffer, extra, projection) : rowsNdjson(store, rows, buffer, extra, projection));
         // A sink that drains at once (a fast reader on loopback) resolves each write as a
         // microtask, and microtasks alone never let the event loop read another request: after a
         // scheduler slice of batches, wait for the next turn.

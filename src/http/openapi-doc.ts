@@ -306,7 +306,15 @@ function componentSchemas({ schema: s, paths }: DocContext) {
           required: ["kind", "column", "test"],
           properties: { kind: { type: "string", enum: ["column"] }, column: { type: "string" }, test: schema("ColumnTest") },
         },
-        { type: "object", required: ["kind", "terms"], properties: { kind: { type: "string", enum: ["search"] }, terms: { type: "array", items: { type: "string" } } } },
+        {
+          type: "object",
+          required: ["kind", "terms"],
+          properties: {
+            kind: { type: "string", enum: ["search"] },
+            terms: { type: "array", items: { type: "string" } },
+            columns: { type: "array", items: { type: "string" }, description: "The searchable columns the search looks into when the credential's role does not see them all; absent: every one." },
+          },
+        },
         {
           type: "object",
           required: ["kind", "children"],
@@ -452,8 +460,14 @@ const RESPONSES = {
   },
   BadRequest: { description: "A bad parameter or body field (each listed in `errors`), malformed JSON, or grouping/pivoting asked for.", content: problemContent },
   Unauthorized: {
-    description: "API keys are configured and the request has no `Authorization: Bearer <key>` with one of them.",
+    description:
+      "API keys or access control are on and the request has no valid credential: no `Authorization: Bearer <token or key>`, an unknown key, or a JWT that does not verify or has expired (`detail` says which).",
     headers: { "WWW-Authenticate": header("WWWAuthenticate") },
+    content: problemContent,
+  },
+  Forbidden: {
+    description:
+      "Access control is on and the credential is valid, but its role is not one of the policy's, it lacks a claim its role's filter reads (or holds one that does not fit it), or its role may not read this (the metrics need a role that sees every row and column).",
     content: problemContent,
   },
   NotFound: { description: "No resource at this path (a documented path with a trailing slash included).", content: problemContent },
@@ -470,13 +484,13 @@ const RESPONSES = {
   },
 };
 
-/** The optional API key. */
+/** The optional credential: an API key, or, with access control, a JWT or a key of the access policy. */
 const SECURITY_SCHEMES = {
   apiKey: {
     type: "http",
     scheme: "bearer",
     description:
-      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request, and this document (/openapi/json), needs `Authorization: Bearer <key>`; /healthz, /readyz and OPTIONS stay open.",
+      "Off by default. When the server is started with --api-keys-file or API_KEYS, every /api/* and /metrics request, and this document (/openapi/json), needs `Authorization: Bearer <key>`. With --access (access control), the credential is a JWT (HS256 with the policy's secret, or RS256/ES256 with its JWKS file) or a key of the policy, and its role decides which rows and columns every answer holds; this document then shows the role's columns. /healthz, /readyz and OPTIONS stay open.",
   },
 };
 
@@ -505,7 +519,7 @@ export function openApiDocument(routes: readonly Route[], context: DocContext): 
     const operation = route.operation(context);
     const responses = operation.responses as Record<string, unknown>;
     const security = route.keyed ? KEYED : [];
-    const keyed = route.keyed ? { 401: response("Unauthorized") } : {};
+    const keyed = route.keyed ? (context.access === true ? { 401: response("Unauthorized"), 403: response("Forbidden") } : { 401: response("Unauthorized") }) : {};
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = { ...operation, security, responses: sortedResponses({ ...responses, ...keyed }) };
   }

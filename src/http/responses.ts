@@ -9,6 +9,8 @@
  */
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { Projection } from "../store/record-fields.ts";
 import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
 import { COMPRESS_MIN_BYTES, type Coding, compressBytes } from "./compress.ts";
@@ -94,7 +96,8 @@ export function textResponse(text: string, status: number, headers: Record<strin
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
  * @param version the id `X-Snapshot-Id` shows (engine/execute.ts `versionId`)
- * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`)
+ * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`), or null
+ * @param projection the columns each record keeps (an access role's), or null for every one
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
 export function getResponse(
@@ -107,6 +110,7 @@ export function getResponse(
   coding: Coding | null,
   version: string = store.snapshotId,
   extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
 ): Response {
   const { page, pageSize } = request;
   const totalPages = Math.ceil(total / pageSize);
@@ -114,7 +118,7 @@ export function getResponse(
     `,"total":${total},"page":${page},"pageSize":${pageSize}` +
     `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` +
     `,"meta":${metaJson}}`;
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra), etag, version, coding);
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra, projection), etag, version, coding);
 }
 
 /**
@@ -125,10 +129,20 @@ export function getResponse(
  * @param coding the negotiated coding, or null for none
  * @param version as for {@link getResponse}
  * @param extra as for {@link getResponse}
+ * @param projection as for {@link getResponse}
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function postResponse(store: Store, rows: Uint32Array, total: number, etag: string, coding: Coding | null, version: string = store.snapshotId, extra: ExtraRecords | null = null): Response {
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra), etag, version, coding);
+export function postResponse(
+  store: Store,
+  rows: Uint32Array,
+  total: number,
+  etag: string,
+  coding: Coding | null,
+  version: string = store.snapshotId,
+  extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
+): Response {
+  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra, projection), etag, version, coding);
 }
 
 /**
@@ -137,11 +151,17 @@ export function postResponse(store: Store, rows: Uint32Array, total: number, eta
  * (`{id, kind, values?}`), the key column's id, the enum column that partitions the rows (null
  * when none does), its row count and snapshot id — with the same `ETag`, `X-Snapshot-Id` and
  * caching headers as the data routes.
+ * With access control, an access role's schema instead (docs/api.md "Access control"): its
+ * columns alone, its partition column when it sees it, and, for a role limited to some rows,
+ * the rows it sees.
  * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
  * @param coding the negotiated coding, or null for none
+ * @param version the id `X-Snapshot-Id` and `snapshotId` show (engine/execute.ts `versionId`: `<snapshotId>@<LSN>` over a live replica's changes)
+ * @param rows the rows the client sees (engine/execute.ts `rowCountOf`, or an access role's count), default the store's row count
+ * @param shown the schema the client sees (an access role's), default the store's
  */
-export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount): Response {
-  const { columns, key, partition } = store.schema;
+export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema): Response {
+  const { columns, key, partition } = shown;
   const body = JSON.stringify({ columns, key, partition, rows, snapshotId: version });
   return dataResponse(encoder.encode(body), etag, version, coding);
 }
@@ -181,6 +201,7 @@ export const PROBLEM_STATUS: Record<ProblemCode, number> = {
   MALFORMED_JSON: 400,
   GROUPING_NOT_SERVED: 400,
   UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   PAYLOAD_TOO_LARGE: 413,

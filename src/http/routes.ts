@@ -19,6 +19,8 @@ export interface DocContext {
   maxPageSize: number;
   /** The data routes' paths (docs/api.md "Resource name"). */
   paths: ResourcePaths;
+  /** True with access control on (docs/api.md "Access control"): keyed operations may also answer 403. */
+  access?: boolean;
 }
 
 /**
@@ -38,9 +40,15 @@ export interface Route {
   operation: ((context: DocContext) => Operation) | null;
   /**
    * True when the route needs `Authorization: Bearer <key>` while API keys are on
-   * (docs/api.md "API keys"): every route that reads the data, and the metrics.
+   * (docs/api.md "API keys"), or a credential while access control is on (docs/api.md "Access
+   * control"): every route that reads the data, and the metrics.
    */
   keyed: boolean;
+  /**
+   * True when, with access control on, only a role that sees every row and every column may
+   * call it (the metrics: they count every row and every request); absent: false.
+   */
+  wholeTable?: boolean;
 }
 
 /** Routes served beside the API: the demo page and its files, say (`serve --no-demo` leaves them out). */
@@ -48,27 +56,29 @@ export interface Plugin {
   routes: readonly Route[];
 }
 
-/** One path of the table: its routes' handlers by method, and whether it needs a key. */
+/** One path of the table: its routes' handlers by method, whether it needs a key, and whether a role must see the whole table. */
 export interface PathRoutes {
   path: string;
   methods: Record<string, Handler>;
   keyed: boolean;
+  wholeTable: boolean;
 }
 
 /**
  * The table grouped by path, in table order.
- * @throws Error when two routes share a path and a method, or a path's routes disagree on `keyed`
+ * @throws Error when two routes share a path and a method, or a path's routes disagree on `keyed` or `wholeTable`
  */
 export function routesByPath(routes: readonly Route[]): PathRoutes[] {
   const byPath = new Map<string, PathRoutes>();
   for (const route of routes) {
     let entry = byPath.get(route.path);
     if (entry === undefined) {
-      entry = { path: route.path, methods: {}, keyed: route.keyed };
+      entry = { path: route.path, methods: {}, keyed: route.keyed, wholeTable: route.wholeTable === true };
       byPath.set(route.path, entry);
     }
     if (route.method in entry.methods) throw new Error(`internal: ${route.method} ${route.path} is in the route table twice`);
     if (entry.keyed !== route.keyed) throw new Error(`internal: the routes of ${route.path} disagree on whether they need an API key`);
+    if (entry.wholeTable !== (route.wholeTable === true)) throw new Error(`internal: the routes of ${route.path} disagree on whether they need the whole table`);
     entry.methods[route.method] = route.handler;
   }
   return [...byPath.values()];

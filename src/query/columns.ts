@@ -61,3 +61,14 @@ export function withoutColumn(filter: Predicate | null, column: string): Predica
   const children = filter.children.map((c) => withoutColumn(c, column)).filter((c): c is Predicate => c !== null);
   return children.length === 0 ? null : children.length === 1 ? children[0] : { kind: "and", children };
 }
+
+/**
+ * `filter` within `scope`: their AND (the scope first), or whichever is not null (null when
+ * both are). A facets request's counts and an access role's every request are taken within the
+ * role's rows this way (docs/api.md "Access control").
+ */
+export function withinScope(scope: Predicate | null | undefined, filter: Predicate | null): Predicate | null {
+  if (scope === null || scope === undefined) return filter;
+  if (filter === null) return scope;
+  return { kind: "and", children: [scope, filter] };
+}

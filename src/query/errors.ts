@@ -11,6 +11,7 @@ export const PROBLEMS = {
   MALFORMED_JSON: { title: "Malformed JSON body", type: "/problems/malformed-json" },
   GROUPING_NOT_SERVED: { title: "Row grouping and pivoting are not served", type: "/problems/grouping-not-served" },
   UNAUTHORIZED: { title: "Unauthorized", type: "/problems/unauthorized" },
+  FORBIDDEN: { title: "Forbidden", type: "/problems/forbidden" },
   NOT_FOUND: { title: "Not found", type: "/problems/not-found" },
   METHOD_NOT_ALLOWED: { title: "Method not allowed", type: "/problems/method-not-allowed" },
   PAYLOAD_TOO_LARGE: { title: "Request body too large", type: "/problems/payload-too-large" },

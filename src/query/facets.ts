@@ -26,6 +26,12 @@ export interface FacetQuery {
   columns: string[];
   /** Every filter and the search, as one predicate (null: none). */
   filter: Predicate | null;
+  /**
+   * Rows outside it are never counted, whichever column (an access role's rows: docs/api.md
+   * "Access control"): ANDed with the filter of every facet and of the total, and, unlike the
+   * filter's parts, never dropped as a column's own filter. Absent or null: every row.
+   */
+  scope?: Predicate | null;
   /** Most values listed per column, 1…{@link MAX_FACET_LIMIT}. */
   limit: number;
   /** Keep values whose folded string contains this (folded when used); null keeps all. */

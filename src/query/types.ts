@@ -36,12 +36,14 @@ export interface SortKey {
  * - `search`: the global search (docs/api.md "Global search"): every one of `terms` (non-empty,
  *   split on white space, as given: folded when evaluated) is contained, folded, in some
  *   searchable column's folded output string (every `text` and `enum` column, and the key).
- *   Never anyone's own filter: facets keep it for every column.
+ *   `columns`, when given, names the searchable columns it looks into instead of every one (the
+ *   columns an access role sees: docs/api.md "Access control"; ids of searchable columns, in any
+ *   order). Never anyone's own filter: facets keep it for every column.
  * - `and` / `or`: all / any of `children` (at least one child).
  */
 export type Predicate =
   | { kind: "column"; column: string; test: ColumnTest }
-  | { kind: "search"; terms: string[] }
+  | { kind: "search"; terms: string[]; columns?: string[] }
   | { kind: "and"; children: Predicate[] }
   | { kind: "or"; children: Predicate[] };
 

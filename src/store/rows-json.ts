@@ -9,14 +9,16 @@
  * record's first byte in a loop with no dependency between rows, lets the CPU fetch the rows'
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
+import { type Projection, keptRuns, maxSpanInts, writeProjected } from "./record-fields.ts";
 import { recordSpan } from "./records.ts";
 import type { ExtraRecords, Records, Store } from "./types.ts";
 
 // ignoreBOM: a value may start with U+FEFF, which is kept
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Byte every record starts with ('{'). */
+/** Byte every record starts with ('{'), and the one it ends with. */
 const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
@@ -143,13 +145,24 @@ function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, pre
  * of exactly the body, valid until the next write for this store or into `buffer`: in the
  * store's scratch area when it fits there, else in `buffer` (grown by doubling as needed). For
  * a caller that copies the bytes before the next write (a `Response` built from a byte array
- * copies it). Each record is the row's JSON object of every column, in schema order.
+ * copies it). Each record is the row's JSON object of every column, in schema order, or of
+ * the projection's columns.
  * @param prefix bytes before the array (e.g. `{"data":`), or empty
  * @param suffix bytes after it (e.g. `,"total":42}`), or empty
  * @param extra the records of rows beyond the store's (a live replica's changed rows), if any
+ * @param projection the columns each record keeps (an access role's: record-fields.ts), or null for every one
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+export function writeRowsJsonInto(
+  buffer: BodyBuffer,
+  store: Store,
+  rows: Uint32Array,
+  prefix: Uint8Array,
+  suffix: Uint8Array,
+  extra: ExtraRecords | null = null,
+  projection: Projection | null = null,
+): Uint8Array<ArrayBuffer> {
+  if (projection !== null) return writeProjectedRows(buffer, store.records, extra, rows, prefix, suffix, projection);
   if (extra !== null && reachesExtra(rows, extra)) return writeMixed(buffer, store.records, extra, rows, prefix, suffix);
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
@@ -168,7 +181,8 @@ export function writeRowsJsonInto(buffer: BodyBuffer, store: Store, rows: Uint32
  * {@link writeRowsJsonInto} into a new byte array of exactly the body's length.
  * @throws Error when the store's records are corrupt
  */
-export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
+export function writeRowsJson(store: Store, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array<ArrayBuffer> {
+  if (projection !== null) return writeProjectedRows(createBodyBuffer(), store.records, extra, rows, prefix, suffix, projection).slice();
   if (extra !== null && reachesExtra(rows, extra)) return writeMixed(createBodyBuffer(), store.records, extra, rows, prefix, suffix).slice();
   const records = store.records;
   const length = bodyLength(records, rows, prefix, suffix);
@@ -237,8 +251,108 @@ function writeMixed(buffer: BodyBuffer, records: Records, extra: ExtraRecords, r
 }
 
 /** `[record, …]` for `rows` as UTF-8 JSON bytes ({@link writeRowsJson} without prefix or suffix). */
-export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null): Uint8Array<ArrayBuffer> {
-  return writeRowsJson(store, rows, EMPTY, EMPTY, extra);
+export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array<ArrayBuffer> {
+  return writeRowsJson(store, rows, EMPTY, EMPTY, extra, projection);
+}
+
+/** Spans of one record's kept runs (record-fields.ts `keptRuns`), reused; grown for a schema of more members. */
+let runSpans = new Uint32Array(64);
+
+/**
+ * The body of `rows` with each record cut to the projection's members (record-fields.ts
+ * `keptRuns`: a record scanned only as far as its hidden members go), each run of kept members
+ * copied whole: in the store's scratch area by `copyWithin` when the body fits there and every
+ * row is the store's (as {@link writeRowsJsonInto} assembles full records, the copies native,
+ * no view made a run), else in `buffer` (grown by doubling as needed).
+ * @throws Error when a record is corrupt
+ */
+function writeProjectedRows(
+  buffer: BodyBuffer,
+  records: Records,
+  extra: ExtraRecords | null,
+  rows: Uint32Array,
+  prefix: Uint8Array,
+  suffix: Uint8Array,
+  projection: Projection,
+): Uint8Array<ArrayBuffer> {
+  const { chunks, offsets, chunkShift } = records;
+  const need = maxSpanInts(projection.keep.length);
+  if (runSpans.length < need) runSpans = new Uint32Array(need);
+  const spans = runSpans;
+  // An upper bound (a projected record is never longer than the record), and each record's
+  // first, middle and last bytes read in a loop with no dependency between rows: the CPU fetches
+  // their cache lines in parallel, before the scan below reads each record in turn (measured over
+  // 1M rows: 36 µs a 100-row page without this pass, 18 µs with it; full records 13 µs).
+  let bound = prefix.length + suffix.length + 2 + rows.length;
+  let beyond = false;
+  let firstBytes = OPEN_BRACE;
+  let lastBytes = CLOSE_BRACE;
+  let middleBytes = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (extra !== null && row >= extra.first) {
+      beyond = true;
+      bound += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
+    } else {
+      const c = row >>> chunkShift;
+      const start = offsets[row + c];
+      const end = offsets[row + c + 1];
+      bound += end - start;
+      const bytes = chunks[c];
+      firstBytes |= bytes[start];
+      middleBytes |= bytes[(start + end) >>> 1];
+      lastBytes |= bytes[end - 1];
+    }
+  }
+  // a byte never has bit 8 set: the middle bytes are read for their cache lines alone
+  if (firstBytes !== OPEN_BRACE || lastBytes !== CLOSE_BRACE || middleBytes > 0xff) throw new Error("corrupt store: a record is not a JSON object");
+  const whole = !beyond && bound <= records.scratch.length ? wholeView(records) : null;
+  if (whole !== null) {
+    const bytes = chunks[0];
+    const base = bytes.byteOffset;
+    const from = records.scratch.byteOffset;
+    let at = from;
+    whole.set(prefix, at);
+    at += prefix.length;
+    whole[at++] = OPEN_BRACKET;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      if (i > 0) whole[at++] = COMMA;
+      const n = keptRuns(bytes, offsets[row], offsets[row + 1], projection, spans);
+      whole[at++] = OPEN_BRACE;
+      for (let k = 0; k < n; k += 2) {
+        if (k > 0) whole[at++] = COMMA;
+        whole.copyWithin(at, base + spans[k], base + spans[k + 1]);
+        at += spans[k + 1] - spans[k];
+      }
+      whole[at++] = CLOSE_BRACE;
+    }
+    whole[at++] = CLOSE_BRACKET;
+    whole.set(suffix, at);
+    return whole.subarray(from, at + suffix.length);
+  }
+  if (bound > buffer.bytes.length) {
+    let capacity = buffer.bytes.length * 2;
+    while (capacity < bound) capacity *= 2;
+    buffer.bytes = new Uint8Array(capacity);
+  }
+  const out = buffer.bytes;
+  out.set(prefix, 0);
+  let at = prefix.length;
+  out[at++] = OPEN_BRACKET;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (i > 0) out[at++] = COMMA;
+    if (extra !== null && row >= extra.first) {
+      at = writeProjected(extra.bytes, extra.offsets[row - extra.first], extra.offsets[row - extra.first + 1], projection, out, at);
+    } else {
+      const c = row >>> chunkShift;
+      at = writeProjected(chunks[c], offsets[row + c], offsets[row + c + 1], projection, out, at);
+    }
+  }
+  out[at++] = CLOSE_BRACKET;
+  out.set(suffix, at);
+  return out.subarray(0, at + suffix.length);
 }
 
 /**

@@ -5,7 +5,7 @@
  * key's rank: every order breaks its ties by row number.
  */
 import type { StoredColumn } from "../kinds/kind.ts";
-import type { Schema } from "../schema/kinds.ts";
+import type { ColumnSpec, Schema } from "../schema/kinds.ts";
 import type { TrigramIndex } from "../bits/trigram-index.ts";
 
 export type { TrigramIndex };
@@ -118,13 +118,18 @@ export function keyColumn(store: Store): StoredColumn {
   return storedColumn(store, store.schema.key);
 }
 
+/** True for a column a search looks into: a text or enum column, or the key (docs/api.md "Global search"). */
+export function isSearchable(schema: Schema, spec: ColumnSpec): boolean {
+  return spec.id === schema.key || spec.kind === "text" || spec.kind === "enum";
+}
+
 /** The columns a search looks into, in schema order: text and enum columns and the key (docs/api.md "Global search"). */
 export function searchableColumns(columns: Map<string, StoredColumn>, schema: Schema): StoredColumn[] {
   const out: StoredColumn[] = [];
   for (const spec of schema.columns) {
     const column = columns.get(spec.id);
     if (column === undefined) continue;
-    if (column.key || spec.kind === "text" || spec.kind === "enum") out.push(column);
+    if (isSearchable(schema, spec)) out.push(column);
   }
   return out;
 }
@@ -135,6 +140,16 @@ export function searchableColumns(columns: Map<string, StoredColumn>, schema: Sc
  */
 export function searchIndexColumns(searchable: readonly StoredColumn[]): StoredColumn[] {
   return searchable.filter((column) => column.key || column.spec.kind === "text");
+}
+
+/**
+ * The searchable columns a search looks into: every one of the store's (`ids` undefined), or
+ * those of them named in `ids` (a search restricted to an access role's columns, docs/api.md
+ * "Access control"), in schema order.
+ */
+export function searchedColumns(store: Store, ids: readonly string[] | undefined): readonly StoredColumn[] {
+  if (ids === undefined) return store.searchable;
+  return store.searchable.filter((column) => ids.includes(column.spec.id));
 }
 
 /** Rows per partition code (length S; one code holding every row when the store has no partition). */

@@ -36,6 +36,8 @@ export interface DemoService {
 export interface DemoServiceOptions {
   /** API keys: when given, every /api/* request needs `Authorization: Bearer <one of them>`. */
   apiKeys?: string[];
+  /** An access policy file (docs/api.md "Access control"): when given, every /api/* request needs a credential of it. */
+  access?: string;
 }
 
 /** Serves the snapshot at `snapshot` (in `dir`, deleted on stop) with the demo page on 127.0.0.1, port 0. */
@@ -48,6 +50,7 @@ function serve(dir: string, snapshot: string, records: TableRecord[], table: Tab
     logger: pino({ level: "warn" }),
     plugins: [demoPlugin()],
     apiKeys: options.apiKeys,
+    access: options.access,
   });
   return {
     server,
