@@ -2,8 +2,8 @@
  * `npm run build`: compiles the CLI, the server and its assets into one executable,
  * dist/users-listing. The static assets (the demo page, the docs UI) are built first when
  * missing or stale (scripts/build-assets.ts); the compiler embeds them through the generated
- * dist/assets/embed.ts. Full `--minify` is known to break Elysia apps, so only whitespace and
- * syntax are minified. The column worker (src/store/column-worker.ts) and the I/O thread
+ * dist/assets/embed.ts. Only whitespace and syntax are minified (identifiers keep their names,
+ * so stack traces and logged errors stay readable). The column worker (src/store/column-worker.ts) and the I/O thread
  * (src/io/worker.ts) are entry points too, as Bun requires for workers in a compiled executable.
  */
 import { mkdirSync } from "node:fs";
