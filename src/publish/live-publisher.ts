@@ -213,8 +213,13 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       stopStream("snapshot");
       return;
     }
-    // published before a restart: the slot sends what was not confirmed
-    if (lsnValue(event.lsn) <= lsnValue(published) && pending.transactions.length === 0) return;
+    // published before a restart: the slot sends what was not confirmed. It is in a published
+    // batch, so it is confirmed now (else the stream, holding an unconfirmed transaction, would
+    // keep the slot's WAL until the table's next batch).
+    if (lsnValue(event.lsn) <= lsnValue(published) && pending.transactions.length === 0) {
+      await stream?.confirm(event.lsn).catch((error) => logger.warn({ err: error }, "confirming the LSN to PostgreSQL failed; it is confirmed with the next batch"));
+      return;
+    }
     const changes = filled(event.changes);
     try {
       // applied here as a replica will apply it: a value the schema cannot hold needs a new snapshot
