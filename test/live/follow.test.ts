@@ -6,7 +6,8 @@
  * - the first snapshot at the slot's consistent point (a secret column left out);
  * - inserts, updates (of sort keys and of the key), deletes, a multi-row transaction;
  * - the publisher killed with SIGKILL and started again (nothing lost, nothing twice);
- * - the replica killed and started again (the snapshot and the batches after it);
+ * - the replica killed and started again (the snapshot and the batches after it, applied before
+ *   it serves its first request);
  * - a compaction (a new snapshot, the batches folded in);
  * - a TRUNCATE and an ALTER TABLE (a new snapshot each).
  */
@@ -99,6 +100,26 @@ async function converged(replica: ServeProcess, lsn: number): Promise<void> {
   }
 }
 
+/** Waits until the location's manifest lists a batch past `lsn`; returns the last listed batch's LSN. */
+async function listedPast(lsn: number): Promise<string> {
+  for (;;) {
+    const manifest = await readManifest(openStorage(location)).catch(() => null);
+    const last = manifest?.changes?.at(-1);
+    if (last !== undefined && lsnValue(last.lsn) > lsn) return last.lsn;
+    await Bun.sleep(50);
+  }
+}
+
+/** Waits until the replica answers /readyz 200 (it has a snapshot); returns that first answer. */
+async function readyOnce(replica: ServeProcess): Promise<{ lsn?: string }> {
+  for (;;) {
+    const response = await fetch(`${replica.url}/readyz`);
+    if (response.status === 200) return (await response.json()) as { lsn?: string };
+    await response.arrayBuffer();
+    await Bun.sleep(50);
+  }
+}
+
 /** Waits until the location's manifest names a live snapshot. */
 async function published(): Promise<void> {
   for (;;) {
@@ -139,10 +160,18 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       publisher = startPublisher();
       await converged(replica, await currentLsn());
 
-      // the replica killed and started again: the snapshot and the batches after it
+      // the replica killed and started again: the snapshot and the batches after it, applied
+      // before it serves. Its follower's first poll is an hour away: only its start applies them.
       replica.child.kill("SIGKILL");
       await replica.child.exited;
+      const beforeDelete = await currentLsn();
       await sql`DELETE FROM people WHERE id = 2`;
+      const last = await listedPast(beforeDelete);
+      replica = await spawnServe(null, ["--source", location, "--poll", "3600", "--cache-dir", join(dir, "replica")]);
+      const first = await readyOnce(replica);
+      expect(first.lsn).toBe(last);
+      expect(await exported(replica)).toEqual(await tableRows());
+      await replica.dispose();
       replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica")]);
       await converged(replica, await currentLsn());
 
