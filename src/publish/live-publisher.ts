@@ -80,6 +80,21 @@ export interface RunningPublisher {
 /** Milliseconds before a failed step is tried again (the object store or PostgreSQL away). */
 const RETRY_MS = [100, 250, 500, 1000, 2000, 5000];
 
+/**
+ * Changes a batch holds at most (docs/live-replicas.md §7): once the collected transactions hold
+ * this many, a batch is published at once rather than `--batch-ms` after its first commit, and a
+ * batch takes whole transactions up to it (a larger transaction makes a batch of its own). A
+ * replica applies a batch in one step between requests, so this bounds that step.
+ */
+export const MAX_BATCH_CHANGES = 10_000;
+
+/**
+ * Changes collected and not yet published beyond which the stream waits for a batch to be
+ * published (the object store away for a while): PostgreSQL keeps the WAL meanwhile, and the
+ * publisher's memory stays bounded.
+ */
+const PENDING_LIMIT = 10 * MAX_BATCH_CHANGES;
+
 /** How often the table's columns are compared with the snapshot's, in ms. */
 const COLUMNS_CHECK_MS = 2000;
 
@@ -101,7 +116,9 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
   let sinceSnapshot: ChangeBatch[] = [];
   let published = "0/0";
   let stream: ChangeStream | null = null;
-  let pending: { transactions: Transaction[]; timer: ReturnType<typeof setTimeout> | null } = { transactions: [], timer: null };
+  let pending: { transactions: Transaction[]; changes: number; timer: ReturnType<typeof setTimeout> | null } = { transactions: [], changes: 0, timer: null };
+  /** A flush is queued for a full batch (not yet started). */
+  let fullQueued = false;
   let flushing: Promise<void> = Promise.resolve();
   let compacting: Promise<void> | null = null;
   let lastCompaction = Date.now();
@@ -179,11 +196,27 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       return { op: "upsert", record };
     });
 
-  /** Publishes the collected transactions as one batch, then confirms its LSN to PostgreSQL. */
+  /**
+   * Publishes the first collected transactions as one batch (whole transactions, up to
+   * {@link MAX_BATCH_CHANGES} changes, at least one), then confirms its LSN to PostgreSQL; the
+   * rest, if any, is published next.
+   */
   const flush = async () => {
-    const transactions = pending.transactions;
+    fullQueued = false;
     if (pending.timer !== null) clearTimeout(pending.timer);
-    pending = { transactions: [], timer: null };
+    let take = 0;
+    let count = 0;
+    while (take < pending.transactions.length && (take === 0 || count + pending.transactions[take].changes.length <= MAX_BATCH_CHANGES)) {
+      count += pending.transactions[take].changes.length;
+      take++;
+    }
+    const transactions = pending.transactions.slice(0, take);
+    const rest = pending.transactions.slice(take);
+    pending = { transactions: rest, changes: pending.changes - count, timer: null };
+    if (rest.length > 0) {
+      fullQueued = true;
+      flushing = flushing.then(flush);
+    }
     if (transactions.length === 0) return;
     const last = transactions[transactions.length - 1];
     const batch: ChangeBatch = { lsn: last.lsn, commitTime: last.commitTime, changes: transactions.flatMap((t) => t.changes) };
@@ -230,6 +263,15 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       return;
     }
     pending.transactions.push({ ...event, changes });
+    pending.changes += changes.length;
+    if (pending.changes >= MAX_BATCH_CHANGES) {
+      if (!fullQueued) {
+        fullQueued = true;
+        flushing = flushing.then(flush);
+      }
+      if (pending.changes >= PENDING_LIMIT) await flushing;
+      return;
+    }
     if (pending.timer === null) {
       pending.timer = setTimeout(() => {
         flushing = flushing.then(flush);
@@ -312,9 +354,11 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       }, COLUMNS_CHECK_MS);
       await ended;
       clearInterval(columnsCheck);
-      // what was received whole is published; then the stream stops
-      flushing = flushing.then(flush);
-      await flushing;
+      // what was received whole is published (in batches of at most MAX_BATCH_CHANGES); then the stream stops
+      do {
+        flushing = flushing.then(flush);
+        await flushing;
+      } while (pending.transactions.length > 0);
       await current.stop();
       stream = null;
     }

@@ -227,4 +227,23 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       await replica.dispose();
     }
   }, 240_000);
+  test("a batch holds whole transactions up to its size limit and is published without waiting for --batch-ms", async () => {
+    // --batch-ms of a minute (its largest): only the size limit publishes these batches at once
+    const publisher = startPublisher(["--batch-ms", "60000"]);
+    const replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica3")]);
+    try {
+      await published();
+      const before = (await readManifest(openStorage(location)))?.changes?.length ?? 0;
+      // two transactions of 6,000 rows: together past the limit, each too large to share a batch
+      for (const start of [20_000, 30_000]) {
+        await sql.unsafe(`INSERT INTO people (id, name, email, status, score, secret_hash) SELECT g, 'bulk ' || g, NULL, 'active', g % 7, 'h' FROM generate_series(${start + 1}, ${start + 6000}) AS g`);
+      }
+      await converged(replica, await currentLsn());
+      const manifest = await readManifest(openStorage(location));
+      expect(manifest?.changes?.slice(before).map((c) => c.changes)).toEqual([6000, 6000]);
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await replica.dispose();
+    }
+  }, 240_000);
 });
