@@ -226,8 +226,10 @@ export function startServer(options: ServeOptions): RunningServer {
   const changes: ChangesTarget = {
     lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
     apply: (batch: ChangeBatch) => {
+      const started = performance.now();
       engine = applyChanges(engine, batch);
       if (live !== null) live.pendingSince = null;
+      logger.debug({ lsn: batch.lsn, changes: batch.changes.length, ms: Math.round((performance.now() - started) * 100) / 100 }, "applied a change batch");
     },
     published: (snapshotLsn, pendingSince) => {
       live = { snapshotLsn, pendingSince };
