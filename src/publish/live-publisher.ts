@@ -98,6 +98,9 @@ const PENDING_LIMIT = 10 * MAX_BATCH_CHANGES;
 /** How often the table's columns are compared with the snapshot's, in ms. */
 const COLUMNS_CHECK_MS = 2000;
 
+/** Logged when the slot was invalidated. */
+const LOST = "the slot was invalidated (its WAL went past max_slot_wal_keep_size): its changes are gone; a new first snapshot follows";
+
 /** Why the stream was stopped. */
 type Reason = "error" | "snapshot" | "stop";
 
@@ -171,7 +174,12 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
 
   /** The published state taken up again (the snapshot and its batches applied here); false when there is none to take up. */
   const resume = async (): Promise<boolean> => {
-    if ((await slotState(options.url, options.slot)) === null) return false;
+    const slot = await slotState(options.url, options.slot);
+    if (slot === null) return false;
+    if (slot.walStatus === "lost") {
+      logger.warn({ slot: options.slot }, LOST);
+      return false;
+    }
     const current = await options.location.current();
     if (current === null) return false;
     let state = createEngine(loadSnapshot(current.path).store);
@@ -333,6 +341,12 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
           stopStream("error");
         });
       } catch (error) {
+        // a slot PostgreSQL invalidated (max_slot_wal_keep_size) never streams again
+        if ((await slotState(options.url, options.slot).catch(() => null))?.walStatus === "lost") {
+          logger.warn({ slot: options.slot }, LOST);
+          reason = "snapshot";
+          continue;
+        }
         logger.warn({ err: error }, "starting the replication stream failed; trying again");
         await Bun.sleep(RETRY_MS[3]);
         continue;
