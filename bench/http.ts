@@ -207,17 +207,19 @@ export function searchMix(dataset: Dataset): { requests: MixRequest[]; searches:
   return { requests: out, searches: texts.length };
 }
 
+/** One request as a line of a mix.lua request list: METHOD<TAB>target[<TAB>JSON body[<TAB>headers]]. */
+export function requestLine(r: MixRequest): string {
+  const body = r.body === undefined ? "" : JSON.stringify(r.body);
+  const headers = Object.entries(r.headers ?? {}).map(([name, value]) => `${name}: ${value}`);
+  return headers.length > 0 ? `${r.method}\t${r.target}\t${body}\t${headers.join("|")}` : body === "" ? `${r.method}\t${r.target}` : `${r.method}\t${r.target}\t${body}`;
+}
+
 /** Writes a request list for mix.lua; returns its path. */
 export function writeList(name: string, requests: MixRequest[]): string {
   const dir = join(cacheDir(), "http");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.tsv`);
-  const lines = requests.map((r) => {
-    const body = r.body === undefined ? "" : JSON.stringify(r.body);
-    const headers = Object.entries(r.headers ?? {}).map(([name, value]) => `${name}: ${value}`);
-    return headers.length > 0 ? `${r.method}\t${r.target}\t${body}\t${headers.join("|")}` : body === "" ? `${r.method}\t${r.target}` : `${r.method}\t${r.target}\t${body}`;
-  });
-  writeFileSync(path, `${lines.join("\n")}\n`);
+  writeFileSync(path, `${requests.map(requestLine).join("\n")}\n`);
   return path;
 }
 

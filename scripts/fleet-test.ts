@@ -27,21 +27,15 @@
  *                             [--commit-at reading|before-build]
  *
  * Needs PostgreSQL (`sh scripts/install-postgres.sh`), nginx and wrk (Debian packages:
- * `sh scripts/install-fleet-tools.sh`; `npm test` runs both, and test/fleet/fleet.test.ts runs
- * this script at 200,000 rows). s3rver answers from this process's event loop, so nothing
- * here blocks it once it runs: children are started with Bun.spawn and awaited.
+ * `sh scripts/install-fleet-tools.sh`; `npm test` runs both, and test/publish/fleet.test.ts runs
+ * this script at 200,000 rows). The fleet's machinery (PostgreSQL, s3rver, replicas, nginx, wrk,
+ * the cleanup) is scripts/fleet-harness.ts, shared with the live fleet (scripts/fleet-live.ts).
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import postgres from "postgres";
-import { type Manifest, readManifest } from "../src/publish/publish.ts";
-import { openStorage } from "../src/io/storage.ts";
-import { startPostgres } from "../test/support/postgres.ts";
-import { type TestS3, startS3 } from "../test/support/s3.ts";
+import { CLI, ROOT, createLog, createUsersTable, freePort, getJson, openFleet, readyId, s, servedId, tail, waitFor, wrkSummary } from "./fleet-harness.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
 const { values } = parseArgs({
   options: {
     rows: { type: "string", default: "200000" },
@@ -62,137 +56,18 @@ if (commitAt !== "reading" && commitAt !== "before-build") throw new Error(`--co
 for (const [name, value] of Object.entries({ rows, seconds, schedule, poll })) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name}: a positive integer (got ${value})`);
 }
-const BUCKET = "fleet";
-const dir = mkdtempSync(join(tmpdir(), "users-fleet-"));
-const cli = [process.execPath, join(ROOT, "src", "cli.ts")];
-const t0 = performance.now();
-const log = (line: string) => console.log(`[fleet ${((performance.now() - t0) / 1000).toFixed(1)}s] ${line}`);
-const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-
-/** A free port on loopback. */
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
-
-/** GET on loopback, bounded by a 5 s timeout: the status and the parsed JSON body (null when not JSON), or null when it fails. */
-async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> | null } | null> {
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
-    const text = await response.text();
-    let body: Record<string, unknown> | null = null;
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {}
-    return { status: response.status, body };
-  } catch {
-    return null;
-  }
-}
-
-/** The snapshot id a replica serves (its /healthz 200), or null while it does not serve. */
-async function servedId(port: number): Promise<string | null> {
-  const r = await getJson(`http://127.0.0.1:${port}/healthz`);
-  return r?.status === 200 && typeof r.body?.snapshotId === "string" ? r.body.snapshotId : null;
-}
-
-/** The snapshot id a replica is ready with (its /readyz 200), or null while it is not ready. */
-async function readyId(port: number): Promise<string | null> {
-  const r = await getJson(`http://127.0.0.1:${port}/readyz`);
-  return r?.status === 200 && typeof r.body?.snapshotId === "string" ? r.body.snapshotId : null;
-}
-
-/** Polls `check` every `everyMs` until it returns a value other than null; throws `what` after `timeoutMs`. */
-async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | null>, everyMs = 100): Promise<T> {
-  const started = performance.now();
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${s(timeoutMs)}: ${what}`);
-    await Bun.sleep(everyMs);
-  }
-}
-
-/** Runs a command to its end without blocking the event loop, bounded by `timeoutMs`; throws with its stderr when it fails. */
-async function runAsync(command: string[], timeoutMs: number): Promise<void> {
-  const child = Bun.spawn(command, { stdout: "ignore", stderr: "pipe" });
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
-  const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
-  clearTimeout(timer);
-  if (code !== 0) throw new Error(`${command.join(" ")} exited ${code}: ${stderr}`);
-}
-
-/** The last `n` lines of a file ("" when it does not exist). */
-function tail(file: string, n: number): string {
-  if (!existsSync(file)) return "";
-  return readFileSync(file, "utf8").trimEnd().split("\n").slice(-n).join("\n");
-}
-
-// The children and servers, for the cleanup.
-let s3: TestS3 | null = null;
-let publisher: ReturnType<typeof Bun.spawn> | null = null;
-let wrk: ReturnType<typeof Bun.spawn> | null = null;
-const replicas: { port: number; child: ReturnType<typeof Bun.spawn>; logs: string[] }[] = [];
-/** nginx's binary: on the PATH, or where Debian puts it (/usr/sbin, which a non-root PATH may lack). */
-const NGINX = Bun.which("nginx") ?? "/usr/sbin/nginx";
-let nginxConf = "";
-const pg = startPostgres(); // before s3rver: startPostgres blocks (spawnSync) while it starts
-const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-
-let cleaned: Promise<void> | null = null;
-/** Stops everything this run started (each once): wrk, the publisher loop's process group, the replicas, nginx, s3rver, PostgreSQL; removes the temporary directory. */
-function cleanup(): Promise<void> {
-  cleaned ??= (async () => {
-    if (wrk !== null && wrk.exitCode === null) wrk.kill("SIGKILL");
-    if (publisher !== null && publisher.exitCode === null) {
-      try {
-        process.kill(-publisher.pid, "SIGKILL"); // the loop and the build or publish it runs
-      } catch {}
-    }
-    for (const r of replicas) r.child.kill("SIGKILL");
-    if (nginxConf !== "") await runAsync([NGINX, "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`], 10_000).catch((e) => log(`nginx stop: ${(e as Error).message}`));
-    await Promise.all(replicas.map((r) => r.child.exited));
-    await sql.end({ timeout: 5 }).catch(() => {});
-    await s3?.stop().catch(() => {});
-    await pg.stop().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  })();
-  return cleaned;
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    log(`${signal}: stopping`);
-    void cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
-  });
-}
+const log = createLog("fleet");
+const fleet = openFleet("fleet", { log }); // before s3rver: PostgreSQL starts blocking (spawnSync)
+const { dir, sql, replicas } = fleet;
 
 let failed = false;
 try {
-  await sql.unsafe(`
-    CREATE TYPE role AS ENUM ('owner', 'admin', 'member', 'viewer');
-    CREATE TABLE users (id bigint PRIMARY KEY, name text NOT NULL, email text NOT NULL, status text NOT NULL, role role, age int, created_at timestamptz);
-    INSERT INTO users SELECT g, 'User ' || g, 'user' || g || '@example.com', CASE WHEN g % 3 = 0 THEN 'inactive' ELSE 'active' END,
-      (ARRAY['owner','admin','member','viewer'])[1 + g % 4]::role, 18 + g % 60, timestamptz '2020-01-01' + g * interval '1 minute'
-    FROM generate_series(1, ${rows}) AS g;`).simple();
+  await createUsersTable(sql, rows);
   log(`PostgreSQL: ${rows} rows`);
 
   // the location: a bucket on s3rver (loopback), or a shared directory
-  let location: string;
-  let childEnv: Record<string, string | undefined> = { ...process.env };
-  if (values.location === "s3") {
-    s3 = await startS3(dir, BUCKET);
-    location = `s3://${BUCKET}/users`;
-    childEnv = { ...process.env, ...s3.env };
-    delete childEnv.S3_ENDPOINT;
-    log(`s3rver on ${s3.env.AWS_ENDPOINT_URL}: location ${location}`);
-  } else {
-    location = join(dir, "shared");
-    log(`location: directory ${location}`);
-  }
-  const storage = openStorage(location);
-  const manifest = async (): Promise<Manifest | null> => readManifest(storage).catch(() => null);
+  await fleet.useLocation(values.location);
+  const { location, manifest } = fleet;
 
   // the publisher: build and publish on a schedule, for the whole run (docs/operations.md §2)
   const publisherLog = join(dir, "publisher.log");
@@ -210,71 +85,46 @@ try {
     '  if [ "$left" -gt 0 ]; then sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"; fi',
     "done",
   ].join("\n");
-  publisher = Bun.spawn(["sh", "-c", loop], {
+  const publisher = Bun.spawn(["sh", "-c", loop], {
     cwd: ROOT,
-    detached: true, // its own process group: the cleanup kills the loop and its current build together
+    detached: true,
     stdout: "ignore",
     stderr: "ignore",
     env: {
-      ...childEnv,
+      ...fleet.env,
       FLEET_LOG: publisherLog,
-      FLEET_BUN: cli[0],
-      FLEET_CLI: cli[1],
-      FLEET_PG: pg.url,
+      FLEET_BUN: CLI[0],
+      FLEET_CLI: CLI[1],
+      FLEET_PG: fleet.pg.url,
       FLEET_SNAP: join(dir, "users.snap"),
       FLEET_LOCATION: location,
       FLEET_SCHEDULE: String(schedule),
     },
   });
+  fleet.track(publisher, true); // its own process group: the cleanup kills the loop and its current build together
   log(`publisher: build from PostgreSQL && publish to ${location}, a build starting every ${schedule} s (pid ${publisher.pid})`);
   const first = await waitFor(`a first publish to ${location}`, 600_000, manifest, 500);
   log(`first version published: ${first.current.snapshotId} (${first.current.rows} rows, ${(first.current.bytes / 2 ** 20).toFixed(1)} MiB)`);
 
   // two replicas following the location
-  let started = 0;
-  const start = (port: number) => {
-    const logFile = join(dir, `replica-${port}-${++started}.log`);
-    const child = Bun.spawn([...cli, "serve", "--source", location, "--poll", String(poll), "--port", String(port), "--cache-dir", join(dir, `replica-${port}`), "--no-demo"], {
-      cwd: ROOT,
-      env: childEnv,
-      stdout: "ignore",
-      stderr: Bun.file(logFile), // pino's JSON lines
-    });
-    return { child, logFile };
-  };
+  const replicaArgs = ["--poll", String(poll)];
   const replicaStart = performance.now();
-  for (const port of [freePort(), freePort()]) {
-    const { child, logFile } = start(port);
-    replicas.push({ port, child, logs: [logFile] });
-  }
+  fleet.addReplicas([freePort(), freePort()], replicaArgs);
   await Promise.all(replicas.map((r) => waitFor(`replica on ${r.port} ready with ${first.current.snapshotId}`, 300_000, async () => ((await readyId(r.port)) === first.current.snapshotId ? true : null))));
   log(`replicas on ${replicas.map((r) => r.port).join(", ")} ready (--poll ${poll}): cold start of both ${s(performance.now() - replicaStart)}`);
 
   // nginx over the two replicas, from deploy/nginx.conf
-  const nginxPrefix = join(dir, "nginx");
-  mkdirSync(join(nginxPrefix, "logs"), { recursive: true });
-  const nginxPort = freePort();
-  const conf = readFileSync(join(ROOT, "deploy", "nginx.conf"), "utf8")
-    .replace("server 127.0.0.1:3001", `server 127.0.0.1:${replicas[0].port}`)
-    .replace("server 127.0.0.1:3002", `server 127.0.0.1:${replicas[1].port}`)
-    .replace("listen 8080;", `listen 127.0.0.1:${nginxPort};`);
-  writeFileSync(join(nginxPrefix, "nginx.conf"), conf);
-  await runAsync([NGINX, "-c", join(nginxPrefix, "nginx.conf"), "-p", `${nginxPrefix}/`], 10_000);
-  nginxConf = join(nginxPrefix, "nginx.conf");
+  const nginxPort = await fleet.startNginx();
   log(`nginx on ${nginxPort}`);
 
   // wrk: GET and POST through nginx for --seconds
-  const list = join(dir, "requests.tsv");
   const lines: string[] = [];
   for (let i = 0; i < 400; i++) {
     lines.push(`GET\t/api/users?page=${1 + (i % 50)}&pageSize=20&sortBy=name&filter[status]=${i % 2 === 0 ? "active" : "inactive"}`);
     lines.push(`POST\t/api/users\t${JSON.stringify({ startRow: (i % 100) * 100, endRow: (i % 100) * 100 + 100, sortModel: [{ colId: "age", sort: "desc" }], filterModel: { role: { filterType: "set", values: ["admin"] } } })}`);
   }
-  writeFileSync(list, `${lines.join("\n")}\n`);
   const loadStart = performance.now();
-  const load = Bun.spawn(["wrk", "-t2", "-c32", `-d${seconds}s`, "--timeout", "10s", "-s", join(ROOT, "bench", "wrk", "mix.lua"), `http://127.0.0.1:${nginxPort}`, "--", list], { stdout: "pipe", stderr: "ignore" });
-  wrk = load;
-  const wrkOutput = new Response(load.stdout).text();
+  const { child: wrk, output: wrkOutput } = fleet.startWrk(nginxPort, seconds, lines);
   log(`wrk: 2 threads, 32 connections, ${seconds} s, GET and POST through nginx`);
 
   // a change committed in PostgreSQL during the load; the schedule builds and publishes it
@@ -340,26 +190,22 @@ try {
   // one replica killed with SIGKILL and started again: its cold start from the location
   const victim = replicas[0];
   const killedDuringLoad = wrk.exitCode === null;
-  victim.child.kill("SIGKILL");
-  await victim.child.exited;
   const latest = (await manifest())?.current.snapshotId;
   const restarted = performance.now();
-  const again = start(victim.port);
-  victim.child = again.child;
-  victim.logs.push(again.logFile);
+  await fleet.restartReplica(victim, replicaArgs);
   await waitFor(`restarted replica on ${victim.port} ready with ${latest}`, 300_000, async () => ((await readyId(victim.port)) === latest ? true : null), 50);
   const coldStart = performance.now() - restarted;
   const readyDuringLoad = wrk.exitCode === null;
   log(`replica on ${victim.port} killed (SIGKILL ${s(restarted - loadStart)} into the load) and started again: ready with ${latest} after ${s(coldStart)} (cold start from ${values.location === "s3" ? "S3" : "the directory"})`);
 
   // the load's end
-  const wrkTimer = setTimeout(() => wrk?.kill("SIGKILL"), (seconds + 60) * 1000);
+  const wrkTimer = setTimeout(() => wrk.kill("SIGKILL"), (seconds + 60) * 1000);
   await wrk.exited;
   clearTimeout(wrkTimer);
   const output = await wrkOutput;
-  const summary = JSON.parse(/WRKJSON (\{.*\})/.exec(output)?.[1] ?? "{}") as Record<string, number>;
-  const socketErrors = summary.errors_connect + summary.errors_read + summary.errors_write + summary.errors_timeout;
-  const rps = Math.round(summary.requests / (summary.duration_us / 1e6));
+  const summary = wrkSummary(output);
+  if (summary === null) throw new Error(`no wrk summary: ${output}`);
+  const { socketErrors, rps } = summary;
   log(`wrk through nginx: ${summary.requests} requests in ${(summary.duration_us / 1e6).toFixed(1)} s (${rps} req/s), p99 ${(summary.p99_us / 1000).toFixed(1)} ms, non-2xx ${summary.errors_status}, socket errors ${socketErrors}`);
 
   // the publisher's cycles
@@ -374,7 +220,6 @@ try {
   const ids = await Promise.all(replicas.map((r) => servedId(r.port)));
   const final = (await manifest())?.current.snapshotId;
   const problems: string[] = [];
-  if (summary.requests === undefined) problems.push(`no wrk summary: ${output}`);
   if (summary.errors_status !== 0) problems.push(`${summary.errors_status} non-2xx answers`);
   if (socketErrors !== 0) problems.push(`${socketErrors} socket errors`);
   if (!ids.every((id) => id === final && id === next)) problems.push(`replicas serve ${ids.join(", ")}; published ${final}; the change is in ${next}`);
@@ -395,6 +240,6 @@ try {
   }
   failed = true;
 } finally {
-  await cleanup();
+  await fleet.cleanup();
 }
 process.exit(failed ? 1 : 0);

@@ -18,6 +18,7 @@ import type { InputFormat } from "./ingest/read.ts";
 import { type BuildProgress, type TableSummary, buildSnapshotFromFile, buildSnapshotFromGenerator, buildSnapshotFromPostgres } from "./snapshot/build-file.ts";
 import { delimiterProblem } from "./ingest/csv.ts";
 import type { ColumnSpec } from "./schema/kinds.ts";
+import type { ChangeBatch } from "./live/changes.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
 import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followChanges, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
@@ -321,6 +322,7 @@ export function createCli(): Command {
         for (const warning of data.built?.warnings ?? []) logger.warn({ data: dataFile }, warning);
       }
       let prepared: PreparedCopy | undefined;
+      let firstLive: { snapshotLsn: string; batches: ChangeBatch[] } | undefined;
       let follow: FollowOptions | null = null;
       let starting: StartingServer | null = null;
       let supervisor: Supervisor | null = null;
@@ -337,6 +339,7 @@ export function createCli(): Command {
         const first = (await waitForFirst({ ...follow, threads: startup })) as FirstSnapshot;
         snapshot = first.path;
         prepared = first.prepared;
+        if (first.entry.lsn !== undefined) firstLive = { snapshotLsn: first.entry.lsn, batches: first.batches };
       } else if (snapshot === undefined) {
         snapshot = resolve(DEFAULT_DATA.path);
         ensureGeneratedSnapshot(snapshot, DEFAULT_DATA, logger);
@@ -405,6 +408,7 @@ export function createCli(): Command {
         verify: opts.verify,
         cacheDir,
         prepared,
+        live: firstLive,
         owned: managed || follow !== null,
         prune: !managed,
         ioTimeoutMs,

@@ -88,6 +88,14 @@ export interface ServeOptions {
    */
   prepared?: PreparedCopy;
   /**
+   * A live table's first snapshot (publish/follow.ts `waitForFirst`): its LSN in the manifest
+   * (shown on /healthz and /readyz from the start) and the change batches listed after it,
+   * applied in order before the first request is answered, so that a replica that starts again
+   * never serves the snapshot without the changes it served before. One that does not apply is
+   * logged; the state before it serves and the follower tries it again (or reports why not).
+   */
+  live?: { snapshotLsn: string; batches: readonly ChangeBatch[] };
+  /**
    * The snapshot file is a replica's own verified download (`serve --source`, or a worker of
    * one): linked into the cache instead of copied (snapshot/private-copy.ts `owned`).
    */
@@ -145,9 +153,13 @@ export interface RunningServer {
    * I/O thread, then mapped and swapped here in one step; counted in the reload metric by
    * result. A reload asked for while one runs starts when it ends (one more at most).
    * @param fetched a replica's download, already verified and in the cache (publish/follow.ts)
-   * @throws (rejects) SnapshotError or IoError when the new file is refused; the old snapshot keeps serving
+   * @param batches a live table's batches listed after that snapshot: applied to it, one at a
+   *   time between requests, before it is swapped in (the old state serves meanwhile), so that the
+   *   state served never goes back to the snapshot's LSN
+   * @throws (rejects) SnapshotError or IoError when the new file is refused, BatchError when a
+   *   batch does not apply to it; the old snapshot keeps serving
    */
-  reload: (fetched?: FetchResult) => Promise<void>;
+  reload: (fetched?: FetchResult, batches?: readonly ChangeBatch[]) => Promise<void>;
   /**
    * Drains (SIGTERM): /readyz turns 503, the listening socket closes (new connections are
    * refused) and so do idle keep-alive connections (Bun's `server.stop(false)`), requests in
@@ -212,14 +224,25 @@ export function startServer(options: ServeOptions): RunningServer {
     logger.warn({ snapshot: options.snapshot, snapshotId: prepared.snapshotId, refused: prepared.refused }, "the snapshot file is refused; serving the verified cached copy of the same snapshot instead");
   }
   let engine = createEngine(loaded.store);
+  for (const batch of options.live?.batches ?? []) {
+    try {
+      engine = applyChanges(engine, batch);
+    } catch (error) {
+      // the batches before it stay applied; the follower tries this one again at its polls
+      logger.warn({ err: error, lsn: batch.lsn }, "a change batch listed after the snapshot does not apply at start-up; serving the state before it, the follower tries it again");
+      break;
+    }
+  }
   // a live table's replica: the manifest's last LSN for the served snapshot, and since when a
   // published change waits to be applied (null: every published change is applied)
-  let live: { snapshotLsn: string; pendingSince: number | null } | null = null;
+  let live: { snapshotLsn: string; pendingSince: number | null } | null = options.live === undefined ? null : { snapshotLsn: options.live.snapshotLsn, pendingSince: null };
   const changes: ChangesTarget = {
     lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
     apply: (batch: ChangeBatch) => {
+      const started = performance.now();
       engine = applyChanges(engine, batch);
       if (live !== null) live.pendingSince = null;
+      logger.debug({ lsn: batch.lsn, changes: batch.changes.length, ms: Math.round((performance.now() - started) * 100) / 100 }, "applied a change batch");
     },
     published: (snapshotLsn, pendingSince) => {
       live = { snapshotLsn, pendingSince };
@@ -297,7 +320,7 @@ export function startServer(options: ServeOptions): RunningServer {
   state = "ready";
 
   /** One reload: prepare on an I/O thread, then map and swap here. */
-  const reloadOnce = async (fetched?: FetchResult): Promise<void> => {
+  const reloadOnce = async (fetched?: FetchResult, batches: readonly ChangeBatch[] = []): Promise<void> => {
     const started = performance.now();
     let next: PrivatelyLoaded;
     let swapMs: number;
@@ -311,9 +334,17 @@ export function startServer(options: ServeOptions): RunningServer {
       // From here to the swap, this thread maps the verified copy: no request waits on the disk.
       const mapStarted = performance.now();
       next = mapOrPrepare(ready, loadHere);
-      metrics.retireEngine(engine);
-      engine = createEngine(next.store);
+      let fresh = createEngine(next.store);
       swapMs = performance.now() - mapStarted;
+      // a live table's batches, each applied between requests (the old state serves meanwhile)
+      for (const batch of batches) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const t = performance.now();
+        fresh = applyChanges(fresh, batch);
+        swapMs += performance.now() - t;
+      }
+      metrics.retireEngine(engine);
+      engine = fresh;
     } catch (error) {
       metrics.reloaded("refused");
       throw error;
@@ -338,9 +369,9 @@ export function startServer(options: ServeOptions): RunningServer {
   };
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
-  const reload = (fetched?: FetchResult): Promise<void> => {
+  const reload = (fetched?: FetchResult, batches?: readonly ChangeBatch[]): Promise<void> => {
     if (running === null) {
-      running = reloadOnce(fetched).finally(() => {
+      running = reloadOnce(fetched, batches).finally(() => {
         running = null;
       });
       return running;
@@ -349,7 +380,7 @@ export function startServer(options: ServeOptions): RunningServer {
       .catch(() => {})
       .then(() => {
         queued = null;
-        return reload(fetched);
+        return reload(fetched, batches);
       });
     return queued;
   };

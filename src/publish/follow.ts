@@ -16,7 +16,7 @@ import type { FetchResult } from "../io/jobs.ts";
 import { threadedStorage } from "../io/remote.ts";
 import { describeLocation } from "../io/storage.ts";
 import type { FileThreads } from "../io/threads.ts";
-import { batchesAfter, checkedBatch } from "../live/batches.ts";
+import { type BatchEntry, batchesAfter, checkedBatch } from "../live/batches.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { MANIFEST_KEY, type Manifest, type ManifestEntry, readManifest } from "./publish.ts";
 
@@ -226,11 +226,6 @@ async function currentManifest(options: FollowOptions): Promise<Manifest> {
   return manifest;
 }
 
-/** The manifest's current version (see {@link currentManifest}). */
-async function currentEntry(options: FollowOptions): Promise<ManifestEntry> {
-  return (await currentManifest(options)).current;
-}
-
 /**
  * What a replica of a live table drives (docs/live-replicas.md §5, §8): the state it serves and
  * the change batches it applies to it.
@@ -252,6 +247,31 @@ export interface ChangesTarget {
 }
 
 /**
+ * A listed batch, downloaded and checked against its entry (size, SHA-256, its LSN).
+ * @throws IoError of the storage (`not_published` when it is missing), `checksum`; an Error of the checks
+ */
+async function downloadBatch(options: Pick<FollowOptions, "threads" | "location" | "timeoutMs">, entry: BatchEntry): Promise<ChangeBatch> {
+  const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
+  const bytes = await storage.read(entry.key);
+  if (bytes === null) throw new IoError("not_published", `${storage.description}: ${entry.key} is listed in the manifest but missing`);
+  return checkedBatch(entry, bytes);
+}
+
+/**
+ * The batches a live snapshot's manifest lists after it, downloaded and checked, in order (none
+ * for a snapshot that is not live): what goes in with the snapshot, so that a replica never
+ * serves it without them (docs/live-replicas.md §8).
+ * @throws as {@link downloadBatch}
+ */
+export async function listedBatches(options: Pick<FollowOptions, "threads" | "location" | "timeoutMs">, manifest: Manifest): Promise<ChangeBatch[]> {
+  const lsn = manifest.current.lsn;
+  if (lsn === undefined) return [];
+  const batches: ChangeBatch[] = [];
+  for (const entry of batchesAfter(manifest.changes ?? [], lsn)) batches.push(await downloadBatch(options, entry));
+  return batches;
+}
+
+/**
  * Applies the manifest's batches after the served state's LSN, in order (docs/live-replicas.md
  * §8): each downloaded, checked against its entry (size, SHA-256, its LSN), then applied; the
  * first that fails stops the step (the next poll tries it again, the state stays the last good
@@ -264,12 +284,7 @@ async function applyListed(options: FollowOptions, manifest: Manifest, target: C
   const listed = manifest.changes ?? [];
   const pending = batchesAfter(listed, target.lsn() ?? snapshotLsn);
   target.published(snapshotLsn, pending.length === 0 ? null : Date.parse(pending[0].commitTime));
-  const storage = threadedStorage(options.threads, options.location, options.timeoutMs);
-  for (const entry of pending) {
-    const bytes = await storage.read(entry.key);
-    if (bytes === null) throw new IoError("not_published", `${storage.description}: ${entry.key} is listed in the manifest but missing`);
-    target.apply(checkedBatch(entry, bytes));
-  }
+  for (const entry of pending) target.apply(await downloadBatch(options, entry));
   return pending.length;
 }
 
@@ -308,13 +323,16 @@ export function followChanges(snapshotId: () => string, target: ChangesTarget, o
   };
 }
 
-/** A replica's first snapshot, downloaded and verified, and its manifest entry. */
+/** A replica's first snapshot, downloaded and verified, its manifest entry, and the batches listed after it (a live table's). */
 export interface FirstSnapshot extends FetchResult {
   entry: ManifestEntry;
+  /** Downloaded and checked, in order: applied before the replica serves (none when the snapshot is not live). */
+  batches: ChangeBatch[];
 }
 
 /**
- * A replica's first snapshot: the manifest's current version downloaded, tried again every
+ * A replica's first snapshot: the manifest's current version downloaded (with a live table's
+ * batches listed after it, {@link listedBatches}), tried again every
  * `pollSeconds` while nothing is published yet or anything fails (each failure logged, see
  * {@link SourceTracker.failed}), until `stopped()` says to give up (then resolves null).
  */
@@ -324,12 +342,15 @@ export async function waitForFirst(options: FollowOptions, stopped: () => boolea
     const started = Date.now();
     let doing = `reading ${MANIFEST_KEY}`;
     try {
-      const entry = await currentEntry(options);
+      const manifest = await currentManifest(options);
+      const entry = manifest.current;
       options.tracker.published(entry.snapshotId);
       doing = `downloading snapshot ${entry.snapshotId}`;
       const fetched = await fetchUnlessRefused(options, entry, refusal);
+      doing = `downloading the changes after ${entry.lsn}`;
+      const batches = await listedBatches(options, manifest);
       options.tracker.succeeded(entry.snapshotId, true);
-      return { ...fetched, entry };
+      return { ...fetched, entry, batches };
     } catch (error) {
       options.tracker.failed(error, doing, null);
     }
@@ -344,10 +365,11 @@ export interface FollowTarget {
   /** A live table's change batches, applied to the served snapshot (absent: snapshots only). */
   changes?: ChangesTarget;
   /**
-   * Serves the downloaded version (the server's reload, or the workers'), resolving once it is
-   * in; rejects when it is refused (the old version keeps serving).
+   * Serves the downloaded version (the server's reload, or the workers'), with `batches` (a live
+   * table's, listed after it) applied before it serves, resolving once it is in; rejects when it
+   * is refused (the old version keeps serving).
    */
-  reload: (fetched: FetchResult) => Promise<void>;
+  reload: (fetched: FetchResult, batches: readonly ChangeBatch[]) => Promise<void>;
 }
 
 /**
@@ -372,8 +394,12 @@ export function followSource(target: FollowTarget, options: FollowOptions): () =
       if (entry.snapshotId !== target.snapshotId()) {
         doing = `downloading snapshot ${entry.snapshotId}`;
         const fetched = await fetchUnlessRefused(options, entry, refusal);
+        // a live table's batches after it go in with it: the served state never goes back to
+        // the snapshot's LSN from the one reached (docs/live-replicas.md §8)
+        doing = `downloading the changes after ${entry.lsn}`;
+        const batches = target.changes === undefined ? [] : await listedBatches(options, manifest);
         doing = `loading snapshot ${entry.snapshotId}`;
-        if (!stopped) await target.reload(fetched);
+        if (!stopped) await target.reload(fetched, batches);
       }
       if (target.changes !== undefined && !stopped && entry.snapshotId === target.snapshotId()) {
         doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;

@@ -80,8 +80,26 @@ export interface RunningPublisher {
 /** Milliseconds before a failed step is tried again (the object store or PostgreSQL away). */
 const RETRY_MS = [100, 250, 500, 1000, 2000, 5000];
 
+/**
+ * Changes a batch holds at most (docs/live-replicas.md §7): once the collected transactions hold
+ * this many, a batch is published at once rather than `--batch-ms` after its first commit, and a
+ * batch takes whole transactions up to it (a larger transaction makes a batch of its own). A
+ * replica applies a batch in one step between requests, so this bounds that step.
+ */
+export const MAX_BATCH_CHANGES = 10_000;
+
+/**
+ * Changes collected and not yet published beyond which the stream waits for a batch to be
+ * published (the object store away for a while): PostgreSQL keeps the WAL meanwhile, and the
+ * publisher's memory stays bounded.
+ */
+const PENDING_LIMIT = 10 * MAX_BATCH_CHANGES;
+
 /** How often the table's columns are compared with the snapshot's, in ms. */
 const COLUMNS_CHECK_MS = 2000;
+
+/** Logged when the slot was invalidated. */
+const LOST = "the slot was invalidated (its WAL went past max_slot_wal_keep_size): its changes are gone; a new first snapshot follows";
 
 /** Why the stream was stopped. */
 type Reason = "error" | "snapshot" | "stop";
@@ -101,7 +119,9 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
   let sinceSnapshot: ChangeBatch[] = [];
   let published = "0/0";
   let stream: ChangeStream | null = null;
-  let pending: { transactions: Transaction[]; timer: ReturnType<typeof setTimeout> | null } = { transactions: [], timer: null };
+  let pending: { transactions: Transaction[]; changes: number; timer: ReturnType<typeof setTimeout> | null } = { transactions: [], changes: 0, timer: null };
+  /** A flush is queued for a full batch (not yet started). */
+  let fullQueued = false;
   let flushing: Promise<void> = Promise.resolve();
   let compacting: Promise<void> | null = null;
   let lastCompaction = Date.now();
@@ -154,7 +174,12 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
 
   /** The published state taken up again (the snapshot and its batches applied here); false when there is none to take up. */
   const resume = async (): Promise<boolean> => {
-    if ((await slotState(options.url, options.slot)) === null) return false;
+    const slot = await slotState(options.url, options.slot);
+    if (slot === null) return false;
+    if (slot.walStatus === "lost") {
+      logger.warn({ slot: options.slot }, LOST);
+      return false;
+    }
     const current = await options.location.current();
     if (current === null) return false;
     let state = createEngine(loadSnapshot(current.path).store);
@@ -179,11 +204,27 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       return { op: "upsert", record };
     });
 
-  /** Publishes the collected transactions as one batch, then confirms its LSN to PostgreSQL. */
+  /**
+   * Publishes the first collected transactions as one batch (whole transactions, up to
+   * {@link MAX_BATCH_CHANGES} changes, at least one), then confirms its LSN to PostgreSQL; the
+   * rest, if any, is published next.
+   */
   const flush = async () => {
-    const transactions = pending.transactions;
+    fullQueued = false;
     if (pending.timer !== null) clearTimeout(pending.timer);
-    pending = { transactions: [], timer: null };
+    let take = 0;
+    let count = 0;
+    while (take < pending.transactions.length && (take === 0 || count + pending.transactions[take].changes.length <= MAX_BATCH_CHANGES)) {
+      count += pending.transactions[take].changes.length;
+      take++;
+    }
+    const transactions = pending.transactions.slice(0, take);
+    const rest = pending.transactions.slice(take);
+    pending = { transactions: rest, changes: pending.changes - count, timer: null };
+    if (rest.length > 0) {
+      fullQueued = true;
+      flushing = flushing.then(flush);
+    }
     if (transactions.length === 0) return;
     const last = transactions[transactions.length - 1];
     const batch: ChangeBatch = { lsn: last.lsn, commitTime: last.commitTime, changes: transactions.flatMap((t) => t.changes) };
@@ -213,8 +254,13 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       stopStream("snapshot");
       return;
     }
-    // published before a restart: the slot sends what was not confirmed
-    if (lsnValue(event.lsn) <= lsnValue(published) && pending.transactions.length === 0) return;
+    // published before a restart: the slot sends what was not confirmed. It is in a published
+    // batch, so it is confirmed now (else the stream, holding an unconfirmed transaction, would
+    // keep the slot's WAL until the table's next batch).
+    if (lsnValue(event.lsn) <= lsnValue(published) && pending.transactions.length === 0) {
+      await stream?.confirm(event.lsn).catch((error) => logger.warn({ err: error }, "confirming the LSN to PostgreSQL failed; it is confirmed with the next batch"));
+      return;
+    }
     const changes = filled(event.changes);
     try {
       // applied here as a replica will apply it: a value the schema cannot hold needs a new snapshot
@@ -225,6 +271,15 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       return;
     }
     pending.transactions.push({ ...event, changes });
+    pending.changes += changes.length;
+    if (pending.changes >= MAX_BATCH_CHANGES) {
+      if (!fullQueued) {
+        fullQueued = true;
+        flushing = flushing.then(flush);
+      }
+      if (pending.changes >= PENDING_LIMIT) await flushing;
+      return;
+    }
     if (pending.timer === null) {
       pending.timer = setTimeout(() => {
         flushing = flushing.then(flush);
@@ -286,6 +341,12 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
           stopStream("error");
         });
       } catch (error) {
+        // a slot PostgreSQL invalidated (max_slot_wal_keep_size) never streams again
+        if ((await slotState(options.url, options.slot).catch(() => null))?.walStatus === "lost") {
+          logger.warn({ slot: options.slot }, LOST);
+          reason = "snapshot";
+          continue;
+        }
         logger.warn({ err: error }, "starting the replication stream failed; trying again");
         await Bun.sleep(RETRY_MS[3]);
         continue;
@@ -307,9 +368,11 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
       }, COLUMNS_CHECK_MS);
       await ended;
       clearInterval(columnsCheck);
-      // what was received whole is published; then the stream stops
-      flushing = flushing.then(flush);
-      await flushing;
+      // what was received whole is published (in batches of at most MAX_BATCH_CHANGES); then the stream stops
+      do {
+        flushing = flushing.then(flush);
+        await flushing;
+      } while (pending.transactions.length > 0);
       await current.stop();
       stream = null;
     }

@@ -190,6 +190,11 @@ export interface StreamOptions {
   /** The snapshot's columns (kept ones), the key among them. */
   columns: readonly ColumnSpec[];
   key: string;
+  /**
+   * Told after each primary keepalive is handled: the server's WAL position it named, and the
+   * position confirmed once it was handled (`X/Y` both). For logs and tests.
+   */
+  onKeepalive?: (walEnd: string, confirmed: string) => void;
 }
 
 /** pgoutput's relation as it reaches the handler. */
@@ -216,10 +221,17 @@ export class ChangeStream {
   private open: { changes: Change[]; touched: boolean } | null = null;
   /** The relation last described for the table (its columns), once seen. */
   private relation: Relation | null = null;
-  /** The last LSN confirmed to PostgreSQL. */
+  /** The last LSN confirmed to PostgreSQL (it only moves forward). */
   private confirmed = "0/0";
-  /** True while some received transaction is not yet confirmed. */
-  private pending = false;
+  /** The commit LSN of the last transaction of the table handed to `onEvent`. */
+  private received = "0/0";
+  /**
+   * A schema change or a TRUNCATE was handed to `onEvent`: it is never confirmed (a publisher
+   * that stops before its new snapshot must receive it again), so no keepalive moves past it.
+   */
+  private held = false;
+  /** Data messages being handled now (the library hands them over one at a time, each awaited). */
+  private handling = 0;
 
   constructor(private readonly options: StreamOptions) {}
 
@@ -233,20 +245,25 @@ export class ChangeStream {
     this.service = service;
     this.open = null;
     this.relation = null;
+    this.held = false;
     const table = this.options.table.includes(".") ? this.options.table : `public.${this.options.table}`;
     const isTable = (relation: Relation) => `${relation.schema}.${relation.name}` === table;
     service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
+      this.handling++;
       try {
         await this.receive(message, isTable, onEvent);
       } catch (error) {
         onError(error as Error);
         void this.stop();
+      } finally {
+        this.handling--;
       }
     });
     service.on("heartbeat", async (lsn: string, _time: number, shouldRespond: boolean) => {
-      // idle (nothing received and unpublished): the position may advance past other tables' WAL
-      if (!this.pending && this.open === null && lsn !== "0/00000000") await this.confirm(lsn).catch(() => {});
+      const position = this.keepalivePosition(lsn);
+      if (position !== null) await this.confirm(position).catch(() => {});
       else if (shouldRespond) await service.acknowledge(this.confirmed).catch(() => {});
+      this.options.onKeepalive?.(lsn, this.confirmed);
     });
     // subscribe's promise settles when streaming ends: started is the "start" event
     await new Promise<void>((resolve, reject) => {
@@ -282,7 +299,7 @@ export class ChangeStream {
         const problem = this.columnProblem(relation);
         this.relation = relation;
         if (problem !== null) {
-          this.pending = true;
+          this.held = true;
           await onEvent({ kind: "schema", lsn: this.confirmed, detail: problem });
         }
         return;
@@ -297,7 +314,7 @@ export class ChangeStream {
       }
       case "truncate": {
         if (!message.relations.some(isTable)) return;
-        this.pending = true;
+        this.held = true;
         await onEvent({ kind: "truncate", lsn: this.confirmed, detail: "TRUNCATE" });
         return;
       }
@@ -306,7 +323,7 @@ export class ChangeStream {
         this.open = null;
         if (open === null || !open.touched) return;
         const lsn = lsnText(lsnValue(message.commitEndLsn as string));
-        this.pending = true;
+        this.received = lsn;
         await onEvent({ kind: "transaction", lsn, commitTime: commitMillis(message.commitTime), changes: open.changes });
         return;
       }
@@ -359,18 +376,37 @@ export class ChangeStream {
   }
 
   /**
-   * Confirms to PostgreSQL that everything up to `lsn` is published: the slot keeps WAL from
-   * there on, and a restarted stream starts there.
+   * The position a primary keepalive naming `walEnd` (the server's position in the WAL it has
+   * decoded and sent) lets this stream confirm, or null when it must not move the position.
+   *
+   * Everything the server sent before the keepalive precedes it on the connection, so once every
+   * transaction of the table received so far is confirmed (published), none is being received
+   * (between its Begin and its Commit) or handled, and no schema change or TRUNCATE waits for its
+   * new snapshot, nothing up to `walEnd` remains to publish: what lies there is other tables'
+   * WAL, transactions that did not touch the table, or transactions still open (the slot sends
+   * those whole once they commit, wherever the confirmed position is). Confirming `walEnd` then
+   * lets PostgreSQL release that WAL while the table is idle. Otherwise the keepalive may not move
+   * the position at all: a transaction received but not yet published may be at or below
+   * `walEnd`, and a publisher stopped after such a confirmation would never receive it again.
+   * A message the library has read but not handed over yet is handled before any keepalive read
+   * after it is (the first of them is being handled when the keepalive arrives), so `handling`
+   * covers it.
    */
-  async confirm(lsn: string): Promise<void> {
-    this.confirmed = lsn;
-    this.pending = false;
-    await this.service?.acknowledge(lsn, false);
+  private keepalivePosition(walEnd: string): string | null {
+    if (this.held || this.open !== null || this.handling > 0) return null;
+    if (lsnValue(this.received) > lsnValue(this.confirmed)) return null;
+    return lsnValue(walEnd) > lsnValue(this.confirmed) ? walEnd : null;
   }
 
-  /** Marks everything received as published up to the last confirmed position (nothing pending). */
-  settled(): void {
-    this.pending = false;
+  /**
+   * Confirms to PostgreSQL that everything up to `lsn` is published: the slot keeps WAL from
+   * there on, and a restarted stream starts there. A position at or below the confirmed one
+   * changes nothing (PostgreSQL never moves a slot back).
+   */
+  async confirm(lsn: string): Promise<void> {
+    if (lsnValue(lsn) <= lsnValue(this.confirmed)) return;
+    this.confirmed = lsn;
+    await this.service?.acknowledge(lsn, false);
   }
 
   /** Ends the stream (the slot keeps its confirmed position). */

@@ -149,12 +149,39 @@ function manifestToReplace(storage: StorageOps): Promise<Manifest | null> {
   });
 }
 
-/** Writes the manifest, then removes the snapshot and batch objects it no longer names. */
-async function commit(storage: StorageOps, manifest: Manifest): Promise<void> {
+/**
+ * Writes the manifest, then removes the batch objects it no longer names and, unless
+ * `snapshots` is false, the snapshot objects too (a batch's commit names the same snapshots as
+ * the manifest before it, and must not remove one being uploaded meanwhile: see
+ * {@link withManifest}).
+ */
+async function commit(storage: StorageOps, manifest: Manifest, snapshots = true): Promise<void> {
   await storage.replace(MANIFEST_KEY, new TextEncoder().encode(`${JSON.stringify(manifest, null, 2)}\n`));
   const named = new Set([manifest.current.key, ...manifest.previous.map((e) => e.key), ...(manifest.changes ?? []).map((e) => e.key)]);
-  for (const key of await storage.list("snapshots")) if (!named.has(key)) await storage.remove(key);
+  if (snapshots) for (const key of await storage.list("snapshots")) if (!named.has(key)) await storage.remove(key);
   for (const key of await storage.list(CHANGES_PREFIX)) if (!named.has(key)) await storage.remove(key);
+}
+
+/** The manifest changes under way in this process, per location (see {@link withManifest}). */
+const manifestQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `change` — a read of the manifest, the objects it names, and its commit — after every
+ * other change of the same location's manifest in this process has ended, so that two never
+ * interleave: `snapshot follow` publishes batches while a compaction publishes a snapshot, and
+ * a manifest written from a read made before the other's commit would drop what the other
+ * listed (a batch lost, its object removed). Uploads of snapshots run outside it.
+ */
+async function withManifest<T>(location: string, change: () => Promise<T>): Promise<T> {
+  const before = manifestQueues.get(location) ?? Promise.resolve();
+  const run = before.then(change, change);
+  const settled = run.catch(() => {});
+  manifestQueues.set(location, settled);
+  try {
+    return await run;
+  } finally {
+    if (manifestQueues.get(location) === settled) manifestQueues.delete(location);
+  }
 }
 
 /** An object found at its key that is not the file being published: what was there. */
@@ -230,15 +257,18 @@ export async function publishSnapshot(path: string, location: string, now = new 
       publishedAt: now.toISOString(),
       ...(lsn === undefined ? {} : { lsn }),
     };
-    const before = await manifestToReplace(storage);
     await ensureObject(storage, entry, path, options.onRepair);
-    if (before !== null && before.current.snapshotId === entry.snapshotId && before.current.lsn === entry.lsn) return before;
-    const previous = before === null ? [] : [before.current, ...before.previous].filter((e) => e.snapshotId !== entry.snapshotId).slice(0, KEPT_VERSIONS);
-    // a live snapshot keeps the batches published after its LSN (compaction went on while they were)
-    const changes = lsn === undefined ? [] : batchesAfter(before?.changes ?? [], lsn);
-    const manifest: Manifest = lsn === undefined ? { current: entry, previous } : { current: entry, previous, changes };
-    await commit(storage, manifest);
-    return manifest;
+    // the manifest as it is once the object is there (batches may have been published meanwhile)
+    return withManifest(location, async () => {
+      const before = await manifestToReplace(storage);
+      if (before !== null && before.current.snapshotId === entry.snapshotId && before.current.lsn === entry.lsn) return before;
+      const previous = before === null ? [] : [before.current, ...before.previous].filter((e) => e.snapshotId !== entry.snapshotId).slice(0, KEPT_VERSIONS);
+      // a live snapshot keeps the batches published after its LSN (compaction went on while they were)
+      const changes = lsn === undefined ? [] : batchesAfter(before?.changes ?? [], lsn);
+      const manifest: Manifest = lsn === undefined ? { current: entry, previous } : { current: entry, previous, changes };
+      await commit(storage, manifest);
+      return manifest;
+    });
   });
 }
 
@@ -253,16 +283,19 @@ export async function publishSnapshot(path: string, location: string, now = new 
 export async function publishBatch(location: string, entry: BatchEntry, bytes: Uint8Array, options: PublishOptions = {}): Promise<Manifest> {
   return withThreads(options, async (threads, timeoutMs) => {
     const storage = threadedStorage(threads, location, timeoutMs);
-    const before = await readManifest(storage);
-    if (before === null || before.current.lsn === undefined) throw new Error(`${storage.description}: no live snapshot is published there (snapshot follow publishes one first)`);
-    const changes = before.changes ?? [];
-    if (changes.some((c) => c.key === entry.key)) return before;
-    const last = changes.length > 0 ? changes[changes.length - 1].lsn : before.current.lsn;
-    if (lsnValue(entry.firstLsn) <= lsnValue(last)) throw new Error(`${storage.description}: batch ${entry.key} is not after ${last}`);
-    await storage.replace(entry.key, bytes);
-    const manifest: Manifest = { ...before, changes: [...changes, entry] };
-    await commit(storage, manifest);
-    return manifest;
+    return withManifest(location, async () => {
+      const before = await readManifest(storage);
+      if (before === null || before.current.lsn === undefined) throw new Error(`${storage.description}: no live snapshot is published there (snapshot follow publishes one first)`);
+      const changes = before.changes ?? [];
+      if (changes.some((c) => c.key === entry.key)) return before;
+      const last = changes.length > 0 ? changes[changes.length - 1].lsn : before.current.lsn;
+      if (lsnValue(entry.firstLsn) <= lsnValue(last)) throw new Error(`${storage.description}: batch ${entry.key} is not after ${last}`);
+      await storage.replace(entry.key, bytes);
+      const manifest: Manifest = { ...before, changes: [...changes, entry] };
+      // the same snapshots as before: one uploaded meanwhile (not named yet) stays
+      await commit(storage, manifest, false);
+      return manifest;
+    });
   });
 }
 

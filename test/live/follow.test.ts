@@ -6,9 +6,13 @@
  * - the first snapshot at the slot's consistent point (a secret column left out);
  * - inserts, updates (of sort keys and of the key), deletes, a multi-row transaction;
  * - the publisher killed with SIGKILL and started again (nothing lost, nothing twice);
- * - the replica killed and started again (the snapshot and the batches after it);
+ * - the replica killed and started again (the snapshot and the batches after it, applied before
+ *   it serves its first request);
  * - a compaction (a new snapshot, the batches folded in);
- * - a TRUNCATE and an ALTER TABLE (a new snapshot each).
+ * - a TRUNCATE and an ALTER TABLE (a new snapshot each);
+ * - batches of whole transactions up to their size limit, published when full;
+ * - a slot invalidated by max_slot_wal_keep_size while the publisher was away (a new first
+ *   snapshot holding what the slot lost).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { readManifest } from "../../src/publish/publish.ts";
+import { slotState } from "../../src/publish/pg-changes.ts";
 import { openStorage } from "../../src/io/storage.ts";
 import { lsnValue } from "../../src/live/changes.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
@@ -41,10 +46,10 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** `snapshot follow` as a child process, its stderr collected. */
-function startPublisher(extra: string[] = []) {
+/** `snapshot follow` as a child process, its stderr collected (`args`: instead of the people table's publication to `location`). */
+function startPublisher(extra: string[] = [], args = ["--table", "people", "--to", location, "--exclude", "secret_hash", "--work-dir", join(dir, "work")]) {
   const child = Bun.spawn(
-    [process.execPath, join(ROOT, "src", "cli.ts"), "snapshot", "follow", "--from", pg.url, "--table", "people", "--to", location, "--exclude", "secret_hash", "--batch-ms", "50", "--work-dir", join(dir, "work"), ...extra],
+    [process.execPath, join(ROOT, "src", "cli.ts"), "snapshot", "follow", "--from", pg.url, ...args, "--batch-ms", "50", ...extra],
     { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
   );
   let text = "";
@@ -99,6 +104,26 @@ async function converged(replica: ServeProcess, lsn: number): Promise<void> {
   }
 }
 
+/** Waits until the location's manifest lists a batch past `lsn`; returns the last listed batch's LSN. */
+async function listedPast(lsn: number): Promise<string> {
+  for (;;) {
+    const manifest = await readManifest(openStorage(location)).catch(() => null);
+    const last = manifest?.changes?.at(-1);
+    if (last !== undefined && lsnValue(last.lsn) > lsn) return last.lsn;
+    await Bun.sleep(50);
+  }
+}
+
+/** Waits until the replica answers /readyz 200 (it has a snapshot); returns that first answer. */
+async function readyOnce(replica: ServeProcess): Promise<{ lsn?: string }> {
+  for (;;) {
+    const response = await fetch(`${replica.url}/readyz`);
+    if (response.status === 200) return (await response.json()) as { lsn?: string };
+    await response.arrayBuffer();
+    await Bun.sleep(50);
+  }
+}
+
 /** Waits until the location's manifest names a live snapshot. */
 async function published(): Promise<void> {
   for (;;) {
@@ -139,10 +164,18 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       publisher = startPublisher();
       await converged(replica, await currentLsn());
 
-      // the replica killed and started again: the snapshot and the batches after it
+      // the replica killed and started again: the snapshot and the batches after it, applied
+      // before it serves. Its follower's first poll is an hour away: only its start applies them.
       replica.child.kill("SIGKILL");
       await replica.child.exited;
+      const beforeDelete = await currentLsn();
       await sql`DELETE FROM people WHERE id = 2`;
+      const last = await listedPast(beforeDelete);
+      replica = await spawnServe(null, ["--source", location, "--poll", "3600", "--cache-dir", join(dir, "replica")]);
+      const first = await readyOnce(replica);
+      expect(first.lsn).toBe(last);
+      expect(await exported(replica)).toEqual(await tableRows());
+      await replica.dispose();
       replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica")]);
       await converged(replica, await currentLsn());
 
@@ -196,6 +229,79 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
     } finally {
       publisher.child.kill("SIGKILL");
       await replica.dispose();
+    }
+  }, 240_000);
+  test("a batch holds whole transactions up to its size limit and is published without waiting for --batch-ms", async () => {
+    // --batch-ms of a minute (its largest): only the size limit publishes these batches at once
+    const publisher = startPublisher(["--batch-ms", "60000"]);
+    const replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica3")]);
+    try {
+      await published();
+      const before = (await readManifest(openStorage(location)))?.changes?.length ?? 0;
+      // two transactions of 6,000 rows: together past the limit, each too large to share a batch
+      for (const start of [20_000, 30_000]) {
+        await sql.unsafe(`INSERT INTO people (id, name, email, status, score, secret_hash) SELECT g, 'bulk ' || g, NULL, 'active', g % 7, 'h' FROM generate_series(${start + 1}, ${start + 6000}) AS g`);
+      }
+      await converged(replica, await currentLsn());
+      const manifest = await readManifest(openStorage(location));
+      expect(manifest?.changes?.slice(before).map((c) => c.changes)).toEqual([6000, 6000]);
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await replica.dispose();
+    }
+  }, 240_000);
+  test("a slot PostgreSQL invalidated (max_slot_wal_keep_size) while the publisher was away: a new first snapshot, and the replica follows it", async () => {
+    await sql.unsafe("CREATE TABLE kept (id bigint PRIMARY KEY, name text); INSERT INTO kept SELECT g, 'k ' || g FROM generate_series(1, 100) AS g; CREATE TABLE filler (x bigint, pad text)");
+    const keptLocation = join(dir, "kept");
+    const args = ["--table", "kept", "--to", keptLocation, "--slot", "kept_slot", "--publication", "kept_pub", "--work-dir", join(dir, "kept-work")];
+    let publisher = startPublisher([], args);
+    const keptRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM kept ORDER BY id) t`).map((row) => JSON.parse(row.r));
+    /** The replica's export of the kept table. */
+    const keptExport = async (replica: ServeProcess) =>
+      (await (await fetch(`${replica.url}/api/users/export?format=ndjson`)).text())
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l));
+    let replica: ServeProcess | null = null;
+    try {
+      for (;;) {
+        if ((await readManifest(openStorage(keptLocation)).catch(() => null))?.current.lsn !== undefined) break;
+        await Bun.sleep(50);
+      }
+      replica = await spawnServe(null, ["--source", keptLocation, "--poll", "0.1", "--cache-dir", join(dir, "kept-replica")]);
+      // the publisher gone; changes meanwhile; the slot's WAL goes past the limit and PostgreSQL
+      // invalidates it at a checkpoint
+      publisher.child.kill("SIGKILL");
+      await publisher.child.exited;
+      await sql`UPDATE kept SET name = 'while away' WHERE id = 7`;
+      await sql`DELETE FROM kept WHERE id = 8`;
+      await sql.unsafe("ALTER SYSTEM SET max_slot_wal_keep_size = '1MB'");
+      await sql.unsafe("SELECT pg_reload_conf()");
+      for (;;) {
+        const state = await slotState(pg.url, "kept_slot");
+        if (state?.walStatus === "lost") break;
+        await sql.unsafe("INSERT INTO filler SELECT g, repeat('x', 100) FROM generate_series(1, 20000) AS g; SELECT pg_switch_wal(); CHECKPOINT;").simple();
+      }
+      await sql.unsafe("ALTER SYSTEM RESET max_slot_wal_keep_size");
+      await sql.unsafe("SELECT pg_reload_conf()");
+      publisher = startPublisher([], args);
+      // the changes the lost slot held are in the new first snapshot; changes after it stream again
+      for (;;) {
+        const got = await keptExport(replica);
+        if (JSON.stringify(got) === JSON.stringify(await keptRows())) break;
+        await Bun.sleep(50);
+      }
+      await sql`INSERT INTO kept VALUES (1000, 'after')`;
+      for (;;) {
+        const got = await keptExport(replica);
+        if (got.length === 100 && JSON.stringify(got) === JSON.stringify(await keptRows())) break;
+        await Bun.sleep(50);
+      }
+      expect(publisher.log()).toContain("the slot was invalidated");
+      expect((await slotState(pg.url, "kept_slot"))?.walStatus).not.toBe("lost");
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await replica?.dispose();
     }
   }, 240_000);
 });

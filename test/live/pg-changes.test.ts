@@ -133,6 +133,133 @@ describe("changes of a PostgreSQL table", () => {
   }, 60_000);
 });
 
+describe("the slot's position and the server's keepalives", () => {
+  /** An LSN `X/Y` as a number, for comparisons. */
+  const value = (lsn: string) => BigInt(`0x${lsn.split("/")[0]}`) * 2n ** 32n + BigInt(`0x${lsn.split("/")[1]}`);
+
+  /** The keepalives a stream handled, and a wait for one naming a WAL position past `lsn`. */
+  function keepalives() {
+    const seen: { walEnd: string; confirmed: string }[] = [];
+    const waiters: { past: bigint; resolve: (k: { walEnd: string; confirmed: string }) => void }[] = [];
+    return {
+      seen,
+      onKeepalive: (walEnd: string, confirmed: string) => {
+        const k = { walEnd, confirmed };
+        seen.push(k);
+        for (const w of [...waiters]) if (value(walEnd) > w.past) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(k);
+        }
+      },
+      /** The first keepalive handled from now on naming a position past `lsn`. */
+      past: (lsn: string) => new Promise<{ walEnd: string; confirmed: string }>((resolve) => waiters.push({ past: value(lsn), resolve })),
+    };
+  }
+
+  beforeAll(async () => {
+    // WAL the publication does not send: it moves the server's position (and brings keepalives)
+    await sql.unsafe("CREATE TABLE unrelated (x int)");
+  });
+
+  test("a keepalive confirms nothing past a received transaction not yet published; once all are, it releases the WAL", async () => {
+    await sql.unsafe("CREATE TABLE t3 (id int PRIMARY KEY, a text)");
+    await ensurePublication(pg.url, "t3_pub", "t3", null);
+    const slot = await createSlot(pg.url, "t3_slot");
+    await slot.close();
+    const columns: ColumnSpec[] = [
+      { id: "id", kind: "number" },
+      { id: "a", kind: "text" },
+    ];
+    const c = collector();
+    const k = keepalives();
+    const stream = new ChangeStream({ url: pg.url, slot: "t3_slot", publication: "t3_pub", table: "t3", columns, key: "id", onKeepalive: k.onKeepalive });
+    await stream.start(c.onEvent, c.onError);
+    let restarted: ChangeStream | null = null;
+    try {
+      // two transactions received; the publisher publishes the first and confirms it while the
+      // second waits for the next batch
+      await sql`INSERT INTO t3 VALUES (1, 'x')`;
+      await sql`INSERT INTO t3 VALUES (2, 'y')`;
+      await c.until(2);
+      const [first, second] = c.events;
+      await stream.confirm(first.lsn);
+      // the server moves on (other WAL) and says so in keepalives naming positions past the second
+      const moved = k.past(second.lsn);
+      await sql`INSERT INTO unrelated VALUES (1)`;
+      const keepalive = await moved;
+      expect(keepalive.confirmed).toBe(first.lsn);
+      for (const seen of k.seen) expect(value(seen.confirmed) < value(second.lsn)).toBe(true);
+      await stream.stop();
+      expect(value((await slotState(pg.url, "t3_slot"))?.confirmed as string) < value(second.lsn)).toBe(true);
+
+      // a publisher stopped now (before the second's batch) receives the second again
+      const again = collector();
+      const k2 = keepalives();
+      restarted = new ChangeStream({ url: pg.url, slot: "t3_slot", publication: "t3_pub", table: "t3", columns, key: "id", onKeepalive: k2.onKeepalive });
+      await restarted.start(again.onEvent, again.onError);
+      await sql`INSERT INTO t3 VALUES (3, 'z')`;
+      await again.until(2);
+      expect(again.events.map((e) => e.lsn)).toEqual([second.lsn, (again.events[1] as { lsn: string }).lsn]);
+      expect(again.events[1]).toMatchObject({ kind: "transaction", changes: [{ op: "upsert", record: { id: 3, a: "z" } }] });
+
+      // both published and confirmed: nothing pending, so a keepalive moves the slot on past
+      // WAL the table never touched (PostgreSQL may release it)
+      await restarted.confirm(again.events[1].lsn);
+      const idle = k2.past(again.events[1].lsn);
+      await sql`INSERT INTO unrelated VALUES (2)`;
+      const released = await idle;
+      expect(released.confirmed).toBe(released.walEnd);
+      await restarted.stop();
+      expect(value((await slotState(pg.url, "t3_slot"))?.confirmed as string) >= value(released.walEnd)).toBe(true);
+      expect([...c.errors, ...again.errors]).toEqual([]);
+    } finally {
+      await stream.stop();
+      await restarted?.stop();
+      await dropSlot(pg.url, "t3_slot");
+    }
+  }, 60_000);
+
+  test("a keepalive confirms nothing past a TRUNCATE reported and not yet followed by a new snapshot", async () => {
+    await sql.unsafe("CREATE TABLE t4 (id int PRIMARY KEY, a text); INSERT INTO t4 VALUES (1, 'x')");
+    await ensurePublication(pg.url, "t4_pub", "t4", null);
+    const slot = await createSlot(pg.url, "t4_slot");
+    await slot.close();
+    const columns: ColumnSpec[] = [
+      { id: "id", kind: "number" },
+      { id: "a", kind: "text" },
+    ];
+    const c = collector();
+    const k = keepalives();
+    const stream = new ChangeStream({ url: pg.url, slot: "t4_slot", publication: "t4_pub", table: "t4", columns, key: "id", onKeepalive: k.onKeepalive });
+    await stream.start(c.onEvent, c.onError);
+    let restarted: ChangeStream | null = null;
+    try {
+      // a transaction, then a TRUNCATE; the transaction's batch is published (and confirmed)
+      // after the TRUNCATE arrived, before the publisher has made its new snapshot
+      await sql`INSERT INTO t4 VALUES (2, 'y')`;
+      await sql`TRUNCATE t4`;
+      await c.until(2);
+      expect(c.events[1]).toMatchObject({ kind: "truncate" });
+      await stream.confirm(c.events[0].lsn);
+      const [{ now }] = await sql<{ now: string }[]>`SELECT pg_current_wal_lsn()::text AS now`;
+      const moved = k.past(now);
+      await sql`INSERT INTO unrelated VALUES (3)`;
+      expect((await moved).confirmed).toBe(c.events[0].lsn);
+      await stream.stop();
+      // started again, the stream reports the TRUNCATE again
+      const again = collector();
+      restarted = new ChangeStream({ url: pg.url, slot: "t4_slot", publication: "t4_pub", table: "t4", columns, key: "id" });
+      await restarted.start(again.onEvent, again.onError);
+      await again.until(1);
+      expect(again.events[0]).toMatchObject({ kind: "truncate" });
+    } finally {
+      await stream.stop();
+      await restarted?.stop();
+      await dropSlot(pg.url, "t4_slot");
+    }
+  }, 60_000);
+});
+
 describe("values as a build reads them", () => {
   test("numbers exactly or refused, booleans, json parsed, the rest as text", () => {
     expect(valueOfText(20, "n", "9007199254740992")).toBe(9007199254740992);
