@@ -10,7 +10,9 @@
  *   that touched the table, as changes in commit order with the LSN of its commit's end and its
  *   commit time; a change of the table's columns or a TRUNCATE as a {@link StreamEvent} of its own.
  *   Nothing is confirmed to PostgreSQL but what the caller confirms ({@link ChangeStream.confirm}),
- *   after publishing: a stream started again receives every transaction after that point again.
+ *   after publishing, and, while every transaction received is confirmed, the position a server
+ *   keepalive names (nothing there remains to publish: see `keepalivePosition`): a stream started
+ *   again receives every transaction after the confirmed point again.
  *
  * Values arrive as PostgreSQL's text output (the session set to UTC and ISO dates) and become
  * the JSON values a build from the table reads (`row_to_json`): numbers as numbers (refused when
