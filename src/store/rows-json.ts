@@ -31,6 +31,14 @@ export interface BodyBuffer {
   bytes: Uint8Array<ArrayBuffer>;
 }
 
+/** Makes `buffer` hold at least `length` bytes (doubling its capacity; its contents are not kept). */
+function grow(buffer: BodyBuffer, length: number): void {
+  if (length <= buffer.bytes.length) return;
+  let capacity = buffer.bytes.length * 2;
+  while (capacity < length) capacity *= 2;
+  buffer.bytes = new Uint8Array(capacity);
+}
+
 /** A body buffer of `capacity` bytes (it grows as needed). */
 export function createBodyBuffer(capacity = 64 * 1024): BodyBuffer {
   return { bytes: new Uint8Array(capacity) };
@@ -168,11 +176,7 @@ export function writeRowsJsonInto(
   const length = bodyLength(records, rows, prefix, suffix);
   const inScratch = assembleInScratch(records, rows, prefix, suffix, length);
   if (inScratch !== null) return inScratch;
-  if (length > buffer.bytes.length) {
-    let capacity = buffer.bytes.length * 2;
-    while (capacity < length) capacity *= 2;
-    buffer.bytes = new Uint8Array(capacity);
-  }
+  grow(buffer, length);
   assembleApart(buffer.bytes, records, rows, prefix, suffix);
   return buffer.bytes.subarray(0, length);
 }
@@ -217,11 +221,7 @@ function writeMixed(buffer: BodyBuffer, records: Records, extra: ExtraRecords, r
       length += offsets[row + c + 1] - offsets[row + c];
     }
   }
-  if (length > buffer.bytes.length) {
-    let capacity = buffer.bytes.length * 2;
-    while (capacity < length) capacity *= 2;
-    buffer.bytes = new Uint8Array(capacity);
-  }
+  grow(buffer, length);
   const out = buffer.bytes;
   out.set(prefix, 0);
   let at = prefix.length;
@@ -331,11 +331,7 @@ function writeProjectedRows(
     whole.set(suffix, at);
     return whole.subarray(from, at + suffix.length);
   }
-  if (bound > buffer.bytes.length) {
-    let capacity = buffer.bytes.length * 2;
-    while (capacity < bound) capacity *= 2;
-    buffer.bytes = new Uint8Array(capacity);
-  }
+  grow(buffer, bound);
   const out = buffer.bytes;
   out.set(prefix, 0);
   let at = prefix.length;
