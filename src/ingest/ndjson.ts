@@ -296,7 +296,7 @@ function canonicalValue(bytes: Uint8Array, p: number, end: number, depth: number
   if (c === 34) return canonicalString(bytes, p, end);
   if (c === 45 || (c >= 48 && c <= 57)) return canonicalNumber(bytes, p, end);
   if (c === 123) {
-    // '{': members "name":value separated by ','
+    // '{': members "member":value separated by ','
     if (depth === MAX_CANONICAL_DEPTH) return -1;
     p++;
     if (bytes[p] === 125) return p + 1;
@@ -494,7 +494,7 @@ function copyEscaped(column: RawColumn, row: number, source: Uint8Array, q: numb
 export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsumer {
   const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   let line = 1;
-  // Per member position, the bytes before its value on an earlier line (`{"id":`, `,"name":`)
+  // Per member position, the bytes before its value on an earlier line (`{"id":`, `,"title":`)
   // and its column (null: left out): a line of the same shape matches them byte for byte, with
   // no JS string for a name.
   const shapeSeparators: Uint8Array[] = [];
@@ -657,7 +657,7 @@ export function ndjsonConsumer(file: string, columns: ColumnsBuilder): ByteConsu
    * returns the index of its LF (or `end`, the end of the data); or undoes what it wrote and
    * returns -1 for the general path. A blank line is read as nothing. The line's end is found as
    * it is read: no JSON value holds a raw LF, so every scan stops there. Each member's separator
-   * (`,"name":`) is first compared, as bytes, with the one the same member had on an earlier
+   * (`,"title":`) is first compared, as bytes, with the one the same member had on an earlier
    * line, which says which column the value goes to. A value is counted in its column's profile
    * at once when that is only a count (a number; a string of a column that can no longer be a
    * date or a date-time, and no longer an enum or one of its values so far) and undone if the

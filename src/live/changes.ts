@@ -6,7 +6,7 @@
  *
  * ```
  * {"batch":1,"lsn":"0/16B3748","commitTime":"2026-11-26T10:00:00.000Z","changes":2}
- * {"op":"upsert","record":{"id":7,"name":"Ada",…}}
+ * {"op":"upsert","record":{"id":7,"title":"Ada",…}}
  * {"op":"delete","key":12}
  * ```
  */
