@@ -22,8 +22,9 @@ describe("serve --workers", () => {
     const supervisor: ServeProcess = await spawnServe(data.snapshot, ["--workers", "2", "--cache-dir", `${data.dir}/cache`]);
     try {
       const started = () => supervisor.logs().filter((l) => l.msg === "worker started").map((l) => l.pid as number);
-      for (let i = 0; i < 100 && supervisor.logs().filter((l) => l.msg === "listening").length < 2; i++) await Bun.sleep(100);
-      expect(supervisor.logs().filter((l) => l.msg === "listening").length).toBe(2);
+      const listening = () => supervisor.logs().filter((l) => l.msg === "listening").length;
+      await supervisor.waitForLine(() => listening() >= 2, { what: "two workers listening" });
+      expect(listening()).toBe(2);
       const pids = started();
       expect(new Set(pids).size).toBe(2);
       const answers = await Promise.all(Array.from({ length: 40 }, () => fetch(`${supervisor.url}/api/users?pageSize=1`).then((r) => r.status)));
@@ -31,9 +32,9 @@ describe("serve --workers", () => {
 
       process.kill(pids[0], "SIGKILL");
       await supervisor.waitForLog("worker exited; starting it again", 10_000);
-      for (let i = 0; i < 100 && started().length < 3; i++) await Bun.sleep(100);
+      await supervisor.waitForLine(() => started().length >= 3, { what: "the worker started again" });
       expect(started().length).toBe(3);
-      for (let i = 0; i < 100 && supervisor.logs().filter((l) => l.msg === "listening").length < 3; i++) await Bun.sleep(100);
+      await supervisor.waitForLine(() => listening() >= 3, { what: "the new worker listening" });
       expect((await fetch(`${supervisor.url}/healthz`)).status).toBe(200);
 
       supervisor.child.kill("SIGTERM");
