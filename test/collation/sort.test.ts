@@ -115,7 +115,8 @@ describe("sortByCollation", () => {
     }, HEAVY_TEST_MS);
 
     test("from UTF-8: arbitrary well-formed strings, with a leading U+FEFF, equal the oracle", () => {
-      const any = fc.oneof(value, fc.string({ unit: "grapheme", maxLength: 6 }), fc.constantFrom("\ufeffa", "\ufeff", "a\ufeff"));
+      // well-formed only: UTF-8 holds no lone surrogate (the pool's "\ud800" would be written as U+FFFD)
+      const any = fc.oneof(value.filter((v) => v.isWellFormed()), fc.string({ unit: "grapheme", maxLength: 6 }), fc.constantFrom("\ufeffa", "\ufeff", "a\ufeff"));
       fc.assert(
         fc.property(fc.array(any, { maxLength: 200, size: "max" }), (values) => {
           const fromBytes = sortUtf8ByCollation(packStrings(values.length, (i) => values[i]));
