@@ -110,10 +110,11 @@ export async function slotState(url: string, slot: string): Promise<{ confirmed:
   const client = new pg.Client(clientConfig(url, false));
   await client.connect();
   try {
-    const result = await client.query("SELECT confirmed_flush_lsn::text AS confirmed, active, wal_status FROM pg_replication_slots WHERE slot_name = $1", [slot]);
+    // every type reaches this module as its text (the parsers above): a boolean is "t" or "f"
+    const result = await client.query("SELECT confirmed_flush_lsn::text AS confirmed, active::text AS active, wal_status FROM pg_replication_slots WHERE slot_name = $1", [slot]);
     if (result.rows.length === 0) return null;
-    const row = result.rows[0] as { confirmed: string | null; active: boolean; wal_status: string | null };
-    return { confirmed: row.confirmed, active: row.active, walStatus: row.wal_status };
+    const row = result.rows[0] as { confirmed: string | null; active: string; wal_status: string | null };
+    return { confirmed: row.confirmed, active: row.active === "true", walStatus: row.wal_status };
   } finally {
     await client.end();
   }
@@ -166,6 +167,12 @@ export interface Transaction {
   kind: "transaction";
   /** The end of its commit record, `X/Y`: what is confirmed once it is published. */
   lsn: string;
+  /**
+   * The start of its commit record, `X/Y`: a restarted slot decodes the transactions whose commit
+   * record begins at or after the confirmed position (so one beginning exactly at the previous
+   * commit's end is never skipped by confirming that end).
+   */
+  commitLsn: string;
   /** Its commit time, UTC milliseconds. */
   commitTime: number;
   /**
@@ -197,6 +204,26 @@ export interface StreamOptions {
    * position confirmed once it was handled (`X/Y` both). For logs and tests.
    */
   onKeepalive?: (walEnd: string, confirmed: string) => void;
+}
+
+/**
+ * Sends a standby status update saying that everything before `lsn` is durable here: its
+ * written, flushed and applied positions are `lsn` itself. The protocol's field is "the last WAL
+ * byte + 1" — the position just past what is kept, which is what a commit's end LSN and a
+ * keepalive's WAL end already are — and PostgreSQL decodes a restarted slot from it, skipping each
+ * transaction whose commit record begins before it (so a position one past a commit's end would
+ * skip a transaction whose commit record begins exactly there, the next WAL record).
+ *
+ * `LogicalReplicationService.acknowledge` (pg-logical-replication 2.5.0) adds one to the LSN it
+ * is given (it takes the start of a received message, whose last byte lies beyond it): it is
+ * handed `lsn - 1`, so the position sent is `lsn` exactly. test/live/pg-changes.test.ts checks the
+ * slot's `confirmed_flush_lsn` against the confirmed commit's end, byte for byte.
+ */
+function sendPosition(service: LogicalReplicationService, lsn: string): Promise<boolean> {
+  const value = lsnValue(lsn);
+  // the start of WAL: nothing to say (a slot is never behind it)
+  if (value === 0) return Promise.resolve(false);
+  return service.acknowledge(lsnText(value - 1), false);
 }
 
 /** pgoutput's relation as it reaches the handler. */
@@ -248,6 +275,10 @@ export class ChangeStream {
     this.open = null;
     this.relation = null;
     this.held = false;
+    // the slot's own position: a reply to a keepalive before anything is confirmed names it (a
+    // position below it would move the slot back in PostgreSQL's memory)
+    const slot = await slotState(this.options.url, this.options.slot);
+    if (slot?.confirmed) this.confirmed = lsnText(lsnValue(slot.confirmed));
     const table = this.options.table.includes(".") ? this.options.table : `public.${this.options.table}`;
     const isTable = (relation: Relation) => `${relation.schema}.${relation.name}` === table;
     service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
@@ -264,7 +295,7 @@ export class ChangeStream {
     service.on("heartbeat", async (lsn: string, _time: number, shouldRespond: boolean) => {
       const position = this.keepalivePosition(lsn);
       if (position !== null) await this.confirm(position).catch(() => {});
-      else if (shouldRespond) await service.acknowledge(this.confirmed).catch(() => {});
+      else if (shouldRespond) await sendPosition(service, this.confirmed).catch(() => {});
       this.options.onKeepalive?.(lsn, this.confirmed);
     });
     // subscribe's promise settles when streaming ends: started is the "start" event
@@ -326,7 +357,8 @@ export class ChangeStream {
         if (open === null || !open.touched) return;
         const lsn = lsnText(lsnValue(message.commitEndLsn as string));
         this.received = lsn;
-        await onEvent({ kind: "transaction", lsn, commitTime: commitMillis(message.commitTime), changes: open.changes });
+        const commitLsn = lsnText(lsnValue(message.commitLsn as string));
+        await onEvent({ kind: "transaction", lsn, commitLsn, commitTime: commitMillis(message.commitTime), changes: open.changes });
         return;
       }
       default:
@@ -408,7 +440,7 @@ export class ChangeStream {
   async confirm(lsn: string): Promise<void> {
     if (lsnValue(lsn) <= lsnValue(this.confirmed)) return;
     this.confirmed = lsn;
-    await this.service?.acknowledge(lsn, false);
+    if (this.service !== null) await sendPosition(this.service, lsn);
   }
 
   /** Ends the stream (the slot keeps its confirmed position). */

@@ -219,6 +219,47 @@ describe("the slot's position and the server's keepalives", () => {
     }
   }, 60_000);
 
+  test("a confirmed commit's end is the slot's position byte for byte: a transaction whose commit record begins there comes again", async () => {
+    await sql.unsafe("CREATE TABLE t5 (id int PRIMARY KEY, a text)");
+    await ensurePublication(pg.url, "t5_pub", "t5", null);
+    const slot = await createSlot(pg.url, "t5_slot");
+    await slot.close();
+    const columns: ColumnSpec[] = [
+      { id: "id", kind: "number" },
+      { id: "a", kind: "text" },
+    ];
+    const c = collector();
+    const stream = new ChangeStream({ url: pg.url, slot: "t5_slot", publication: "t5_pub", table: "t5", columns, key: "id" });
+    await stream.start(c.onEvent, c.onError);
+    let restarted: ChangeStream | null = null;
+    // B writes first and commits right after A: B's commit record is the WAL record after A's
+    const b = await sql.reserve();
+    try {
+      await b`BEGIN`;
+      await b`INSERT INTO t5 VALUES (2, 'b')`;
+      await sql`INSERT INTO t5 VALUES (1, 'a')`;
+      await b`COMMIT`;
+      await c.until(2);
+      const [first, second] = c.events as { lsn: string; commitLsn: string }[];
+      expect(second.commitLsn).toBe(first.lsn);
+      // A published and confirmed, then the publisher gone before B's batch
+      await stream.confirm(first.lsn);
+      await stream.stop();
+      expect((await slotState(pg.url, "t5_slot"))?.confirmed).toBe(first.lsn);
+      const again = collector();
+      restarted = new ChangeStream({ url: pg.url, slot: "t5_slot", publication: "t5_pub", table: "t5", columns, key: "id" });
+      await restarted.start(again.onEvent, again.onError);
+      await again.until(1);
+      expect(again.events[0]).toMatchObject({ kind: "transaction", lsn: second.lsn, changes: [{ op: "upsert", record: { id: 2, a: "b" } }] });
+      expect([...c.errors, ...again.errors]).toEqual([]);
+    } finally {
+      b.release();
+      await stream.stop();
+      await restarted?.stop();
+      await dropSlot(pg.url, "t5_slot");
+    }
+  }, 60_000);
+
   test("a keepalive confirms nothing past a TRUNCATE reported and not yet followed by a new snapshot", async () => {
     await sql.unsafe("CREATE TABLE t4 (id int PRIMARY KEY, a text); INSERT INTO t4 VALUES (1, 'x')");
     await ensurePublication(pg.url, "t4_pub", "t4", null);
