@@ -597,7 +597,7 @@ export function createCli(): Command {
     .option("--slot <name>", "the logical replication slot", "users_listing")
     .option("--publication <name>", "the publication of the table", "users_listing")
     .option("--batch-ms <ms>", "most time between a commit and its batch's publication", integer(1, 60_000), 500)
-    .option("--compact-seconds <s>", "seconds between compactions of the batches into a new snapshot (0: never)", integer(0, 86_400 * 7), 600)
+    .option("--compact-seconds <s>", "seconds between compactions of the batches published since the last snapshot into a new one, also when the table has gone quiet (0: never)", integer(0, 86_400 * 7), 600)
     .option("--key <column>", "the key column (default: the schema file's, else id)")
     .option("--exclude <columns>", "columns never published, a comma list (the publication lists the others)")
     .option("--schema <file>", "kinds of the columns it lists, and the key, as for snapshot build")

@@ -125,6 +125,8 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
   let flushing: Promise<void> = Promise.resolve();
   let compacting: Promise<void> | null = null;
   let lastCompaction = Date.now();
+  /** Fires when the next compaction is due (armed while batches wait to be folded in). */
+  let compactionTimer: ReturnType<typeof setTimeout> | null = null;
   let reason: Reason | null = null;
   /** Wakes the loop waiting on the running stream. */
   const waiting: { wake: (() => void) | null } = { wake: null };
@@ -243,7 +245,25 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
     sinceSnapshot.push(batch);
     await stream?.confirm(last.lsn).catch((error) => logger.warn({ err: error }, "confirming the LSN to PostgreSQL failed; it is confirmed with the next batch"));
     logger.debug({ lsn: last.lsn, changes: entry.changes }, "published a batch");
-    if (!stopping && compacting === null && options.compactSeconds > 0 && Date.now() - lastCompaction >= options.compactSeconds * 1000) compacting = compact();
+    armCompaction();
+  };
+
+  /**
+   * Compaction on time (INTERFACE.md "Compaction on time"): every `--compact-seconds` while
+   * batches have been published since the last snapshot, also when the table has gone quiet
+   * since — a timer to the due time, armed whenever a batch waits to be folded in (at once
+   * when the time is past). Not while the stream is being replaced by a new first snapshot.
+   */
+  const armCompaction = () => {
+    if (options.compactSeconds <= 0 || compactionTimer !== null || stopping || sinceSnapshot.length === 0) return;
+    compactionTimer = setTimeout(
+      () => {
+        compactionTimer = null;
+        if (stopping || compacting !== null || reason !== null) return;
+        compacting = compact();
+      },
+      Math.max(0, lastCompaction + options.compactSeconds * 1000 - Date.now()),
+    );
   };
 
   /** Handles one stream event (the stream waits for it: PostgreSQL keeps the WAL meanwhile). */
@@ -314,6 +334,8 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
     } finally {
       lastCompaction = Date.now();
       compacting = null;
+      // the batches published meanwhile are folded in at the next due time
+      armCompaction();
     }
   };
 
@@ -352,6 +374,8 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
         continue;
       }
       if (stopping) waiting.wake?.();
+      // batches listed before a restart, or left by a compaction the stream's end skipped
+      armCompaction();
       // A column added to the table is not in a publication that lists its columns (left-out
       // ones): the catalog is compared with the snapshot's columns now and then.
       const columnsCheck = setInterval(() => {
@@ -384,6 +408,8 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
     done,
     async stop() {
       stopping = true;
+      if (compactionTimer !== null) clearTimeout(compactionTimer);
+      compactionTimer = null;
       stopStream("stop");
       await done.catch(() => {});
     },

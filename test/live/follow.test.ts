@@ -231,6 +231,66 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       await replica.dispose();
     }
   }, 240_000);
+  test("compaction on time: batches published and then silence are folded into a new snapshot, after a restart too", async () => {
+    await sql.unsafe("CREATE TABLE quiet (id bigint PRIMARY KEY, name text); INSERT INTO quiet SELECT g, 'q ' || g FROM generate_series(1, 100) AS g");
+    const quietLocation = join(dir, "quiet");
+    const args = ["--table", "quiet", "--to", quietLocation, "--slot", "quiet_slot", "--publication", "quiet_pub", "--work-dir", join(dir, "quiet-work")];
+    const manifestNow = () => readManifest(openStorage(quietLocation)).catch(() => null);
+    /** Waits until the manifest's current snapshot is at `lsn` with no batch listed after it; returns its id. */
+    const compactedAt = async (lsn: string): Promise<string> => {
+      for (;;) {
+        const manifest = await manifestNow();
+        if (manifest?.current.lsn === lsn && (manifest.changes ?? []).length === 0) return manifest.current.snapshotId;
+        await Bun.sleep(50);
+      }
+    };
+    /** Waits until the batches the manifest lists after its snapshot hold `count` changes; returns the last one's LSN. */
+    const listedChanges = async (count: number): Promise<string> => {
+      for (;;) {
+        const changes = (await manifestNow())?.changes ?? [];
+        if (changes.reduce((n, c) => n + c.changes, 0) >= count) return (changes.at(-1) as { lsn: string }).lsn;
+        await Bun.sleep(50);
+      }
+    };
+    const quietRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM quiet ORDER BY id) t`).map((row) => JSON.parse(row.r));
+    // a publisher that never compacts publishes a few batches, then is killed
+    let publisher = startPublisher(["--compact-seconds", "0"], args);
+    let replica: ServeProcess | null = null;
+    try {
+      for (;;) {
+        if ((await manifestNow())?.current.lsn !== undefined) break;
+        await Bun.sleep(50);
+      }
+      const first = (await manifestNow())?.current.snapshotId;
+      await sql`UPDATE quiet SET name = 'changed' WHERE id = 5`;
+      await sql`DELETE FROM quiet WHERE id = 6`;
+      await sql`INSERT INTO quiet VALUES (101, 'new')`;
+      const lastBatch = await listedChanges(3);
+      publisher.child.kill("SIGKILL");
+      await publisher.child.exited;
+      // started again with a compaction interval, and no commit after: the batches listed are
+      // folded into a new snapshot at the last one's LSN anyway
+      publisher = startPublisher(["--compact-seconds", "1"], args);
+      const compacted = await compactedAt(lastBatch);
+      expect(compacted).not.toBe(first);
+      replica = await spawnServe(null, ["--source", quietLocation, "--poll", "0.1", "--cache-dir", join(dir, "quiet-replica")]);
+      // the compacted snapshot alone, no batch applied on it, holding every committed change
+      expect((await readyOnce(replica)).lsn).toBe(lastBatch);
+      expect((await fetch(`${replica.url}/api/users?pageSize=1`)).headers.get("x-snapshot-id")).toBe(compacted);
+      expect(await exported(replica)).toEqual(await quietRows());
+      // while it runs: one more commit, then silence; its batch is folded in too
+      await sql`UPDATE quiet SET name = 'again' WHERE id = 7`;
+      const again = await listedChanges(1);
+      expect(lsnValue(again)).toBeGreaterThan(lsnValue(lastBatch));
+      const recompacted = await compactedAt(again);
+      expect(recompacted).not.toBe(compacted);
+      expect(publisher.log()).toContain("compacted the changes into a new snapshot");
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await publisher.child.exited;
+      await replica?.dispose();
+    }
+  }, 240_000);
   test("a batch holds whole transactions up to its size limit and is published without waiting for --batch-ms", async () => {
     // --batch-ms of a minute (its largest): only the size limit publishes these batches at once
     const publisher = startPublisher(["--batch-ms", "60000"]);
