@@ -29,7 +29,7 @@ import { runPublisher } from "./publish/live-publisher.ts";
 import { liveLocation, snapshotMaker } from "./publish/live-location.ts";
 import { tableColumns } from "./publish/pg-changes.ts";
 import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
-import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
+import { type Supervisor, freePort, superviseWorkers, watchSupervisor } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
@@ -88,8 +88,9 @@ function progressBar(label: string) {
 /**
  * A worker's command line for `serve --workers N`: this program's `serve` with the same options,
  * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`;
- * with `cacheDir` when given, and `--managed-snapshot` for the workers of a replica (the
- * supervisor's downloads: linked into the cache, pruned by the supervisor).
+ * with `cacheDir` when given, `--managed-snapshot` for the workers of a replica (the
+ * supervisor's downloads: linked into the cache, pruned by the supervisor), and `--supervised`
+ * (standard input is the supervisor's pipe: workers.ts `watchSupervisor`).
  */
 function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean, changesFrom: string | null = null, pollSeconds = 1): string[] {
   const args = process.argv.slice(process.argv.indexOf("serve") + 1);
@@ -106,7 +107,7 @@ function workerCommand(snapshot: string, port: number, cacheDir: string | undefi
   const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
   const cache = cacheDir === undefined ? [] : ["--cache-dir", cacheDir];
   const changes = changesFrom === null ? [] : ["--changes-from", changesFrom, "--poll", String(pollSeconds)];
-  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port"];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port", "--supervised"];
 }
 
 /** How `snapshot build` names the input formats on stderr. */
@@ -262,6 +263,7 @@ export function createCli(): Command {
       DEFAULT_IO_TIMEOUT_MS / 1000,
     )
     .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
+    .addOption(new Option("--supervised", "standard input is the supervisor's pipe: its end means the supervisor is gone, and the worker drains and exits (set by serve --workers)").hideHelp())
     .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
     .argument("[file]", "a data file to serve (.csv, .ndjson, .json, optionally .gz): built into a snapshot in the cache directory first, and reused while the file and the options below are unchanged")
     .option("--data <file>", "the data file to serve, as the argument")
@@ -304,6 +306,15 @@ export function createCli(): Command {
       const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", process.env.QUERY_TIMEOUT_MS, integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
       const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", process.env.MAX_QUEUED, integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
       const logger = createLogger();
+      // A worker of serve --workers: once its supervisor is gone (SIGKILL included), it drains
+      // and exits; before it serves, it exits at once.
+      let shutdown = (): void => process.exit(0);
+      if (opts.supervised === true) {
+        watchSupervisor(() => {
+          logger.warn("the supervisor is gone: draining, then exiting");
+          shutdown();
+        });
+      }
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
       // Start-up has no request to yield to; once serving, file work runs below the requests.
@@ -443,7 +454,7 @@ export function createCli(): Command {
               followChanges(() => running.engine().store.snapshotId, running.changes, { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger })
             : () => {};
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
-      const shutdown = () => {
+      shutdown = () => {
         stopWatching();
         stopFollowing();
         running.drain().finally(() => process.exit(0));

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { readManifest } from "../../src/publish/publish.ts";
 import { slotState } from "../../src/publish/pg-changes.ts";
@@ -40,7 +41,11 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-live-"));
   location = join(dir, "published");
 }, 60_000);
+/** Every publisher started (each test kills its own; these are killed at the end whatever happened). */
+const publishers: Subprocess[] = [];
 afterAll(async () => {
+  for (const child of publishers) child.kill("SIGKILL");
+  await Promise.all(publishers.map((child) => child.exited));
   await sql?.end({ timeout: 1 });
   await pg?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -52,6 +57,7 @@ function startPublisher(extra: string[] = [], args = ["--table", "people", "--to
     [process.execPath, join(ROOT, "src", "cli.ts"), "snapshot", "follow", "--from", pg.url, ...args, "--batch-ms", "50", ...extra],
     { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
   );
+  publishers.push(child);
   let text = "";
   void (async () => {
     const decoder = new TextDecoder();

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { publishSnapshot } from "../../src/publish/publish.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
+import { isRunning } from "../support/processes.ts";
 import { type ServeProcess, snapshotDir, spawnServe } from "../support/serve-process.ts";
 
 let data: ReturnType<typeof snapshotDir>;
@@ -49,6 +50,29 @@ describe("serve --workers", () => {
         }
         expect(alive).toBe(false);
       }
+    } finally {
+      await supervisor.dispose();
+    }
+  }, 60_000);
+
+  test("a supervisor killed with SIGKILL: its workers drain and exit, none stays bound to the port", async () => {
+    const supervisor = await spawnServe(data.snapshot, ["--workers", "2", "--cache-dir", `${data.dir}/cache`]);
+    try {
+      await supervisor.waitForLine(() => supervisor.logs().filter((l) => l.msg === "listening").length >= 2, { what: "two workers listening" });
+      const pids = supervisor.logs().filter((l) => l.msg === "worker started").map((l) => l.pid as number);
+      expect(pids.length).toBe(2);
+      for (const pid of pids) expect(isRunning(pid)).toBe(true);
+      expect((await fetch(`${supervisor.url}/healthz`)).status).toBe(200);
+      process.kill(supervisor.pid, "SIGKILL");
+      // the workers write to the same stderr pipe as their supervisor: its end is read once the
+      // last of them has exited
+      await supervisor.finished();
+      expect(supervisor.child.signalCode).toBe("SIGKILL");
+      for (const pid of pids) expect(isRunning(pid)).toBe(false);
+      expect(supervisor.logs().filter((l) => l.msg === "the supervisor is gone: draining, then exiting").length).toBe(2);
+      expect(supervisor.logs().filter((l) => l.msg === "drained").length).toBe(2);
+      // nothing listens on the port any more
+      expect(await fetch(`${supervisor.url}/healthz`).then(() => "answered", () => "refused")).toBe("refused");
     } finally {
       await supervisor.dispose();
     }

@@ -87,11 +87,16 @@ describe("private copies", () => {
     const name = (path: string) => path.slice(cache.length + 1);
     // a copy a process still maps is left, and removed by a later prune once it is released
     const holder = Bun.spawn([process.execPath, "-e", `const m = Bun.mmap(${JSON.stringify(a)}); console.log(m.length); await Bun.stdin.text();`], { stdin: "pipe", stdout: "pipe" });
-    const reader = holder.stdout.getReader();
-    expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
-    expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
-    holder.stdin.end();
-    await holder.exited;
+    try {
+      const reader = holder.stdout.getReader();
+      expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
+      expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
+      holder.stdin.end();
+      await holder.exited;
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
     expect(pruneCache(cache, [b])).toEqual({ removed: [name(a), `${name(a)}.verified`], inUse: [] });
     expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, name(b), `${name(b)}.verified`, "notes.txt"].sort());
   });
