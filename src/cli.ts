@@ -21,7 +21,7 @@ import type { ColumnSpec } from "./schema/kinds.ts";
 import type { ChangeBatch } from "./live/changes.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followChanges, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
+import { type Announced, type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followSource, followSupervised, publicSourceStatus, supervisedFirst, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
 import { createPruner } from "./io/prune.ts";
 import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
@@ -317,6 +317,21 @@ export function createCli(): Command {
       }
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
+      // A worker of a replica hears from its supervisor over the IPC channel (from its start:
+      // a message without a listener is lost): the source's status, and each version it has
+      // downloaded (swapped in by the worker's follower together with its batches).
+      let supervisedStatus: SourceStatus | null = null;
+      let announced: Announced | null = null;
+      let onAnnounce = (_version: Announced) => {};
+      if (managed) {
+        process.on("message", (message: { sourceStatus?: SourceStatus; announce?: Announced }) => {
+          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
+          if (message?.announce !== undefined) {
+            announced = message.announce;
+            onAnnounce(message.announce);
+          }
+        });
+      }
       // Start-up has no request to yield to; once serving, file work runs below the requests.
       const startup = createFileThreads();
       const threads = createFileThreads({ nice: BACKGROUND_NICE });
@@ -359,7 +374,12 @@ export function createCli(): Command {
         const workerPort = port === 0 ? freePort(opts.host) : port;
         const ipc = follow !== null;
         startup.close();
-        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
+        // the version the workers are to serve, told to each worker that starts and at each swap
+        let current: Announced | null = prepared === undefined ? null : { prepared, lsn: firstLive?.snapshotLsn ?? null };
+        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, {
+          ipc,
+          greeting: () => ({ sourceStatus: follow?.tracker.status(), ...(current === null ? {} : { announce: current }) }),
+        });
         const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
@@ -372,9 +392,12 @@ export function createCli(): Command {
           stopFollowingWorkers = followSource(
             {
               snapshotId: () => servedId,
-              reload: async (fetched) => {
+              // each worker swaps it in with the batches listed after it (publish/follow.ts
+              // followSupervised), never the snapshot alone
+              reload: async (fetched, _batches, entry) => {
                 servedId = fetched.prepared.snapshotId;
-                workers.reload();
+                current = { prepared: fetched.prepared, lsn: entry.lsn ?? null };
+                workers.send({ announce: current });
                 // Older copies go once no worker maps them any more.
                 pruner.prune(fetched.prepared.path);
               },
@@ -397,19 +420,20 @@ export function createCli(): Command {
         // The file named is copied and verified on an I/O thread: a FIFO is refused at once, a
         // hung mount ends after --io-timeout, and neither blocks this process.
         const copies = cacheDir ?? defaultCacheDir(snapshot);
-        prepared = await startup.run(
-          { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
-          { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
-        );
+        const prepare = () =>
+          startup.run(
+            { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
+            { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
+          );
+        if (opts.changesFrom !== undefined) {
+          // a worker of a replica: its supervisor's download, with the batches listed after it
+          const first = await supervisedFirst({ location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads: startup, logger }, prepare);
+          if (first === null) return;
+          prepared = first.prepared;
+          firstLive = first.live;
+        } else prepared = await prepare();
       }
       startup.close();
-      // A worker of a replica learns its source's status from its supervisor.
-      let supervisedStatus: SourceStatus | null = null;
-      if (managed) {
-        process.on("message", (message: { sourceStatus?: SourceStatus }) => {
-          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
-        });
-      }
       const tracker = follow?.tracker;
       const running = startServer({
         snapshot,
@@ -421,6 +445,7 @@ export function createCli(): Command {
         prepared,
         live: firstLive,
         owned: managed || follow !== null,
+        followed: follow !== null || opts.changesFrom !== undefined,
         prune: !managed,
         ioTimeoutMs,
         threads,
@@ -446,13 +471,19 @@ export function createCli(): Command {
         }
       });
       const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
-      const stopFollowing =
-        follow !== null
-          ? followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow)
-          : opts.changesFrom !== undefined
-            ? // a worker of a replica: its supervisor swaps snapshots in, it applies the change batches
-              followChanges(() => running.engine().store.snapshotId, running.changes, { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger })
-            : () => {};
+      let stopFollowing = () => {};
+      if (follow !== null) stopFollowing = followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow);
+      else if (opts.changesFrom !== undefined) {
+        // a worker of a replica: its supervisor downloads the snapshots, it swaps each in with
+        // its change batches and applies the batches after it
+        const follower = followSupervised(
+          { snapshotId: () => running.engine().store.snapshotId, changes: running.changes, reload: running.reload },
+          { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger },
+        );
+        onAnnounce = follower.announce;
+        if (announced !== null) follower.announce(announced);
+        stopFollowing = follower.stop;
+      }
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
       shutdown = () => {
         stopWatching();

@@ -5,8 +5,10 @@
  * while a worker keeps dying within seconds of its start), passes SIGHUP on (each worker
  * reloads the file, copying and verifying it on an I/O thread while it keeps serving), and on
  * SIGTERM or SIGINT has every worker drain, then exits. With `--source`, the supervisor alone
- * follows the location (downloads each new version into place), signals the workers to reload
- * it, and sends them the source's status over an IPC channel (their /readyz and metrics show it).
+ * follows the location (downloads each new version into place) and, over an IPC channel,
+ * announces each version to the workers — each swaps it in together with the change batches
+ * listed after it (publish/follow.ts `followSupervised`) — and sends them the source's status
+ * (their /readyz and metrics show it).
  *
  * No worker outlives its supervisor: the supervisor holds the write end of each worker's
  * standard input and never writes to it; when the supervisor exits, however it exits (SIGKILL
