@@ -28,7 +28,7 @@ import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/
 import { runPublisher } from "./publish/live-publisher.ts";
 import { liveLocation, snapshotMaker } from "./publish/live-location.ts";
 import { tableColumns } from "./publish/pg-changes.ts";
-import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
+import { type PreparedCopy, defaultCacheDir, defaultLocationDir } from "./snapshot/private-copy.ts";
 import { type Supervisor, freePort, superviseWorkers, watchSupervisor } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
@@ -244,7 +244,7 @@ export function createCli(): Command {
     .option("--host <host>", "host to bind (env HOST)", process.env.HOST ?? "127.0.0.1")
     .option("--max-page-size <rows>", "largest pageSize / row window", integer(1, 1_000_000), DEFAULT_MAX_PAGE_SIZE)
     .option("--no-verify", "skip section checksums at start-up (structure is still checked)")
-    .option("--cache-dir <dir>", "where the server keeps its private copy of the snapshot (env SNAPSHOT_CACHE_DIR; default .snapshot-cache beside the snapshot)")
+    .option("--cache-dir <dir>", "where the server keeps its private copy of the snapshot, and a replica its downloads (env SNAPSHOT_CACHE_DIR; default .snapshot-cache beside the snapshot; with --source, users-listing/replica/<location> in the user's cache directory, $XDG_CACHE_HOME or ~/.cache)")
     .option("--reuse-port", "let several processes share the port (SO_REUSEPORT)")
     .option("--no-demo", "do not serve the demo page (AG Grid and TanStack Table clients) at /")
     .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
@@ -355,7 +355,7 @@ export function createCli(): Command {
       if (opts.source !== undefined) {
         // a replica keeps its downloads and its private copies in one directory (the download
         // is linked as the copy)
-        cacheDir = resolve(cacheDir ?? ".replica");
+        cacheDir = resolve(cacheDir ?? defaultLocationDir("replica", opts.source));
         const tracker = createSourceTracker(opts.source, logger, (status) => supervisor?.send({ sourceStatus: status }));
         follow = { location: opts.source, downloadsDir: join(cacheDir, "downloads"), cacheDir, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, verify: opts.verify, threads, tracker, logger };
         // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"), with
@@ -643,13 +643,13 @@ export function createCli(): Command {
     .option("--key <column>", "the key column (default: the schema file's, else id)")
     .option("--exclude <columns>", "columns never published, a comma list (the publication lists the others)")
     .option("--schema <file>", "kinds of the columns it lists, and the key, as for snapshot build")
-    .option("--work-dir <dir>", "where the publisher keeps its snapshot files", ".follow")
+    .option("--work-dir <dir>", "where the publisher keeps its snapshot files (default: users-listing/follow/<location> in the user's cache directory, $XDG_CACHE_HOME or ~/.cache)")
     .option("--io-timeout <seconds>", "longest time a storage operation may go without progress", integer(1, 3600), DEFAULT_IO_TIMEOUT_MS / 1000)
     .action(async (opts) => {
       const logger = createLogger();
       const exclude: string[] = opts.exclude === undefined ? [] : String(opts.exclude).split(",").map((c: string) => c.trim()).filter(Boolean);
       const threads = createFileThreads();
-      const workDir = resolve(opts.workDir);
+      const workDir = resolve(opts.workDir ?? defaultLocationDir("follow", opts.to));
       const timeoutMs = opts.ioTimeout * 1000;
       const publisher = runPublisher({
         url: opts.from,

@@ -15,12 +15,13 @@
  *   snapshot holding what the slot lost).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { readManifest } from "../../src/publish/publish.ts";
+import { defaultLocationDir } from "../../src/snapshot/private-copy.ts";
 import { slotState } from "../../src/publish/pg-changes.ts";
 import { openStorage } from "../../src/io/storage.ts";
 import { lsnValue } from "../../src/live/changes.ts";
@@ -52,10 +53,10 @@ afterAll(async () => {
 });
 
 /** `snapshot follow` as a child process, its stderr collected (`args`: instead of the people table's publication to `location`). */
-function startPublisher(extra: string[] = [], args = ["--table", "people", "--to", location, "--exclude", "secret_hash", "--work-dir", join(dir, "work")]) {
+function startPublisher(extra: string[] = [], args = ["--table", "people", "--to", location, "--exclude", "secret_hash", "--work-dir", join(dir, "work")], env: Record<string, string> = {}) {
   const child = Bun.spawn(
     [process.execPath, join(ROOT, "src", "cli.ts"), "snapshot", "follow", "--from", pg.url, ...args, "--batch-ms", "50", ...extra],
-    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info", ...env }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
   );
   publishers.push(child);
   let text = "";
@@ -237,7 +238,7 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       await replica.dispose();
     }
   }, 240_000);
-  test("compaction on time: batches published and then silence are folded into a new snapshot, after a restart too", async () => {
+  test("compaction on time: batches published and then silence are folded into a new snapshot, after a restart too (its files, without --work-dir, in the user's cache directory)", async () => {
     await sql.unsafe("CREATE TABLE quiet (id bigint PRIMARY KEY, name text); INSERT INTO quiet SELECT g, 'q ' || g FROM generate_series(1, 100) AS g");
     const quietLocation = join(dir, "quiet");
     const args = ["--table", "quiet", "--to", quietLocation, "--slot", "quiet_slot", "--publication", "quiet_pub", "--work-dir", join(dir, "quiet-work")];
@@ -275,10 +276,15 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       publisher.child.kill("SIGKILL");
       await publisher.child.exited;
       // started again with a compaction interval, and no commit after: the batches listed are
-      // folded into a new snapshot at the last one's LSN anyway
-      publisher = startPublisher(["--compact-seconds", "1"], args);
+      // folded into a new snapshot at the last one's LSN anyway. Without --work-dir: its files go
+      // to the user's cache directory, none into the working directory (the repository's root)
+      const xdg = join(dir, "xdg-cache");
+      const rootBefore = readdirSync(ROOT).sort();
+      publisher = startPublisher(["--compact-seconds", "1"], args.slice(0, -2), { XDG_CACHE_HOME: xdg });
       const compacted = await compactedAt(lastBatch);
       expect(compacted).not.toBe(first);
+      expect(readdirSync(defaultLocationDir("follow", quietLocation, { XDG_CACHE_HOME: xdg }))).toContain(`${compacted}.snap`);
+      expect(readdirSync(ROOT).sort()).toEqual(rootBefore);
       replica = await spawnServe(null, ["--source", quietLocation, "--poll", "0.1", "--cache-dir", join(dir, "quiet-replica")]);
       // the compacted snapshot alone, no batch applied on it, holding every committed change
       expect((await readyOnce(replica)).lsn).toBe(lastBatch);
