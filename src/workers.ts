@@ -41,7 +41,7 @@ interface Worker {
 export interface Supervisor {
   /** The workers' process ids, by index. */
   pids: () => number[];
-  /** Sends SIGHUP to every worker (each reloads the snapshot file). */
+  /** Sends SIGHUP to every worker (each reloads the snapshot file; a replica's workers re-read the access policy only: their versions come from {@link Supervisor.send}). */
   reload: () => void;
   /** Sends every worker a message over its IPC channel (with `ipc`), e.g. the source's status. */
   send: (message: unknown) => void;
