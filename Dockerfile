@@ -33,9 +33,10 @@ RUN groupadd --gid 10001 users-listing \
  && chown users-listing:users-listing /var/lib/users-listing
 COPY --from=build /src/dist/users-listing /usr/local/bin/users-listing
 
-# The working directory holds everything the server writes, all relative to it: the default
+# The working directory (also the user's home) holds everything the server writes: the default
 # dataset (data/users.snap), the private copy of the served snapshot (data/.snapshot-cache or
-# --cache-dir) and a replica's downloads (.replica/downloads, or <--cache-dir>/downloads).
+# --cache-dir) and a replica's downloads (.cache/users-listing/replica/<location>/downloads, or
+# <--cache-dir>/downloads).
 WORKDIR /var/lib/users-listing
 VOLUME ["/var/lib/users-listing"]
 

@@ -21,15 +21,15 @@ import type { ColumnSpec } from "./schema/kinds.ts";
 import type { ChangeBatch } from "./live/changes.ts";
 import { SnapshotError, loadSnapshot } from "./snapshot/load.ts";
 import { publishSnapshot, rollbackSnapshot } from "./publish/publish.ts";
-import { type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followChanges, followSource, publicSourceStatus, waitForFirst } from "./publish/follow.ts";
+import { type Announced, type FirstSnapshot, type FollowOptions, type SourceStatus, createSourceTracker, followSource, followSupervised, publicSourceStatus, supervisedFirst, waitForFirst } from "./publish/follow.ts";
 import { type StartingServer, startStartingServer } from "./http/starting.ts";
 import { createPruner } from "./io/prune.ts";
 import { BACKGROUND_NICE, DEFAULT_IO_TIMEOUT_MS, createFileThreads } from "./io/threads.ts";
 import { runPublisher } from "./publish/live-publisher.ts";
 import { liveLocation, snapshotMaker } from "./publish/live-location.ts";
 import { tableColumns } from "./publish/pg-changes.ts";
-import { type PreparedCopy, defaultCacheDir } from "./snapshot/private-copy.ts";
-import { type Supervisor, freePort, superviseWorkers } from "./workers.ts";
+import { type PreparedCopy, defaultCacheDir, defaultLocationDir } from "./snapshot/private-copy.ts";
+import { type Supervisor, freePort, superviseWorkers, watchSupervisor } from "./workers.ts";
 import { rssOf } from "./rss.ts";
 import { removePendingTemporaryFiles } from "./snapshot/write.ts";
 import { parseApiKeysList, readApiKeysFile } from "./http/api-keys.ts";
@@ -88,8 +88,9 @@ function progressBar(label: string) {
 /**
  * A worker's command line for `serve --workers N`: this program's `serve` with the same options,
  * over `snapshot`, on `port`, with `--reuse-port`, without `--workers`, `--source`, `--poll`;
- * with `cacheDir` when given, and `--managed-snapshot` for the workers of a replica (the
- * supervisor's downloads: linked into the cache, pruned by the supervisor).
+ * with `cacheDir` when given, `--managed-snapshot` for the workers of a replica (the
+ * supervisor's downloads: linked into the cache, pruned by the supervisor), and `--supervised`
+ * (standard input is the supervisor's pipe: workers.ts `watchSupervisor`).
  */
 function workerCommand(snapshot: string, port: number, cacheDir: string | undefined, managed: boolean, changesFrom: string | null = null, pollSeconds = 1): string[] {
   const args = process.argv.slice(process.argv.indexOf("serve") + 1);
@@ -106,7 +107,7 @@ function workerCommand(snapshot: string, port: number, cacheDir: string | undefi
   const program = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
   const cache = cacheDir === undefined ? [] : ["--cache-dir", cacheDir];
   const changes = changesFrom === null ? [] : ["--changes-from", changesFrom, "--poll", String(pollSeconds)];
-  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port"];
+  return [...program, "serve", ...kept, "--snapshot", snapshot, ...cache, ...(managed ? ["--managed-snapshot"] : []), ...changes, "--port", String(port), "--reuse-port", "--supervised"];
 }
 
 /** How `snapshot build` names the input formats on stderr. */
@@ -243,7 +244,7 @@ export function createCli(): Command {
     .option("--host <host>", "host to bind (env HOST)", process.env.HOST ?? "127.0.0.1")
     .option("--max-page-size <rows>", "largest pageSize / row window", integer(1, 1_000_000), DEFAULT_MAX_PAGE_SIZE)
     .option("--no-verify", "skip section checksums at start-up (structure is still checked)")
-    .option("--cache-dir <dir>", "where the server keeps its private copy of the snapshot (env SNAPSHOT_CACHE_DIR; default .snapshot-cache beside the snapshot)")
+    .option("--cache-dir <dir>", "where the server keeps its private copy of the snapshot, and a replica its downloads (env SNAPSHOT_CACHE_DIR; default .snapshot-cache beside the snapshot; with --source, users-listing/replica/<location> in the user's cache directory, $XDG_CACHE_HOME or ~/.cache)")
     .option("--reuse-port", "let several processes share the port (SO_REUSEPORT)")
     .option("--no-demo", "do not serve the demo page (AG Grid and TanStack Table clients) at /")
     .option("--cors-origin <origins>", "let these origins read the API from a browser: a comma list, or * (env CORS_ORIGIN; default: CORS off)")
@@ -262,6 +263,7 @@ export function createCli(): Command {
       DEFAULT_IO_TIMEOUT_MS / 1000,
     )
     .addOption(new Option("--managed-snapshot", "the snapshot is a replica supervisor's verified download (set by serve --workers with --source)").hideHelp())
+    .addOption(new Option("--supervised", "standard input is the supervisor's pipe: its end means the supervisor is gone, and the worker drains and exits (set by serve --workers)").hideHelp())
     .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
     .argument("[file]", "a data file to serve (.csv, .ndjson, .json, optionally .gz): built into a snapshot in the cache directory first, and reused while the file and the options below are unchanged")
     .option("--data <file>", "the data file to serve, as the argument")
@@ -304,8 +306,32 @@ export function createCli(): Command {
       const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", process.env.QUERY_TIMEOUT_MS, integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
       const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", process.env.MAX_QUEUED, integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
       const logger = createLogger();
+      // A worker of serve --workers: once its supervisor is gone (SIGKILL included), it drains
+      // and exits; before it serves, it exits at once.
+      let shutdown = (): void => process.exit(0);
+      if (opts.supervised === true) {
+        watchSupervisor(() => {
+          logger.warn("the supervisor is gone: draining, then exiting");
+          shutdown();
+        });
+      }
       const ioTimeoutMs: number = opts.ioTimeout * 1000;
       const managed = opts.managedSnapshot === true;
+      // A worker of a replica hears from its supervisor over the IPC channel (from its start:
+      // a message without a listener is lost): the source's status, and each version it has
+      // downloaded (swapped in by the worker's follower together with its batches).
+      let supervisedStatus: SourceStatus | null = null;
+      let announced: Announced | null = null;
+      let onAnnounce = (_version: Announced) => {};
+      if (managed) {
+        process.on("message", (message: { sourceStatus?: SourceStatus; announce?: Announced }) => {
+          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
+          if (message?.announce !== undefined) {
+            announced = message.announce;
+            onAnnounce(message.announce);
+          }
+        });
+      }
       // Start-up has no request to yield to; once serving, file work runs below the requests.
       const startup = createFileThreads();
       const threads = createFileThreads({ nice: BACKGROUND_NICE });
@@ -329,7 +355,7 @@ export function createCli(): Command {
       if (opts.source !== undefined) {
         // a replica keeps its downloads and its private copies in one directory (the download
         // is linked as the copy)
-        cacheDir = resolve(cacheDir ?? ".replica");
+        cacheDir = resolve(cacheDir ?? defaultLocationDir("replica", opts.source));
         const tracker = createSourceTracker(opts.source, logger, (status) => supervisor?.send({ sourceStatus: status }));
         follow = { location: opts.source, downloadsDir: join(cacheDir, "downloads"), cacheDir, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, verify: opts.verify, threads, tracker, logger };
         // /readyz answers 503 until the first snapshot is in (docs/api.md "Operations"), with
@@ -348,7 +374,12 @@ export function createCli(): Command {
         const workerPort = port === 0 ? freePort(opts.host) : port;
         const ipc = follow !== null;
         startup.close();
-        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, { ipc, greeting: () => ({ sourceStatus: follow?.tracker.status() }) });
+        // the version the workers are to serve, told to each worker that starts and at each swap
+        let current: Announced | null = prepared === undefined ? null : { prepared, lsn: firstLive?.snapshotLsn ?? null };
+        supervisor = superviseWorkers(opts.workers, workerCommand(snapshot, workerPort, cacheDir, ipc, follow === null ? null : follow.location, follow?.pollSeconds), logger, {
+          ipc,
+          greeting: () => ({ sourceStatus: follow?.tracker.status(), ...(current === null ? {} : { announce: current }) }),
+        });
         const workers = supervisor;
         logger.info({ workers: opts.workers, port: workerPort }, "supervising workers");
         const rssTimer = setInterval(() => {
@@ -361,9 +392,12 @@ export function createCli(): Command {
           stopFollowingWorkers = followSource(
             {
               snapshotId: () => servedId,
-              reload: async (fetched) => {
+              // each worker swaps it in with the batches listed after it (publish/follow.ts
+              // followSupervised), never the snapshot alone
+              reload: async (fetched, _batches, entry) => {
                 servedId = fetched.prepared.snapshotId;
-                workers.reload();
+                current = { prepared: fetched.prepared, lsn: entry.lsn ?? null };
+                workers.send({ announce: current });
                 // Older copies go once no worker maps them any more.
                 pruner.prune(fetched.prepared.path);
               },
@@ -386,19 +420,20 @@ export function createCli(): Command {
         // The file named is copied and verified on an I/O thread: a FIFO is refused at once, a
         // hung mount ends after --io-timeout, and neither blocks this process.
         const copies = cacheDir ?? defaultCacheDir(snapshot);
-        prepared = await startup.run(
-          { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
-          { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
-        );
+        const prepare = () =>
+          startup.run(
+            { kind: "prepare", source: snapshot, cacheDir: copies, verify: opts.verify !== false, owned: managed, fallback: true },
+            { timeoutMs: ioTimeoutMs, label: `copying and verifying ${snapshot} into ${copies}` },
+          );
+        if (opts.changesFrom !== undefined) {
+          // a worker of a replica: its supervisor's download, with the batches listed after it
+          const first = await supervisedFirst({ location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads: startup, logger }, prepare);
+          if (first === null) return;
+          prepared = first.prepared;
+          firstLive = first.live;
+        } else prepared = await prepare();
       }
       startup.close();
-      // A worker of a replica learns its source's status from its supervisor.
-      let supervisedStatus: SourceStatus | null = null;
-      if (managed) {
-        process.on("message", (message: { sourceStatus?: SourceStatus }) => {
-          if (message?.sourceStatus !== undefined) supervisedStatus = message.sourceStatus;
-        });
-      }
       const tracker = follow?.tracker;
       const running = startServer({
         snapshot,
@@ -410,6 +445,7 @@ export function createCli(): Command {
         prepared,
         live: firstLive,
         owned: managed || follow !== null,
+        followed: follow !== null || opts.changesFrom !== undefined,
         prune: !managed,
         ioTimeoutMs,
         threads,
@@ -435,15 +471,21 @@ export function createCli(): Command {
         }
       });
       const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
-      const stopFollowing =
-        follow !== null
-          ? followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow)
-          : opts.changesFrom !== undefined
-            ? // a worker of a replica: its supervisor swaps snapshots in, it applies the change batches
-              followChanges(() => running.engine().store.snapshotId, running.changes, { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger })
-            : () => {};
+      let stopFollowing = () => {};
+      if (follow !== null) stopFollowing = followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow);
+      else if (opts.changesFrom !== undefined) {
+        // a worker of a replica: its supervisor downloads the snapshots, it swaps each in with
+        // its change batches and applies the batches after it
+        const follower = followSupervised(
+          { snapshotId: () => running.engine().store.snapshotId, changes: running.changes, reload: running.reload },
+          { location: opts.changesFrom, pollSeconds: opts.poll, timeoutMs: ioTimeoutMs, threads, logger },
+        );
+        onAnnounce = follower.announce;
+        if (announced !== null) follower.announce(announced);
+        stopFollowing = follower.stop;
+      }
       // Drain, then exit 0 (docs/api.md "HTTP envelope", Operations); a second signal waits for the same drain.
-      const shutdown = () => {
+      shutdown = () => {
         stopWatching();
         stopFollowing();
         running.drain().finally(() => process.exit(0));
@@ -597,17 +639,17 @@ export function createCli(): Command {
     .option("--slot <name>", "the logical replication slot", "users_listing")
     .option("--publication <name>", "the publication of the table", "users_listing")
     .option("--batch-ms <ms>", "most time between a commit and its batch's publication", integer(1, 60_000), 500)
-    .option("--compact-seconds <s>", "seconds between compactions of the batches into a new snapshot (0: never)", integer(0, 86_400 * 7), 600)
+    .option("--compact-seconds <s>", "seconds between compactions of the batches published since the last snapshot into a new one, also when the table has gone quiet (0: never)", integer(0, 86_400 * 7), 600)
     .option("--key <column>", "the key column (default: the schema file's, else id)")
     .option("--exclude <columns>", "columns never published, a comma list (the publication lists the others)")
     .option("--schema <file>", "kinds of the columns it lists, and the key, as for snapshot build")
-    .option("--work-dir <dir>", "where the publisher keeps its snapshot files", ".follow")
+    .option("--work-dir <dir>", "where the publisher keeps its snapshot files (default: users-listing/follow/<location> in the user's cache directory, $XDG_CACHE_HOME or ~/.cache)")
     .option("--io-timeout <seconds>", "longest time a storage operation may go without progress", integer(1, 3600), DEFAULT_IO_TIMEOUT_MS / 1000)
     .action(async (opts) => {
       const logger = createLogger();
       const exclude: string[] = opts.exclude === undefined ? [] : String(opts.exclude).split(",").map((c: string) => c.trim()).filter(Boolean);
       const threads = createFileThreads();
-      const workDir = resolve(opts.workDir);
+      const workDir = resolve(opts.workDir ?? defaultLocationDir("follow", opts.to));
       const timeoutMs = opts.ioTimeout * 1000;
       const publisher = runPublisher({
         url: opts.from,

@@ -100,6 +100,12 @@ export interface ServeOptions {
    * one): linked into the cache instead of copied (snapshot/private-copy.ts `owned`).
    */
   owned?: boolean;
+  /**
+   * A replica's snapshot (`serve --source`, or a worker of one): its follower swaps versions in
+   * with their change batches (publish/follow.ts), so SIGHUP does not reload the file — that
+   * would serve a live snapshot without its batches — and re-reads the access policy only.
+   */
+  followed?: boolean;
   /** Remove other versions from the cache after each load (default true; a worker of `--source` leaves it to its supervisor). */
   prune?: boolean;
   /** Longest time a file operation of a reload may go without progress, in ms (default {@link DEFAULT_IO_TIMEOUT_MS}). */
@@ -334,6 +340,11 @@ export function startServer(options: ServeOptions): RunningServer {
       // From here to the swap, this thread maps the verified copy: no request waits on the disk.
       const mapStarted = performance.now();
       next = mapOrPrepare(ready, loadHere);
+      // a copy pruned meanwhile is prepared again from the file, which may hold a later
+      // version by then: the batches given are the named version's only
+      if (fetched !== undefined && next.store.snapshotId !== fetched.prepared.snapshotId) {
+        throw new SnapshotError(options.snapshot, `holds snapshot ${next.store.snapshotId} now, not ${fetched.prepared.snapshotId} (a newer version arrived meanwhile)`);
+      }
       let fresh = createEngine(next.store);
       swapMs = performance.now() - mapStarted;
       // a live table's batches, each applied between requests (the old state serves meanwhile)
@@ -385,6 +396,7 @@ export function startServer(options: ServeOptions): RunningServer {
     return queued;
   };
   const onHup = () => {
+    if (options.followed === true) return;
     logger.info({ snapshot: options.snapshot }, "reloading the snapshot (SIGHUP)");
     reload().catch((error: unknown) => {
       logger.error({ err: error, reason: reasonOf(error), snapshot: options.snapshot }, "reload failed; still serving the previous snapshot");

@@ -5,8 +5,16 @@
  * while a worker keeps dying within seconds of its start), passes SIGHUP on (each worker
  * reloads the file, copying and verifying it on an I/O thread while it keeps serving), and on
  * SIGTERM or SIGINT has every worker drain, then exits. With `--source`, the supervisor alone
- * follows the location (downloads each new version into place), signals the workers to reload
- * it, and sends them the source's status over an IPC channel (their /readyz and metrics show it).
+ * follows the location (downloads each new version into place) and, over an IPC channel,
+ * announces each version to the workers — each swaps it in together with the change batches
+ * listed after it (publish/follow.ts `followSupervised`) — and sends them the source's status
+ * (their /readyz and metrics show it).
+ *
+ * No worker outlives its supervisor: the supervisor holds the write end of each worker's
+ * standard input and never writes to it; when the supervisor exits, however it exits (SIGKILL
+ * included), the kernel closes it, the worker reads the end of its input
+ * ({@link watchSupervisor}), drains and exits — it never stays bound to the port serving a
+ * version nobody follows any more.
  */
 import type { Subprocess } from "bun";
 import type { Logger } from "pino";
@@ -23,7 +31,8 @@ const STABLE_MS = 10_000;
 /** One worker: its process, when it started, and its current restart delay. */
 interface Worker {
   index: number;
-  child: Subprocess<"ignore", "inherit", "inherit">;
+  /** Its standard input is a pipe this process never writes to: its end tells the worker that the supervisor is gone. */
+  child: Subprocess<"pipe", "inherit", "inherit">;
   startedAt: number;
   delayMs: number;
 }
@@ -32,12 +41,31 @@ interface Worker {
 export interface Supervisor {
   /** The workers' process ids, by index. */
   pids: () => number[];
-  /** Sends SIGHUP to every worker (each reloads the snapshot file). */
+  /** Sends SIGHUP to every worker (each reloads the snapshot file; a replica's workers re-read the access policy only: their versions come from {@link Supervisor.send}). */
   reload: () => void;
   /** Sends every worker a message over its IPC channel (with `ipc`), e.g. the source's status. */
   send: (message: unknown) => void;
   /** SIGTERM to every worker (each drains), then resolves once all have exited. */
   stop: () => Promise<void>;
+}
+
+/**
+ * A worker's side of {@link superviseWorkers}: calls `onGone` once, when the supervisor is gone —
+ * the end of this process's standard input, whose write end only the supervisor holds (the
+ * kernel closes it when the supervisor exits, SIGKILL included). Bytes read are dropped (the
+ * supervisor sends none).
+ */
+export function watchSupervisor(onGone: () => void): void {
+  let gone = false;
+  const once = () => {
+    if (gone) return;
+    gone = true;
+    onGone();
+  };
+  process.stdin.on("data", () => {});
+  process.stdin.on("end", once);
+  process.stdin.on("close", once);
+  process.stdin.on("error", once);
 }
 
 /** A free TCP port on `host`, for workers that must share one (port 0 would give each its own). */
@@ -61,12 +89,12 @@ export function superviseWorkers(count: number, command: string[], logger: Logge
   const workers: Worker[] = [];
   const start = (index: number, delayMs: number) => {
     const child = Bun.spawn(command, {
-      stdin: "ignore",
+      stdin: "pipe",
       stdout: "inherit",
       stderr: "inherit",
       env: { ...process.env, WORKER_INDEX: String(index) },
       ...(options.ipc ? { ipc() {}, serialization: "json" as const } : {}),
-    }) as Subprocess<"ignore", "inherit", "inherit">;
+    }) as Subprocess<"pipe", "inherit", "inherit">;
     const worker: Worker = { index, child, startedAt: Date.now(), delayMs };
     workers[index] = worker;
     logger.info({ worker: index, pid: child.pid }, "worker started");

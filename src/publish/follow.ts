@@ -18,6 +18,7 @@ import { describeLocation } from "../io/storage.ts";
 import type { FileThreads } from "../io/threads.ts";
 import { type BatchEntry, batchesAfter, checkedBatch } from "../live/batches.ts";
 import type { ChangeBatch } from "../live/changes.ts";
+import type { PreparedCopy } from "../snapshot/private-copy.ts";
 import { MANIFEST_KEY, type Manifest, type ManifestEntry, readManifest } from "./publish.ts";
 
 /** A failed poll is logged again, unchanged, at most this often, in ms (a change is logged at once). */
@@ -289,22 +290,73 @@ async function applyListed(options: FollowOptions, manifest: Manifest, target: C
 }
 
 /**
- * Follows only the change batches of `location` (a worker of a `--workers` replica: its
- * supervisor swaps the snapshots in): every `pollSeconds`, the manifest's batches for the served
- * snapshot applied in order. Failures are logged (at most once a minute when unchanged) and tried
- * again at the next poll.
- * @returns a function that stops it
+ * A version the supervisor of a `--workers` replica has downloaded and prepared (its private
+ * copy in the shared cache), announced to its workers over the IPC channel: the copy, and its
+ * manifest entry's LSN (null for a snapshot that is not live).
  */
-export function followChanges(snapshotId: () => string, target: ChangesTarget, options: Omit<FollowOptions, "tracker" | "downloadsDir" | "cacheDir">): () => void {
+export interface Announced {
+  prepared: PreparedCopy;
+  lsn: string | null;
+}
+
+/** What a worker of a `--workers` replica drives: its served snapshot, its batches, and the swap to an announced version. */
+export interface SupervisedTarget {
+  snapshotId: () => string;
+  changes: ChangesTarget;
+  /**
+   * Serves the prepared copy, with `batches` (listed after it) applied before it serves;
+   * rejects when it is refused (the old state keeps serving).
+   */
+  reload: (fetched: FetchResult, batches: readonly ChangeBatch[]) => Promise<void>;
+}
+
+/** A running worker's follower: told of each version its supervisor downloads; stopped on shutdown. */
+export interface SupervisedFollower {
+  /** The supervisor has this version ready: swap it in (with its batches) as soon as the manifest names it. */
+  announce: (version: Announced) => void;
+  stop: () => void;
+}
+
+/** A prepared copy as the server's reload takes it (a download's result, nothing downloaded here). */
+function preparedResult(prepared: PreparedCopy): FetchResult {
+  return { path: prepared.path, bytes: prepared.bytes, ms: 0, prepared };
+}
+
+/**
+ * Follows `location` for a worker of a `--workers` replica (docs/live-replicas.md §8): the
+ * supervisor alone downloads snapshots and announces each ({@link SupervisedFollower.announce});
+ * the worker swaps an announced live snapshot in only together with the batches the manifest
+ * lists after it, applied before it serves — never the snapshot alone — and applies the batches
+ * of the snapshot it serves at every poll (`pollSeconds`, and at once after an announcement). A
+ * snapshot that is not live swaps in as announced. One poll at a time; failures are logged (at
+ * most once a minute when unchanged) and tried again at the next poll.
+ */
+export function followSupervised(target: SupervisedTarget, options: Omit<FollowOptions, "tracker" | "downloadsDir" | "cacheDir">): SupervisedFollower {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let polling = false;
+  let again = false;
+  let announced: Announced | null = null;
   let lastError = "";
   let lastLogged = 0;
   const poll = async () => {
+    polling = true;
+    again = false;
     const started = Date.now();
     try {
-      const manifest = await currentManifest(options as FollowOptions);
-      if (manifest.current.snapshotId === snapshotId()) await applyListed(options as FollowOptions, manifest, target);
+      const version = announced;
+      if (version !== null && version.lsn === null && version.prepared.snapshotId !== target.snapshotId()) {
+        await target.reload(preparedResult(version.prepared), []);
+      } else {
+        const manifest = await currentManifest(options as FollowOptions);
+        const current = manifest.current.snapshotId;
+        // the announced version with the batches listed after it, or nothing (the supervisor
+        // announces the manifest's next version once it has it)
+        if (version !== null && current === version.prepared.snapshotId && current !== target.snapshotId()) {
+          await target.reload(preparedResult(version.prepared), await listedBatches(options, manifest));
+        }
+        if (current === target.snapshotId()) await applyListed(options as FollowOptions, manifest, target.changes);
+      }
       lastError = "";
     } catch (error) {
       const message = (error as Error).message;
@@ -314,13 +366,59 @@ export function followChanges(snapshotId: () => string, target: ChangesTarget, o
         lastLogged = Date.now();
       }
     }
-    if (!stopped) timer = setTimeout(() => void poll(), Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
+    polling = false;
+    if (!stopped) timer = setTimeout(() => void poll(), again ? 0 : Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
   };
-  timer = setTimeout(() => void poll(), 0);
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
+  timer = setTimeout(() => void poll(), options.pollSeconds * 1000);
+  return {
+    announce(version) {
+      announced = version;
+      if (stopped) return;
+      if (polling) {
+        again = true;
+        return;
+      }
+      clearTimeout(timer);
+      timer = setTimeout(() => void poll(), 0);
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
+}
+
+/**
+ * A worker's first state (docs/live-replicas.md §8): the snapshot its supervisor downloaded
+ * (`prepare` makes its private copy) with the batches the manifest lists after it, applied
+ * before the worker serves. While the manifest names another live snapshot (the supervisor
+ * has not downloaded it yet) or cannot be read, the worker waits and tries again every
+ * `pollSeconds`, saying so once in its log: it never serves a live snapshot without its
+ * batches. A snapshot that is not live is served as it is.
+ * @returns the copy, and a live snapshot's LSN and batches (none for one that is not live); null once `stopped()`
+ */
+export async function supervisedFirst(
+  options: Omit<FollowOptions, "tracker" | "downloadsDir" | "cacheDir">,
+  prepare: () => Promise<PreparedCopy>,
+  stopped: () => boolean = () => false,
+): Promise<{ prepared: PreparedCopy; live?: { snapshotLsn: string; batches: ChangeBatch[] } } | null> {
+  let said = false;
+  while (!stopped()) {
+    const started = Date.now();
+    const prepared = await prepare();
+    try {
+      const manifest = await currentManifest(options as FollowOptions);
+      const lsn = manifest.current.lsn;
+      if (lsn === undefined) return { prepared };
+      if (manifest.current.snapshotId === prepared.snapshotId) return { prepared, live: { snapshotLsn: lsn, batches: await listedBatches(options, manifest) } };
+      if (!said) options.logger.info({ snapshotId: prepared.snapshotId, published: manifest.current.snapshotId }, "the source names a newer snapshot than the supervisor's: waiting for it before serving");
+    } catch (error) {
+      if (!said) options.logger.warn({ err: error, source: describeLocation(options.location) }, "the batches after the snapshot cannot be read: waiting for them before serving");
+    }
+    said = true;
+    await Bun.sleep(Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
+  }
+  return null;
 }
 
 /** A replica's first snapshot, downloaded and verified, its manifest entry, and the batches listed after it (a live table's). */
@@ -367,9 +465,10 @@ export interface FollowTarget {
   /**
    * Serves the downloaded version (the server's reload, or the workers'), with `batches` (a live
    * table's, listed after it) applied before it serves, resolving once it is in; rejects when it
-   * is refused (the old version keeps serving).
+   * is refused (the old version keeps serving). `entry` is its manifest entry (a supervisor
+   * announces its LSN to its workers).
    */
-  reload: (fetched: FetchResult, batches: readonly ChangeBatch[]) => Promise<void>;
+  reload: (fetched: FetchResult, batches: readonly ChangeBatch[], entry: ManifestEntry) => Promise<void>;
 }
 
 /**
@@ -399,7 +498,7 @@ export function followSource(target: FollowTarget, options: FollowOptions): () =
         doing = `downloading the changes after ${entry.lsn}`;
         const batches = target.changes === undefined ? [] : await listedBatches(options, manifest);
         doing = `loading snapshot ${entry.snapshotId}`;
-        if (!stopped) await target.reload(fetched, batches);
+        if (!stopped) await target.reload(fetched, batches, entry);
       }
       if (target.changes !== undefined && !stopped && entry.snapshotId === target.snapshotId()) {
         doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;

@@ -280,7 +280,16 @@ export class ChangeStream {
     const slot = await slotState(this.options.url, this.options.slot);
     if (slot?.confirmed) this.confirmed = lsnText(lsnValue(slot.confirmed));
     const table = this.options.table.includes(".") ? this.options.table : `public.${this.options.table}`;
-    const isTable = (relation: Relation) => `${relation.schema}.${relation.name}` === table;
+    // the same relation object stands for every row message after its Relation message
+    const ours = new WeakMap<Relation, boolean>();
+    const isTable = (relation: Relation) => {
+      let is = ours.get(relation);
+      if (is === undefined) {
+        is = `${relation.schema}.${relation.name}` === table;
+        ours.set(relation, is);
+      }
+      return is;
+    };
     service.on("data", async (_lsn: string, message: Pgoutput.Message) => {
       this.handling++;
       try {
@@ -376,10 +385,23 @@ export class ChangeStream {
     return `the table's columns changed (${[...missing.map((m) => `-${m}`), ...added.map((a) => `+${a}`)].join(", ")})`;
   }
 
+  /** Each relation's column types by name (a relation is sent once and stands for every row message after it). */
+  private readonly relationTypes = new WeakMap<Relation, Map<string, number>>();
+
+  /** The type OIDs of `relation`'s columns, by name. */
+  private typesOf(relation: Relation): Map<string, number> {
+    let types = this.relationTypes.get(relation);
+    if (types === undefined) {
+      types = new Map(relation.columns.map((c) => [c.name, c.typeOid]));
+      this.relationTypes.set(relation, types);
+    }
+    return types;
+  }
+
   /** The record of a tuple: every snapshot column from its text (undefined: not sent). */
   private recordOf(relation: Relation, tuple: Record<string, unknown>): Record<string, unknown> {
     const record: Record<string, unknown> = Object.create(null);
-    const types = new Map(relation.columns.map((c) => [c.name, c.typeOid]));
+    const types = this.typesOf(relation);
     for (const spec of this.options.columns) {
       const text = tuple[spec.id];
       record[spec.id] = text === undefined ? undefined : valueOfText(types.get(spec.id) ?? 25, spec.id, text as string | null);
@@ -391,7 +413,7 @@ export class ChangeStream {
   private changesOf(message: Pgoutput.MessageInsert | Pgoutput.MessageUpdate | Pgoutput.MessageDelete): Change[] {
     const relation = message.relation;
     const key = this.options.key;
-    const types = new Map(relation.columns.map((c) => [c.name, c.typeOid]));
+    const types = this.typesOf(relation);
     const keyOf = (tuple: Record<string, unknown> | null): number | string | undefined => {
       const text = tuple?.[key];
       if (text === undefined || text === null) return undefined;

@@ -21,7 +21,9 @@
  * thread (io/threads.ts), and only maps the result on the thread that answers requests.
  */
 import { type Stats, closeSync, fstatSync, linkSync, mkdirSync, readFileSync, readSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { IoError, fileError } from "../files/errors.ts";
 import { type FileIdentity, copyInSlices, ensureSpace, identityAt, identityOf, isMissing, openRegular, readRegular, removeQuietly, sameIdentity, tryClone } from "../files/blocking.ts";
 import { FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SnapshotHeader, headerPackr } from "./format.ts";
@@ -46,6 +48,42 @@ const MAX_RECORD_BYTES = 64 * 1024;
 /** The cache directory used for `snapshotPath` when none is configured: `.snapshot-cache` beside it. */
 export function defaultCacheDir(snapshotPath: string): string {
   return join(dirname(snapshotPath), DEFAULT_CACHE_DIR_NAME);
+}
+
+/** This program's folder in the user's cache directory. */
+const APP_CACHE_NAME = "users-listing";
+
+/** Characters of a location kept in its directory's name (the rest is its digest). */
+const LOCATION_NAME_CHARS = 48;
+
+/**
+ * The user's cache directory, per the XDG Base Directory Specification: `$XDG_CACHE_HOME` when
+ * it is set to an absolute path, else `.cache` in the home directory.
+ */
+export function userCacheDir(env: Record<string, string | undefined> = process.env): string {
+  const xdg = env.XDG_CACHE_HOME;
+  return xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), ".cache");
+}
+
+/**
+ * Where a replica (`serve --source`: kind `replica`, its downloads and private copies) or a
+ * publisher (`snapshot follow`: kind `follow`, its snapshot files) keeps its files when no
+ * directory is given: `<user cache dir>/users-listing/<kind>/<name>`, outside any working tree
+ * (docs/operations.md "Run replicas that follow it"). One directory per location: `<name>` is
+ * the location's last 48 characters made file-name safe, then the first 12 hex digits of the
+ * SHA-256 of the location (a directory location resolved to its absolute path first), so two
+ * locations never share one and a process started again finds its files.
+ * @param location `s3://bucket/prefix` or a directory (relative to the working directory)
+ */
+export function defaultLocationDir(kind: "replica" | "follow", location: string, env: Record<string, string | undefined> = process.env): string {
+  const identity = location.startsWith("s3://") ? location : resolve(location);
+  const readable = identity
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[-.]+|-+$/g, "")
+    .slice(-LOCATION_NAME_CHARS)
+    .replace(/^[-.]+/, "");
+  const digest = createHash("sha256").update(identity).digest("hex").slice(0, 12);
+  return join(userCacheDir(env), APP_CACHE_NAME, kind, readable === "" ? digest : `${readable}-${digest}`);
 }
 
 /**

@@ -54,6 +54,8 @@ describe("the README's configuration table", () => {
     const poll = options.find((o) => o.long === "--poll");
     expect(poll?.defaultValue).toBe(10);
     expect(README).toContain("| seconds between polls of the location's manifest (fractions allowed; a live table's replica: `0.25`) | `--poll` | | 10 |");
+    // a replica's files outside the working tree (snapshot/private-copy.ts defaultLocationDir)
+    expect(README).toContain("with `--source`, `users-listing/replica/<location>` in the user's cache directory (`$XDG_CACHE_HOME`, else `~/.cache`)");
     const maxPage = options.find((o) => o.long === "--max-page-size");
     expect(README).toContain(`| largest page size / row window | \`--max-page-size\` | | ${maxPage?.defaultValue} |`);
   });

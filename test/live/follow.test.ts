@@ -15,11 +15,13 @@
  *   snapshot holding what the slot lost).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { readManifest } from "../../src/publish/publish.ts";
+import { defaultLocationDir } from "../../src/snapshot/private-copy.ts";
 import { slotState } from "../../src/publish/pg-changes.ts";
 import { openStorage } from "../../src/io/storage.ts";
 import { lsnValue } from "../../src/live/changes.ts";
@@ -40,18 +42,23 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "users-live-"));
   location = join(dir, "published");
 }, 60_000);
+/** Every publisher started (each test kills its own; these are killed at the end whatever happened). */
+const publishers: Subprocess[] = [];
 afterAll(async () => {
+  for (const child of publishers) child.kill("SIGKILL");
+  await Promise.all(publishers.map((child) => child.exited));
   await sql?.end({ timeout: 1 });
   await pg?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 /** `snapshot follow` as a child process, its stderr collected (`args`: instead of the people table's publication to `location`). */
-function startPublisher(extra: string[] = [], args = ["--table", "people", "--to", location, "--exclude", "secret_hash", "--work-dir", join(dir, "work")]) {
+function startPublisher(extra: string[] = [], args = ["--table", "people", "--to", location, "--exclude", "secret_hash", "--work-dir", join(dir, "work")], env: Record<string, string> = {}) {
   const child = Bun.spawn(
     [process.execPath, join(ROOT, "src", "cli.ts"), "snapshot", "follow", "--from", pg.url, ...args, "--batch-ms", "50", ...extra],
-    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
+    { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "info", ...env }, stdin: "ignore", stdout: "ignore", stderr: "pipe" },
   );
+  publishers.push(child);
   let text = "";
   void (async () => {
     const decoder = new TextDecoder();
@@ -229,6 +236,125 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
     } finally {
       publisher.child.kill("SIGKILL");
       await replica.dispose();
+    }
+  }, 240_000);
+  test("compaction on time: batches published and then silence are folded into a new snapshot, after a restart too (its files, without --work-dir, in the user's cache directory)", async () => {
+    await sql.unsafe("CREATE TABLE quiet (id bigint PRIMARY KEY, name text); INSERT INTO quiet SELECT g, 'q ' || g FROM generate_series(1, 100) AS g");
+    const quietLocation = join(dir, "quiet");
+    const args = ["--table", "quiet", "--to", quietLocation, "--slot", "quiet_slot", "--publication", "quiet_pub", "--work-dir", join(dir, "quiet-work")];
+    const manifestNow = () => readManifest(openStorage(quietLocation)).catch(() => null);
+    /** Waits until the manifest's current snapshot is at `lsn` with no batch listed after it; returns its id. */
+    const compactedAt = async (lsn: string): Promise<string> => {
+      for (;;) {
+        const manifest = await manifestNow();
+        if (manifest?.current.lsn === lsn && (manifest.changes ?? []).length === 0) return manifest.current.snapshotId;
+        await Bun.sleep(50);
+      }
+    };
+    /** Waits until the batches the manifest lists after its snapshot hold `count` changes; returns the last one's LSN. */
+    const listedChanges = async (count: number): Promise<string> => {
+      for (;;) {
+        const changes = (await manifestNow())?.changes ?? [];
+        if (changes.reduce((n, c) => n + c.changes, 0) >= count) return (changes.at(-1) as { lsn: string }).lsn;
+        await Bun.sleep(50);
+      }
+    };
+    const quietRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM quiet ORDER BY id) t`).map((row) => JSON.parse(row.r));
+    // a publisher that never compacts publishes a few batches, then is killed
+    let publisher = startPublisher(["--compact-seconds", "0"], args);
+    let replica: ServeProcess | null = null;
+    try {
+      for (;;) {
+        if ((await manifestNow())?.current.lsn !== undefined) break;
+        await Bun.sleep(50);
+      }
+      const first = (await manifestNow())?.current.snapshotId;
+      await sql`UPDATE quiet SET name = 'changed' WHERE id = 5`;
+      await sql`DELETE FROM quiet WHERE id = 6`;
+      await sql`INSERT INTO quiet VALUES (101, 'new')`;
+      const lastBatch = await listedChanges(3);
+      publisher.child.kill("SIGKILL");
+      await publisher.child.exited;
+      // started again with a compaction interval, and no commit after: the batches listed are
+      // folded into a new snapshot at the last one's LSN anyway. Without --work-dir: its files go
+      // to the user's cache directory, none into the working directory (the repository's root)
+      const xdg = join(dir, "xdg-cache");
+      const rootBefore = readdirSync(ROOT).sort();
+      publisher = startPublisher(["--compact-seconds", "1"], args.slice(0, -2), { XDG_CACHE_HOME: xdg });
+      const compacted = await compactedAt(lastBatch);
+      expect(compacted).not.toBe(first);
+      expect(readdirSync(defaultLocationDir("follow", quietLocation, { XDG_CACHE_HOME: xdg }))).toContain(`${compacted}.snap`);
+      expect(readdirSync(ROOT).sort()).toEqual(rootBefore);
+      replica = await spawnServe(null, ["--source", quietLocation, "--poll", "0.1", "--cache-dir", join(dir, "quiet-replica")]);
+      // the compacted snapshot alone, no batch applied on it, holding every committed change
+      expect((await readyOnce(replica)).lsn).toBe(lastBatch);
+      expect((await fetch(`${replica.url}/api/users?pageSize=1`)).headers.get("x-snapshot-id")).toBe(compacted);
+      expect(await exported(replica)).toEqual(await quietRows());
+      // while it runs: one more commit, then silence; its batch is folded in too
+      await sql`UPDATE quiet SET name = 'again' WHERE id = 7`;
+      const again = await listedChanges(1);
+      expect(lsnValue(again)).toBeGreaterThan(lsnValue(lastBatch));
+      const recompacted = await compactedAt(again);
+      expect(recompacted).not.toBe(compacted);
+      expect(publisher.log()).toContain("compacted the changes into a new snapshot");
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await publisher.child.exited;
+      await replica?.dispose();
+    }
+  }, 240_000);
+  test("unchanged TOASTed values are filled in, and a value the snapshot cannot hold (a new enum label) brings a new snapshot: the replica holds exactly the table", async () => {
+    await sql.unsafe(`
+      CREATE TYPE mood AS ENUM ('calm', 'busy');
+      CREATE TABLE moods (id bigint PRIMARY KEY, mood mood NOT NULL, note text, big text);
+      ALTER TABLE moods ALTER COLUMN big SET STORAGE EXTERNAL;
+      INSERT INTO moods SELECT g, 'calm', 'n' || g, repeat(md5(g::text), 100) FROM generate_series(1, 20) AS g;`);
+    const moodsLocation = join(dir, "moods");
+    const args = ["--table", "moods", "--to", moodsLocation, "--slot", "moods_slot", "--publication", "moods_pub", "--work-dir", join(dir, "moods-work")];
+    const publisher = startPublisher([], args);
+    let replica: ServeProcess | null = null;
+    const moodRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM moods ORDER BY id) t`).map((row) => JSON.parse(row.r));
+    const moodsConverged = async (target: ServeProcess) => {
+      const want = JSON.stringify(await moodRows());
+      for (;;) {
+        if (JSON.stringify(await exported(target)) === want) return;
+        await Bun.sleep(50);
+      }
+    };
+    try {
+      for (;;) {
+        if ((await readManifest(openStorage(moodsLocation)).catch(() => null))?.current.lsn !== undefined) break;
+        await Bun.sleep(50);
+      }
+      const first = (await readManifest(openStorage(moodsLocation)))?.current.snapshotId;
+      replica = await spawnServe(null, ["--source", moodsLocation, "--poll", "0.1", "--cache-dir", join(dir, "moods-replica")]);
+      await moodsConverged(replica);
+      // updates that leave the TOASTed column alone (PostgreSQL does not resend it): a row of
+      // the snapshot, a row updated twice in one transaction, a row inserted and updated in a
+      // row (its value from the collected transactions or from the state)
+      await sql`UPDATE moods SET note = 'changed' WHERE id = 1`;
+      await sql.begin(async (tx) => {
+        await tx`UPDATE moods SET note = 'once' WHERE id = 2`;
+        await tx`UPDATE moods SET note = 'twice', mood = 'busy' WHERE id = 2`;
+      });
+      await sql`INSERT INTO moods VALUES (100, 'calm', 'new', repeat(md5('x'), 100))`;
+      await sql`UPDATE moods SET note = 'new, changed' WHERE id = 100`;
+      await moodsConverged(replica);
+      expect(((await exported(replica)).find((r) => r.id === 100) as { big: string }).big).toHaveLength(3200);
+      // a label the snapshot's enum does not have, between two changes that fit
+      await sql.unsafe("ALTER TYPE mood ADD VALUE 'sleepy'");
+      await sql`INSERT INTO moods VALUES (200, 'calm', 'before', NULL)`;
+      await sql`INSERT INTO moods VALUES (201, 'sleepy', 'new label', NULL)`;
+      await sql`UPDATE moods SET mood = 'busy' WHERE id = 3`;
+      await moodsConverged(replica);
+      expect((await readManifest(openStorage(moodsLocation)))?.current.snapshotId).not.toBe(first);
+      expect(publisher.log()).toContain("a change does not fit the snapshot's schema: a new snapshot follows");
+      // and changes go on on the new snapshot
+      await sql`UPDATE moods SET mood = 'sleepy', note = 'after' WHERE id = 4`;
+      await moodsConverged(replica);
+    } finally {
+      publisher.child.kill("SIGKILL");
+      await replica?.dispose();
     }
   }, 240_000);
   test("a batch holds whole transactions up to its size limit and is published without waiting for --batch-ms", async () => {

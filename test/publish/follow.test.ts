@@ -5,14 +5,15 @@
  * a tampered download refused with the old version still serving, a rollback followed too.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishSnapshot, rollbackSnapshot } from "../../src/publish/publish.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
 import { type TestS3, startS3 } from "../support/s3.ts";
-import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
+import { defaultLocationDir } from "../../src/snapshot/private-copy.ts";
+import { ROOT, type ServeProcess, spawnServe } from "../support/serve-process.ts";
 
 let dir: string;
 let s3: TestS3;
@@ -153,6 +154,27 @@ describe("serve --source before anything is published", () => {
       await Promise.all(clients);
       expect([...statuses.keys()].sort()).toEqual([200, 503]);
       expect((statuses.get(200) ?? 0) > 0 && (statuses.get(503) ?? 0) > 0).toBe(true);
+    } finally {
+      await replica.dispose();
+    }
+  }, 60_000);
+});
+
+describe("serve --source without --cache-dir", () => {
+  test("keeps its downloads and copies in the user's cache directory (XDG_CACHE_HOME), and writes nothing into its working directory", async () => {
+    const location = join(dir, "no-cache-dir");
+    const published = await publishSnapshot(snapshotOf("no-cache-dir", 25), location);
+    const xdg = join(dir, "xdg-cache");
+    const before = readdirSync(ROOT).sort();
+    const replica = await spawnServe(null, ["--source", location, "--poll", "1"], { ...env, XDG_CACHE_HOME: xdg });
+    try {
+      await waitFor(replica, published.current.snapshotId);
+      const home = defaultLocationDir("replica", location, { XDG_CACHE_HOME: xdg });
+      expect(home.startsWith(join(xdg, "users-listing", "replica"))).toBe(true);
+      expect(readdirSync(join(home, "downloads"))).toEqual(["current.snap"]);
+      expect(readdirSync(home)).toContain(`${published.current.snapshotId}.snap`);
+      // the working directory (the repository's root here) holds what it held
+      expect(readdirSync(ROOT).sort()).toEqual(before);
     } finally {
       await replica.dispose();
     }

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
-import { defaultCacheDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
+import { defaultCacheDir, defaultLocationDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { createFileThreads } from "../../src/io/threads.ts";
 
@@ -53,6 +53,22 @@ describe("private copies", () => {
     expect(defaultCacheDir("/srv/data/users.snap")).toBe("/srv/data/.snapshot-cache");
   });
 
+  test("a replica's and a publisher's default directories are in the user's cache directory, one per location", () => {
+    const env = { XDG_CACHE_HOME: "/var/cache/u" };
+    expect(defaultLocationDir("replica", "s3://snapshots/users", env)).toBe("/var/cache/u/users-listing/replica/s3-snapshots-users-7cf3d208da96");
+    expect(defaultLocationDir("follow", "s3://snapshots/users", env)).toBe("/var/cache/u/users-listing/follow/s3-snapshots-users-7cf3d208da96");
+    // a directory by its absolute path: the same from anywhere
+    expect(defaultLocationDir("replica", "published", env)).toBe(defaultLocationDir("replica", join(process.cwd(), "published"), env));
+    expect(defaultLocationDir("replica", "/a/b", env)).not.toBe(defaultLocationDir("replica", "/a-b", env));
+    // the last 48 characters of a long location, and the digest of all of it
+    const long = `s3://bucket/${"p".repeat(100)}`;
+    expect(defaultLocationDir("replica", long, env).split("/").pop()).toMatch(/^p{48}-[0-9a-f]{12}$/);
+    expect(defaultLocationDir("replica", "/", env)).toMatch(/^\/var\/cache\/u\/users-listing\/replica\/[0-9a-f]{12}$/);
+    // XDG_CACHE_HOME unset or relative: ~/.cache (XDG Base Directory Specification)
+    expect(defaultLocationDir("replica", "s3://x/y", {})).toStartWith(join(homedir(), ".cache", "users-listing", "replica"));
+    expect(defaultLocationDir("replica", "s3://x/y", { XDG_CACHE_HOME: "relative" })).toStartWith(join(homedir(), ".cache"));
+  });
+
   test("a source whose sections fail their checksums is refused by name, and its temporary copy removed", () => {
     const bad = join(dir, "bad.snap");
     const bytes = readFileSync(one);
@@ -87,11 +103,16 @@ describe("private copies", () => {
     const name = (path: string) => path.slice(cache.length + 1);
     // a copy a process still maps is left, and removed by a later prune once it is released
     const holder = Bun.spawn([process.execPath, "-e", `const m = Bun.mmap(${JSON.stringify(a)}); console.log(m.length); await Bun.stdin.text();`], { stdin: "pipe", stdout: "pipe" });
-    const reader = holder.stdout.getReader();
-    expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
-    expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
-    holder.stdin.end();
-    await holder.exited;
+    try {
+      const reader = holder.stdout.getReader();
+      expect(Number(new TextDecoder().decode((await reader.read()).value))).toBe(statSync(a).size);
+      expect(pruneCache(cache, [b])).toEqual({ removed: [`.${"0".repeat(16)}.${dead.pid}.1.tmp`], inUse: [name(a)] });
+      holder.stdin.end();
+      await holder.exited;
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+    }
     expect(pruneCache(cache, [b])).toEqual({ removed: [name(a), `${name(a)}.verified`], inUse: [] });
     expect(readdirSync(cache).sort()).toEqual([`.${"1".repeat(16)}.${process.ppid}.1.tmp`, name(b), `${name(b)}.verified`, "notes.txt"].sort());
   });

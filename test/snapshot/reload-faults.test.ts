@@ -114,9 +114,14 @@ describe("the snapshot path", () => {
     const path = copyOf(one, "cached.snap");
     const cache = join(dir, "cached-cache");
     const first = await spawnServe(path, ["--cache-dir", cache]);
-    const id = await servedId(first.url);
-    first.child.kill("SIGTERM");
-    await first.finished();
+    let id: string | null;
+    try {
+      id = await servedId(first.url);
+      first.child.kill("SIGTERM");
+      await first.finished();
+    } finally {
+      await first.dispose();
+    }
     const copy = join(cache, `${id}.snap`);
     writeFileSync(copy, flipped(copy));
     const again = await spawnServe(path, ["--cache-dir", cache]);

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import type { UserRecord } from "../../src/generate/record.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
+import { descendantsOf, killAll } from "./processes.ts";
 import { buildStoreFromRecords } from "./table-store.ts";
 
 /** The project root (the cli's working directory). */
@@ -46,7 +47,7 @@ export interface ServeProcess {
   finished: () => Promise<void>;
   /** Resident set size now, in bytes (Linux /proc). */
   rss: () => number;
-  /** Kills the process (SIGKILL) unless it has exited: for a test's `finally`, so no child outlives it. */
+  /** Kills the process and every process it started (SIGKILL) unless they have exited: for a test's `finally`, so no child outlives it. */
   dispose: () => Promise<void>;
 }
 
@@ -135,7 +136,10 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
     },
     rss: () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"))?.[1]) * 1024,
     dispose: async () => {
+      // a supervisor's workers too (their own exit on the supervisor's is tested on its own)
+      const tree = descendantsOf(child.pid).map((p) => p.pid);
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      killAll(tree);
       await child.exited;
     },
   };
