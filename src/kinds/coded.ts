@@ -70,6 +70,7 @@ export const ENUM_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
+    facet: "values",
     convert: convertEnum,
     getFormDoc: () => "A value, or a comma list meaning any of them; any case.",
     filterTypes: ["text", "set"],
@@ -94,6 +95,7 @@ export const BOOLEAN_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
+    facet: "values",
     convert: convertBoolean,
     getFormDoc: () => '"true" or "false", any case; "true,false" is either.',
     filterTypes: ["text", "set"],

@@ -38,6 +38,7 @@ export const DATE_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseDate, explainDate),
     getFormDoc: () => '"2024-03-01": that day; "2024-01-01,2024-03-31": an inclusive range of days, either side may be empty.',
     filterTypes: ["text", "date", "set"],
@@ -70,6 +71,7 @@ export const DATETIME_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseDateTime, explainDateTime),
     getFormDoc: () => 'An ISO 8601 date-time: that instant; a date: its whole UTC day; "lo,hi": an inclusive range, either side may be empty.',
     filterTypes: ["text", "date", "set"],

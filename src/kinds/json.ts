@@ -9,6 +9,7 @@ import { type KindModule, emptyStoredColumn } from "./kind.ts";
 /** The `json` kind. */
 export const JSON_KIND: KindModule = {
   kind: "json",
+  facet: null,
   sortable: false,
   searchable: false,
   keyKind: false,

@@ -224,9 +224,19 @@ export interface BuildContext {
   partition: PartitionCodes | null;
 }
 
+/**
+ * The shape of a column's facet (docs/api.md "Facets"): `range` — the smallest and largest
+ * matching value and the null count (number, date, datetime); `values` — the matching values
+ * listed with their counts, most frequent first (enum, boolean, text). Null for a kind that has
+ * no facet (json: a facet on it is a 400).
+ */
+export type FacetShape = "range" | "values" | null;
+
 /** One column kind as a module. */
 export interface KindModule {
   kind: ColumnKind;
+  /** What a facet of a column of the kind answers ({@link FacetShape}); what the facet code asks instead of the kind's name. */
+  facet: FacetShape;
   /** False for `json` only (docs/api.md: sorting a json column is a 400). */
   sortable: boolean;
   /** True for the kinds a search term looks into (docs/api.md "Global search": text and enum columns, and the key). */

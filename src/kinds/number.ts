@@ -51,6 +51,7 @@ export const NUMBER_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseNumberText, explainNumberText),
     filterTypes: ["text", "number", "set"],
     searchable: false,

@@ -402,7 +402,7 @@ export function rangeGetFilter(value: string, bound: (text: string) => GetBound 
 export function orderedKind(
   kind: KindModule["kind"],
   values: OrderedValues,
-  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind" | "postgresTypes"> & {
+  rest: Pick<KindModule, "facet" | "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind" | "postgresTypes"> & {
     /** Builds the column (default {@link buildOrdered}); the number kind adds a key's trigram lists. */
     build?: KindModule["build"];
     /** The parts of a key of the kind (default: none, for a kind that cannot be the key). */

@@ -273,6 +273,7 @@ function textValueTest(_spec: ColumnSpec, test: ColumnTest): ValueTest {
 /** The `text` kind. */
 export const TEXT_KIND: KindModule = {
   kind: "text",
+  facet: "values",
   sortable: true,
   searchable: true,
   keyKind: true,
