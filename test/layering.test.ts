@@ -56,4 +56,15 @@ describe("source layering", () => {
     expect([...(graph.get("bits")?.keys() ?? [])]).toEqual([]);
     for (const upper of ["store", "engine", "http", "query", "snapshot"]) expect(graph.get("kinds")?.has(upper) ?? false).toBe(false);
   });
+
+  // Each pair: a folder, and a folder it must not import (directly). The reason is in the comment.
+  const FORBIDDEN: [string, string, string][] = [
+    // a source's raw column is a shared type: it lives in src/schema, below both the readers and the kinds
+    ["kinds", "ingest", "the kinds convert what the readers read, through src/schema/raw-column.ts"],
+  ];
+  for (const [from, to, why] of FORBIDDEN) {
+    test(`${from} does not import ${to}: ${why}`, () => {
+      expect(folderGraph().get(from)?.get(to) ?? null).toBeNull();
+    });
+  }
 });

@@ -9,7 +9,7 @@ import { type ByteColumn, stringAt } from "../bits/byte-column.ts";
 import { inferKeyKind } from "../schema/infer.ts";
 import { parseNumberText } from "../schema/values.ts";
 import { MAX_KEY_LENGTH } from "./limits.ts";
-import { RAW, type RawColumn } from "./raw-column.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 import { show } from "./records.ts";
 
 /** A duplicate: the row of the later value, and the row where it was first seen (input order). */

@@ -7,7 +7,8 @@
 import { COLUMN_ID } from "../schema/kinds.ts";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { MAX_COLUMNS, MAX_VALUE_BYTES } from "./limits.ts";
-import { type RawColumn, addJsonValue, padNulls, rawColumn } from "./raw-column.ts";
+import { addJsonValue, padNulls, rawColumn } from "./raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 
 /**
  * The fields of an input, read: every field a raw column of n rows, none special (the key is

@@ -4,7 +4,7 @@
  * that does not fit with its row and a reason (docs/api.md "Columns beyond the four", values).
  */
 import { appendBytes, appendString, type ByteColumn, finishByteColumn, growingByteColumn, stringAt } from "../bits/byte-column.ts";
-import { RAW, type RawColumn } from "../ingest/raw-column.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 import { allStringsAre } from "../schema/infer.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { formatNumber, parseBooleanText, show } from "../schema/values.ts";

@@ -6,7 +6,7 @@
  * kinds only through it.
  */
 import type { Bitmap } from "../bits/bitmap.ts";
-import type { RawColumn } from "../ingest/raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ByteColumn } from "../bits/byte-column.ts";

@@ -10,7 +10,7 @@
 import { readFileSync } from "node:fs";
 import { stringAt } from "../bits/byte-column.ts";
 import { duplicateKeyReason, firstDuplicateNumber, firstDuplicateText, textKeyReason } from "../ingest/key.ts";
-import type { RawColumn } from "../ingest/raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import { IngestError, type RawColumns, fieldList, show, unknownExcludeReason } from "../ingest/records.ts";
 import { ConversionError, type ConvertedColumn } from "../kinds/convert.ts";
 import { convertColumn } from "../kinds/registry.ts";
