@@ -61,6 +61,8 @@ describe("source layering", () => {
   const FORBIDDEN: [string, string, string][] = [
     // a source's raw column is a shared type: it lives in src/schema, below both the readers and the kinds
     ["kinds", "ingest", "the kinds convert what the readers read, through src/schema/raw-column.ts"],
+    // access control compiles a role's filter into a predicate (src/query) and keeps views in an LRU (src/bits): no engine internals
+    ["access", "engine", "a role's view is a predicate and a projection; the engine runs it as any request's filter"],
   ];
   for (const [from, to, why] of FORBIDDEN) {
     test(`${from} does not import ${to}: ${why}`, () => {

@@ -18,7 +18,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
-import { ByteLru } from "../engine/cache.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { type AccessPolicy, type KeyEntry, PolicyError, type RoleSpec, keyDigest, readPolicy } from "./policy.ts";
 import { type RoleView, ViewCache, type ViewRefusal } from "./view.ts";

@@ -6,8 +6,7 @@
  * its looks into. Views are compiled once per role, claims and schema and kept in a cache
  * bounded by bytes, so that thousands of tenants cost at most that much.
  */
-import { ByteLru } from "../engine/cache.ts";
-import { filterCacheKey } from "../engine/execute.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import type { Predicate } from "../query/types.ts";
 import { type ColumnSpec, type Schema, columnSpec } from "../schema/kinds.ts";
 import { type Projection, projectionOf } from "../store/record-fields.ts";
@@ -115,10 +114,14 @@ export function compileView(role: RoleSpec, claims: Readonly<Record<string, unkn
   };
 }
 
-/** Bytes a cached view is counted as: the entry, its key (twice: the map's and the tag), its filter (the predicate and its key's text); its role's shape is shared. */
+/**
+ * Bytes a cached view is counted as: the entry, its key (twice: the map's and the tag), its filter
+ * (the predicate, and the text of the engine's cache key of it: about its JSON's length, 6 bytes
+ * a character for both); its role's shape is shared.
+ */
 function viewBytes(key: string, view: RoleView | ViewRefusal): number {
   if ("reason" in view) return 256 + 2 * key.length + 2 * view.detail.length;
-  const filterBytes = view.filter === null ? 0 : 6 * filterCacheKey(view.filter).length;
+  const filterBytes = view.filter === null ? 0 : 6 * JSON.stringify(view.filter).length;
   return 512 + 4 * key.length + filterBytes;
 }
 
@@ -127,7 +130,7 @@ export const VIEW_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The views of one policy, compiled on first use per role, claims and schema and kept in a
- * byte-bounded LRU (engine/cache.ts); a schema other than the last one's empties it (a new
+ * byte-bounded LRU (bits/byte-lru.ts); a schema other than the last one's empties it (a new
  * policy gets a new cache).
  */
 export class ViewCache {

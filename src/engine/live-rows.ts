@@ -17,7 +17,7 @@ import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
 import { type Store, searchedColumns } from "../store/types.ts";
-import { ByteLru } from "./cache.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import { positiveText } from "./planner.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
 
