@@ -63,6 +63,8 @@ describe("source layering", () => {
     ["kinds", "ingest", "the kinds convert what the readers read, through src/schema/raw-column.ts"],
     // access control compiles a role's filter into a predicate (src/query) and keeps views in an LRU (src/bits): no engine internals
     ["access", "engine", "a role's view is a predicate and a projection; the engine runs it as any request's filter"],
+    // the generator is a data source for the command line, as a file or a table is; the builder takes any source's table
+    ["snapshot", "generate", "the snapshot builder takes a table from any source (src/generate/snapshot.ts builds the generator's)"],
   ];
   for (const [from, to, why] of FORBIDDEN) {
     test(`${from} does not import ${to}: ${why}`, () => {
