@@ -241,6 +241,11 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
  * (also for a column without a value). Values that do not fit are refused when it is converted.
  */
 export function inferKeyKind(profile: ColumnProfile): "number" | "text" {
+  return allNumbers(profile) ? "number" : "text";
+}
+
+/** True when the profile counted a value and every non-null value was a number (CSV: in the JSON number grammar). */
+export function allNumbers(profile: ColumnProfile): boolean {
   const nonNull = profile.numbers + profile.booleans + profile.objects + profile.strings;
-  return nonNull > 0 && profile.numbers === nonNull ? "number" : "text";
+  return nonNull > 0 && profile.numbers === nonNull;
 }
