@@ -18,7 +18,7 @@ import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
 import { type Store, searchedColumns } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
-import { positiveText } from "./planner.ts";
+import { positiveText } from "../kinds/text.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
 
 /** A filter's rows in one version: B, how many of B are tombstoned, and Δ⁺. */

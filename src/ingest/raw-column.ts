@@ -35,6 +35,15 @@ function reserveRows(column: RawColumn, rows: number): void {
   let capacity = column.tags.length;
   if (rows <= capacity) return;
   while (capacity < rows) capacity *= 2;
+  growRows(column, capacity);
+}
+
+/**
+ * Gives the column's per-row arrays (tags, numbers, distinct codes) room for `capacity` rows
+ * exactly, keeping its rows; nothing when they have it already.
+ */
+export function growRows(column: RawColumn, capacity: number): void {
+  if (column.tags.length >= capacity) return;
   const tags = new Uint8Array(capacity);
   tags.set(column.tags.subarray(0, column.count));
   column.tags = tags;
@@ -44,6 +53,25 @@ function reserveRows(column: RawColumn, rows: number): void {
   const codes = new Uint8Array(capacity);
   codes.set(column.distinctCodes.subarray(0, column.count));
   column.distinctCodes = codes;
+}
+
+/** Gives the string offsets room for `rows` rows exactly (`rows + 1` offsets), keeping its rows'; nothing when they have it already. */
+export function growOffsets(strings: GrowingByteColumn, rows: number): void {
+  if (strings.offsets.length >= rows + 1) return;
+  const offsets = new Uint32Array(rows + 1);
+  offsets.set(strings.offsets.subarray(0, strings.count + 1));
+  strings.offsets = offsets;
+}
+
+/**
+ * Gives the string bytes room for `size` bytes exactly, keeping the first `used`; nothing when
+ * they have it already.
+ */
+export function resizeStringBytes(strings: GrowingByteColumn, used: number, size: number): void {
+  if (size <= strings.bytes.length) return;
+  const bytes = new Uint8Array(size);
+  bytes.set(strings.bytes.subarray(0, used));
+  strings.bytes = bytes;
 }
 
 /**
@@ -67,9 +95,7 @@ export function padNulls(column: RawColumn, rows: number): void {
 
 /** Doubles a growing byte column's offsets. */
 function reserveOffsets(strings: GrowingByteColumn): void {
-  const offsets = new Uint32Array(strings.offsets.length * 2);
-  offsets.set(strings.offsets.subarray(0, strings.count + 1));
-  strings.offsets = offsets;
+  growOffsets(strings, strings.offsets.length * 2 - 1);
 }
 
 /**
@@ -102,9 +128,7 @@ export function growStringBytes(column: RawColumn, used: number, size: number): 
   if (size <= strings.bytes.length) return;
   const capacity = Math.min(MAX_STRING_BYTES, Math.max(strings.bytes.length * 2, size));
   if (size > capacity) throw new RangeError("string column exceeds 4 GiB");
-  const bytes = new Uint8Array(capacity);
-  bytes.set(strings.bytes.subarray(0, used));
-  strings.bytes = bytes;
+  resizeStringBytes(strings, used, capacity);
 }
 
 /** Most string bytes a column holds: its offsets are 32-bit. */
