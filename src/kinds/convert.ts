@@ -1,7 +1,7 @@
 /**
- * From raw values (ingest/raw-column.ts: each row's JSON value or CSV text) to a kind's typed
+ * From raw values (schema/raw-column.ts: each row's JSON value or CSV text) to a kind's typed
  * form: the conversions the kind modules use (kind.ts `convert`), each refusing the first value
- * that does not fit with its row and a reason (docs/api.md "Columns beyond the four", values).
+ * that does not fit with its row and a reason (docs/api.md "Any users table: the schema", values).
  */
 import { appendBytes, appendString, type ByteColumn, finishByteColumn, growingByteColumn, stringAt } from "../bits/byte-column.ts";
 import { RAW, type RawColumn } from "../schema/raw-column.ts";

@@ -1,11 +1,11 @@
 /**
- * What the key kinds do as the key (docs/api.md "The key", "Any users table"): the row order — a
- * number key numerically; a text key by code point, which is the byte order of its UTF-8 (so a
- * UUID orders as its hex string); input already in key order (the generator's, most exports) is
- * kept as is — and the checks of its values: never null, unique (`-0` and `0` are one key), a
- * text non-empty and at most {@link MAX_KEY_LENGTH} characters. Uniqueness is checked without a
- * JS value per row (bits/duplicates.ts). Number keys are within ±2^53 already: the readers refuse
- * a number a double would round.
+ * What the key kinds do as the key (docs/api.md "Any users table: the schema", the key): the row
+ * order — a number key numerically; a text key by code point, which is the byte order of its
+ * UTF-8 (so a UUID orders as its hex string); input already in key order (the generator's, most
+ * exports) is kept as is — and the checks of its values: never null, unique (`-0` and `0` are
+ * one key), a text non-empty and at most {@link MAX_KEY_LENGTH} characters. Uniqueness is checked
+ * without a JS value per row (bits/duplicates.ts). Number keys are within ±2^53 already: the
+ * readers refuse a number a double would round.
  */
 import { type ByteColumn, stringAt } from "../bits/byte-column.ts";
 import { type Duplicate, firstDuplicateNumber, firstDuplicateText } from "../bits/duplicates.ts";
@@ -89,7 +89,6 @@ export function textKeyReason(key: string, value: () => string, byteLength: numb
   if (text.length <= MAX_KEY_LENGTH) return null;
   return `key ${show(key)} has ${text.length} characters (${show(text)}); a text key has at most ${MAX_KEY_LENGTH}`;
 }
-
 
 /**
  * Numbers ascending: a native numeric sort of a copy, then each input position placed by

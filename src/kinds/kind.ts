@@ -1,9 +1,12 @@
 /**
  * What a column kind is, as a module (docs/api.md "Any users table"): how a column of
- * the kind is built into the store, written into the JSON records, ordered, and how the column
- * tests its operators compile to (src/query/types.ts `ColumnTest`) are evaluated into row sets.
- * One {@link KindModule} per kind, listed in registry.ts; the engine and the HTTP layer know
- * kinds only through it.
+ * the kind is converted from what a source read, built into the store, written into the JSON
+ * records, ordered, and how the column tests its operators compile to (src/query/types.ts
+ * `ColumnTest`) are evaluated into row sets; and everything else that differs by kind — its facet
+ * shape, what it does as the key, what one of its values is outside the store (a live replica's
+ * changed rows, compaction), a claim's conversion, PostgreSQL's types and text, its OpenAPI
+ * schema. One {@link KindModule} per kind, listed in registry.ts; the rest of the code knows
+ * kinds only through it (scripts/kind-names.ts finds the code that tests a kind by its name).
  */
 import type { Bitmap } from "../bits/bitmap.ts";
 import type { RawColumn } from "../schema/raw-column.ts";

@@ -1,5 +1,5 @@
 /**
- * Column kind inference (docs/api.md "Columns beyond the four"): without a schema file, a
+ * Column kind inference (docs/api.md "Any users table: from your data to columns"): without a schema file, a
  * column's kind comes from all of its non-null values — all numbers → `number`; all
  * `YYYY-MM-DD` → `date`; all ISO 8601 date-times → `datetime`; all `true`/`false` → `boolean`;
  * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values,
