@@ -56,4 +56,19 @@ describe("source layering", () => {
     expect([...(graph.get("bits")?.keys() ?? [])]).toEqual([]);
     for (const upper of ["store", "engine", "http", "query", "snapshot"]) expect(graph.get("kinds")?.has(upper) ?? false).toBe(false);
   });
+
+  // Each pair: a folder, and a folder it must not import (directly). The reason is in the comment.
+  const FORBIDDEN: [string, string, string][] = [
+    // a source's raw column is a shared type: it lives in src/schema, below both the readers and the kinds
+    ["kinds", "ingest", "the kinds convert what the readers read, through src/schema/raw-column.ts"],
+    // access control compiles a role's filter into a predicate (src/query) and keeps views in an LRU (src/bits): no engine internals
+    ["access", "engine", "a role's view is a predicate and a projection; the engine runs it as any request's filter"],
+    // the generator is a data source for the command line, as a file or a table is; the builder takes any source's table
+    ["snapshot", "generate", "the snapshot builder takes a table from any source (src/generate/snapshot.ts builds the generator's)"],
+  ];
+  for (const [from, to, why] of FORBIDDEN) {
+    test(`${from} does not import ${to}: ${why}`, () => {
+      expect(folderGraph().get(from)?.get(to) ?? null).toBeNull();
+    });
+  }
 });

@@ -1,10 +1,12 @@
 /**
  * Claim references in a role's filter model (docs/api.md "Access control"): a filter value
  * written `{"claim": NAME}` stands for the value of the credential's claim NAME — a JWT's
- * payload member, or a key's `claims` entry. Where a reference may stand, what it is replaced
- * with, and the stand-in values the policy is checked with at start-up.
+ * payload member, or a key's `claims` entry. Where a reference may stand, and what it is replaced
+ * with: the claim's value converted by the kind of the column it filters (docs/api.md "Access
+ * control", claims).
  */
-import type { ColumnSpec } from "../schema/kinds.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { type Schema, columnSpec } from "../schema/kinds.ts";
 
 /** The fields of a simple AG Grid filter model whose value a claim may give. */
 export const CLAIM_FIELDS = ["filter", "filterTo", "dateFrom", "dateTo", "values"] as const;
@@ -82,65 +84,106 @@ export function findClaims(filterModel: Record<string, unknown>): { refs: ClaimR
   return { refs, problems };
 }
 
-/** Why a credential's claims do not give a role's filter: a claim it lacks (or holds as null). */
-export interface MissingClaim {
-  missing: string;
+/**
+ * A claim's value as the filter value it stands for (kind.ts `claimValue`): a finite number or a
+ * string; for a reference standing for a whole `values` list, a list of them.
+ */
+export type ClaimValue = number | string | (number | string)[];
+
+/** Why a credential's claims do not give a role's filter: a claim it lacks (or holds as null), or one whose value the column's kind cannot take. */
+export interface ClaimRefusal {
+  reason: "missing_claim" | "invalid_claim";
+  /** The claim's name. */
+  claim: string;
+  /** What is wrong, naming the claim (never more than 80 characters of its value): `the claim "org_id" must be …, not …`. */
+  detail: string;
+}
+
+/** Most characters of a claim's value a refusal shows. */
+const SHOWN_CHARS = 80;
+
+/** A claim's value for a refusal's detail: JSON, cut; a number beyond a double's range said so. */
+function shownClaim(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) return Number.isNaN(value) ? "NaN" : "a number beyond the range of a double";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object" && value !== null) return "an object";
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
 }
 
 /**
- * The filter model with every claim reference replaced by the claim's value from `claims`: a
- * reference standing for a whole `values` list takes an array claim as it is and any other
- * value as a list of one. A deep copy; `filterModel` is left as it was.
- * @param claims the credential's claims by name (a JWT's payload, a key's `claims`)
- * @returns the model, or the first claim that is absent or null (a credential cannot widen its
- *   rows by leaving a claim out)
+ * The credential's value of each claim reference of a role's filter, converted by the kind of
+ * the reference's column (docs/api.md "Access control", claims; kind.ts `claimValue`): a finite
+ * number, a string or a boolean as the column's kind needs (a numeric string converts for a
+ * number column); a reference standing for a whole `values` list takes a list claim as it is
+ * (each item converted) and any other value as a list of one. The result is canonical and typed:
+ * two credentials give equal values exactly when their filters are equal, so the values (as
+ * JSON) key a role's views (view.ts).
+ * @param refs the role's references (policy.ts `RoleSpec.refs`), in the model's order
+ * @returns a value per reference, or the first refusal: a claim absent or null (`missing_claim`),
+ *   or one whose value (or an item of its list) the kind cannot take — an object, a list where
+ *   one value goes, a number beyond a double's range (JSON's `1e999`), a non-numeric string for a
+ *   number column, … (`invalid_claim`)
  */
-export function substituteClaims(filterModel: Record<string, unknown>, claims: Readonly<Record<string, unknown>>): { model: Record<string, unknown> } | MissingClaim {
-  let missing: string | null = null;
-  const copy = (value: unknown, key: string | number | null): unknown => {
-    if (looksLikeRef(value)) {
-      const name = value.claim as string;
-      const claim = Object.hasOwn(claims, name) ? claims[name] : undefined;
-      if (claim === undefined || claim === null) {
-        missing ??= name;
-        return null;
+export function convertClaims(refs: readonly ClaimRef[], claims: Readonly<Record<string, unknown>>, schema: Schema): ClaimValue[] | ClaimRefusal {
+  const values: ClaimValue[] = [];
+  for (const ref of refs) {
+    const claim = Object.hasOwn(claims, ref.name) ? claims[ref.name] : undefined;
+    if (claim === undefined || claim === null) return { reason: "missing_claim", claim: ref.name, detail: `the claim ${JSON.stringify(ref.name)} is absent or null` };
+    const spec = columnSpec(schema, ref.path[0]);
+    if (spec === undefined) throw new Error(`internal: a claim reference under column ${JSON.stringify(ref.path[0])}, which the schema lacks`);
+    const kind = KINDS[spec.kind];
+    const refuse = (what: unknown): ClaimRefusal => ({
+      reason: "invalid_claim",
+      claim: ref.name,
+      detail: `the claim ${JSON.stringify(ref.name)} must be ${kind.claimForm} for column "${spec.id}" (${spec.kind}), not ${shownClaim(what)}`,
+    });
+    const wholeList = ref.path[ref.path.length - 1] === "values";
+    if (wholeList && Array.isArray(claim)) {
+      const list: (number | string)[] = [];
+      for (const item of claim) {
+        const value = kind.claimValue(spec, item);
+        if (value === null) return refuse(item);
+        list.push(value);
       }
-      return key === "values" && !Array.isArray(claim) ? [claim] : claim;
+      values.push(list);
+      continue;
     }
-    if (Array.isArray(value)) return value.map((item) => copy(item, null));
+    const value = kind.claimValue(spec, claim);
+    if (value === null) return refuse(claim);
+    values.push(wholeList ? [value] : value);
+  }
+  return values;
+}
+
+/** The key of a list of converted claim values: their JSON (finite numbers and strings: equal lists, equal keys, and no two lists share one). */
+export function claimsKey(values: readonly ClaimValue[]): string {
+  return JSON.stringify(values);
+}
+
+/** A reference's path as one string (a map key). */
+const pathKey = (path: readonly (string | number)[]) => path.join("\u0000");
+
+/**
+ * The filter model with every claim reference replaced by its converted value ({@link
+ * convertClaims}, same order as `refs`). A deep copy; `filterModel` is left as it was.
+ */
+export function substituteClaims(filterModel: Record<string, unknown>, refs: readonly ClaimRef[], values: readonly ClaimValue[]): Record<string, unknown> {
+  const byPath = new Map<string, ClaimValue>(refs.map((ref, i) => [pathKey(ref.path), values[i]]));
+  const copy = (value: unknown, path: (string | number)[]): unknown => {
+    if (looksLikeRef(value)) {
+      const substituted = byPath.get(pathKey(path));
+      if (substituted === undefined) throw new Error(`internal: no value for the claim reference at ${path.join(".")}`);
+      return Array.isArray(substituted) ? [...substituted] : substituted;
+    }
+    if (Array.isArray(value)) return value.map((item, i) => copy(item, [...path, i]));
     if (!isObject(value)) return value;
     // no prototype: a column may be named `__proto__`
     const out: Record<string, unknown> = Object.create(null);
-    for (const [k, member] of Object.entries(value)) out[k] = copy(member, k);
+    for (const [k, member] of Object.entries(value)) out[k] = copy(member, [...path, k]);
     return out;
   };
-  const model = copy(filterModel, null) as Record<string, unknown>;
-  return missing === null ? { model } : { missing };
-}
-
-/**
- * A stand-in for a claim's value while a policy is checked at start-up, when no credential is
- * at hand: a value of the column's kind, so that the rest of the model is checked as a real
- * request's would be (the reference's own value is checked per credential).
- * @param field the model field the reference stands for (`values` for a list or one of its values)
- * @param filterType the model's `filterType`
- */
-export function standIn(spec: ColumnSpec, field: string, filterType: unknown): unknown {
-  if (field === "dateFrom" || field === "dateTo") return "2000-01-01";
-  if ((field === "filter" || field === "filterTo") && filterType === "number") return 0;
-  if (field === "filter" || field === "filterTo") return "x";
-  switch (spec.kind) {
-    case "enum":
-      return (spec.values as string[])[0];
-    case "boolean":
-      return true;
-    case "number":
-      return 0;
-    case "date":
-      return "2000-01-01";
-    case "datetime":
-      return "2000-01-01T00:00:00.000Z";
-    default:
-      return "x";
-  }
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [column, model] of Object.entries(filterModel)) out[column] = copy(model, [column]);
+  return out;
 }

@@ -2,8 +2,9 @@
  * Access control (docs/api.md "Access control"): who a request's credential is, and what it
  * may see. `Authorization: Bearer <JWT or key>` is checked against the policy (policy.ts): a key
  * by its SHA-256, compared in constant time with every key of the policy; a JWT verified by jose
- * (signature, `exp` — required —, `nbf`, and `iss`/`aud` when the policy names them), its role
- * read from the policy's role claim. The outcome is a grant (the role's view: view.ts) or a
+ * (signature, `exp` — required —, `nbf`, and `iss`/`aud` when the policy names them) and its
+ * `exp`, `nbf` and `iat` finite and within 100 years of now, its role read from the policy's role
+ * claim. The outcome is a grant (the role's view: view.ts) or a
  * denial by reason: 401 for a missing, invalid or expired credential, 403 for an unknown role, a
  * claim the role's filter needs and the credential lacks (or holds with a value that does not
  * fit), or a role that may not read the metrics.
@@ -18,7 +19,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { type JWTPayload, errors as joseErrors, jwtVerify } from "jose";
-import { ByteLru } from "../engine/cache.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { type AccessPolicy, type KeyEntry, PolicyError, type RoleSpec, keyDigest, readPolicy } from "./policy.ts";
 import { type RoleView, ViewCache, type ViewRefusal } from "./view.ts";
@@ -252,6 +253,8 @@ export function createAccessControl(options: AccessOptions): AccessControl {
     if (jwt === null || !JWT_SHAPE.test(token)) return refuse({ denied: "invalid", detail: "the credential is not valid: not a key of the access policy, nor a JWT" }, request);
     return verify(s, token).then(
       (payload) => {
+        const times = timeClaimProblem(payload, Date.now());
+        if (times !== null) return refuse({ denied: "invalid", detail: `the token is not valid: ${times}` }, request);
         const entry = entryOf(s, payload);
         // kept by its text; its bytes: the text (2 bytes a character) and the claims, roughly
         s.tokens.set(token, entry, 512 + 4 * token.length);
@@ -282,6 +285,25 @@ export function createAccessControl(options: AccessOptions): AccessControl {
   };
 
   return { authorize, regrant, reload, policy: () => state.policy };
+}
+
+/** Furthest a token's `exp`, `nbf` or `iat` may be from now, in seconds: 100 years (docs/api.md "Access control", credentials). */
+export const MAX_TIME_CLAIM_SECONDS = 100 * 365.25 * 86_400;
+
+/**
+ * Why a verified token's time claims are refused, or null: `exp`, `nbf` and `iat`, when present,
+ * must each be a finite number of seconds within {@link MAX_TIME_CLAIM_SECONDS} of now (a JSON
+ * `1e999` reads as Infinity, which would never expire; jose checks their type and order only).
+ * @param nowMs the time now, in ms since the epoch
+ */
+export function timeClaimProblem(payload: JWTPayload, nowMs: number): string | null {
+  for (const name of ["exp", "nbf", "iat"] as const) {
+    const value: unknown = payload[name];
+    if (value === undefined) continue;
+    if (typeof value !== "number" || !Number.isFinite(value)) return `its ${name} is not a finite number of seconds`;
+    if (Math.abs(value - nowMs / 1000) > MAX_TIME_CLAIM_SECONDS) return `its ${name} is more than 100 years from now`;
+  }
+  return null;
 }
 
 /** Verifies a JWT with the policy's keys (each secret in turn while one replaces another). */

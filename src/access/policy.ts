@@ -26,7 +26,8 @@ import { type JSONWebKeySet, createLocalJWKSet } from "jose";
 import { type Node, type ParseError, getNodeValue, parseTree, printParseErrorCode } from "jsonc-parser";
 import { type Schema, columnSpec } from "../schema/kinds.ts";
 import type { Predicate } from "../query/types.ts";
-import { type ClaimRef, findClaims, standIn, substituteClaims } from "./claims.ts";
+import { KINDS } from "../kinds/registry.ts";
+import { type ClaimRef, type ClaimValue, convertClaims, findClaims, substituteClaims } from "./claims.ts";
 import { compileFilterModel } from "./filter.ts";
 
 /** The HMAC algorithms a shared secret verifies. */
@@ -80,8 +81,10 @@ export interface RoleSpec {
   columns: "*" | string[];
   /** AG Grid's filter model ANDed with every request of the role; null for every row. */
   filterModel: Record<string, unknown> | null;
-  /** The claims its filter model names, distinct, sorted: what a view of the role depends on. */
+  /** The claims its filter model names, distinct, sorted. */
   claims: string[];
+  /** Its filter model's claim references, in the model's order: what a view of the role depends on (their values, converted: claims.ts `convertClaims`). */
+  refs: ClaimRef[];
 }
 
 /** A checked policy. */
@@ -406,30 +409,23 @@ function checkRole(name: string, role: { columns: "*" | string[]; filterModel?: 
     columns: role.columns === "*" ? "*" : [...role.columns],
     filterModel: role.filterModel === undefined || Object.keys(role.filterModel).length === 0 ? null : role.filterModel,
     claims: [...new Set(refs.map((r) => r.name))].sort(),
+    refs,
   };
 }
 
-/** The filter model with each claim reference replaced by a stand-in of its column's kind (claims.ts `standIn`). */
+/**
+ * The filter model with each claim reference replaced by a stand-in of its column's kind (kind.ts
+ * `example`: a value the kind's claim conversion gives), so that the rest of the model is checked
+ * as a real request's would be (the reference's own value is checked per credential).
+ */
 function withStandIns(filterModel: Record<string, unknown>, refs: ClaimRef[], schema: Schema): Record<string, unknown> {
-  const copy = structuredClone(filterModel) as Record<string, unknown>;
-  for (const ref of refs) {
+  const values: ClaimValue[] = refs.map((ref) => {
     const spec = columnSpec(schema, ref.path[0]);
-    if (spec === undefined) continue;
-    // the model holding the reference: the column's, or one of its conditions
-    let holder: Record<string, unknown> = copy;
-    let i = 0;
-    for (; i < ref.path.length - 1; i++) {
-      const next = holder[ref.path[i] as string] as unknown;
-      if (Array.isArray(next) && ref.path[i] === "values") break;
-      holder = next as Record<string, unknown>;
-    }
-    const field = String(ref.path[i]);
-    const filterType = holder.filterType;
-    const value = standIn(spec, field, filterType);
-    if (i === ref.path.length - 1) holder[field] = field === "values" ? [value] : value;
-    else (holder[field] as unknown[])[ref.path[i + 1] as number] = value;
-  }
-  return copy;
+    // a reference under an unknown column: the model's own check reports the column
+    const example = spec === undefined ? "x" : KINDS[spec.kind].example(spec);
+    return ref.path[ref.path.length - 1] === "values" ? [example] : example;
+  });
+  return substituteClaims(filterModel, refs, values);
 }
 
 /** The keys checked: hex SHA-256, distinct, a defined role, the claims the role's filter names (and values that fit it). */
@@ -464,7 +460,8 @@ function checkKeys(
       return;
     }
     if (role.filterModel !== null) {
-      const compiled = roleFilterOf(role, claims, schema);
+      const values = convertClaims(role.refs, claims, schema);
+      const compiled = Array.isArray(values) ? roleFilterOf(role, values, schema) : values.detail;
       if (typeof compiled === "string") {
         located.at([...at, "claims"], `key ${i + 1}: its claims do not fit role "${role.name}"'s filter: ${compiled}`);
         return;
@@ -476,17 +473,24 @@ function checkKeys(
 }
 
 /**
- * A role's filter with `claims` put in (claims.ts `substituteClaims`), compiled over `schema`.
- * @returns the predicate (null for every row), `{missing}` for a claim the credential lacks,
- *   or the reason the claims' values do not fit the model (a string)
+ * A role's filter with its claims' converted values put in (claims.ts `convertClaims`,
+ * `substituteClaims`), compiled over `schema`.
+ * @param values the values of the role's claim references (`role.refs`), converted
+ * @returns the predicate (null for every row), or the reason the values do not fit the model (a
+ *   string; a problem at a claim's place names the claim)
  */
-export function roleFilterOf(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema): { filter: Predicate | null } | { missing: string } | string {
+export function roleFilterOf(role: RoleSpec, values: readonly ClaimValue[], schema: Schema): { filter: Predicate | null } | string {
   if (role.filterModel === null) return { filter: null };
-  const substituted = substituteClaims(role.filterModel, claims);
-  if ("missing" in substituted) return substituted;
-  const compiled = compileFilterModel(substituted.model, schema);
-  if ("problems" in compiled) return compiled.problems.map((p) => `${p.path.join(".")}: ${p.detail}`).join("; ");
-  return compiled;
+  const compiled = compileFilterModel(substituteClaims(role.filterModel, role.refs, values), schema);
+  if (!("problems" in compiled)) return compiled;
+  return compiled.problems
+    .map((p) => {
+      const where = p.path.join(".");
+      // a problem at a claim's place (or at an item of a list it gave)
+      const ref = role.refs.find((r) => where === r.path.join(".") || where.startsWith(`${r.path.join(".")}.`));
+      return ref === undefined ? `${where}: ${p.detail}` : `the claim ${JSON.stringify(ref.name)} (${where}): ${p.detail}`;
+    })
+    .join("; ");
 }
 
 /** The JWT settings checked: a secret or a JWKS file, algorithms that fit them. */

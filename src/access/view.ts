@@ -6,12 +6,12 @@
  * its looks into. Views are compiled once per role, claims and schema and kept in a cache
  * bounded by bytes, so that thousands of tenants cost at most that much.
  */
-import { ByteLru } from "../engine/cache.ts";
-import { filterCacheKey } from "../engine/execute.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import type { Predicate } from "../query/types.ts";
 import { type ColumnSpec, type Schema, columnSpec } from "../schema/kinds.ts";
 import { type Projection, projectionOf } from "../store/record-fields.ts";
 import { isSearchable } from "../store/types.ts";
+import { type ClaimValue, claimsKey, convertClaims } from "./claims.ts";
 import { type RoleSpec, roleFilterOf } from "./policy.ts";
 
 /** What one role with one credential's claims sees. */
@@ -31,27 +31,30 @@ export interface RoleView {
   /** The searchable columns it sees, when it does not see them all (a search then looks into these alone); else null. */
   searchColumns: string[] | null;
   /**
-   * The policy's id, the role and the values of the claims its filter names: what its answers
-   * depend on besides the request (part of every entity tag, so that a 304 never crosses roles
-   * or tenants, nor a policy reload that changed the role).
+   * The policy's id, the role and the converted values of the claims its filter names: what its
+   * answers depend on besides the request (part of every entity tag, so that a 304 never crosses
+   * roles or tenants, nor a policy reload that changed the role).
    */
   tag: string;
   /** True when it sees every row and every column (what reading the metrics needs). */
   unrestricted: boolean;
 }
 
-/** Why a credential gets no view: a claim its role needs is absent, or its value does not fit the role's filter. */
+/** Why a credential gets no view: a claim its role needs is absent, or its value does not fit the role's filter (its column's kind, or the filter), or the policy does not fit the snapshot. */
 export interface ViewRefusal {
   reason: "missing_claim" | "invalid_claim" | "policy_mismatch";
   /** For the client's problem body (never a secret). */
   detail: string;
 }
 
-/** The cache key of a view, and its entity tag part: the role and the claim values its filter reads. */
-export function viewKey(role: RoleSpec, claims: Readonly<Record<string, unknown>>): string {
-  if (role.claims.length === 0) return role.name;
-  const values = role.claims.map((name) => (Object.hasOwn(claims, name) ? claims[name] : null));
-  return `${role.name}\u0000${JSON.stringify(values)}`;
+/**
+ * The cache key of a view, and its entity tag part: the role and the converted values of the
+ * claims its filter reads (claims.ts `convertClaims`, canonical and typed), so that credentials
+ * that differ in a claim's value never share a view, and those whose values convert alike do.
+ */
+export function viewKey(role: RoleSpec, values: readonly ClaimValue[]): string {
+  if (role.refs.length === 0) return role.name;
+  return `${role.name}\u0000${claimsKey(values)}`;
 }
 
 /** The schema a role sees: its columns in schema order; the partition when it sees it. */
@@ -95,14 +98,23 @@ export function roleShape(role: RoleSpec, schema: Schema): RoleShape | ViewRefus
 /**
  * Compiles the view of `role` with `claims` over `schema`.
  * @param shape the role's shape over `schema` ({@link roleShape}), made here when not given
+ * @param values the claims' values converted ({@link claimValuesOf}), converted here when not given
  * @returns the view, or why the credential gets none (a claim absent or null, a claim value that
- *   does not fit the filter, or a policy that does not fit a snapshot loaded since it was checked)
+ *   its column's kind cannot take or that does not fit the filter, or a policy that does not fit
+ *   a snapshot loaded since it was checked)
  */
-export function compileView(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema, policyId = "", shape: RoleShape | ViewRefusal = roleShape(role, schema)): RoleView | ViewRefusal {
+export function compileView(
+  role: RoleSpec,
+  claims: Readonly<Record<string, unknown>>,
+  schema: Schema,
+  policyId = "",
+  shape: RoleShape | ViewRefusal = roleShape(role, schema),
+  values: readonly ClaimValue[] | ViewRefusal = claimValuesOf(role, claims, schema),
+): RoleView | ViewRefusal {
   if ("reason" in shape) return shape;
-  const compiled = roleFilterOf(role, claims, schema);
+  if ("reason" in values) return values;
+  const compiled = roleFilterOf(role, values, schema);
   if (typeof compiled === "string") return { reason: "invalid_claim", detail: `the credential's claims do not fit role "${role.name}"'s filter: ${compiled.length > 300 ? `${compiled.slice(0, 300)}…` : compiled}` };
-  if ("missing" in compiled) return { reason: "missing_claim", detail: `role "${role.name}" needs the claim ${JSON.stringify(compiled.missing)}, which the credential lacks` };
   return {
     role: role.name,
     base: schema,
@@ -110,15 +122,32 @@ export function compileView(role: RoleSpec, claims: Readonly<Record<string, unkn
     projection: shape.projection,
     filter: compiled.filter,
     searchColumns: shape.searchColumns,
-    tag: `${policyId}\u0000${viewKey(role, claims)}`,
+    tag: `${policyId}\u0000${viewKey(role, values)}`,
     unrestricted: shape.projection === null && compiled.filter === null,
   };
 }
 
-/** Bytes a cached view is counted as: the entry, its key (twice: the map's and the tag), its filter (the predicate and its key's text); its role's shape is shared. */
+/**
+ * The values of the claims `role`'s filter reads, converted by their columns' kinds (claims.ts
+ * `convertClaims`), or why the credential gets no view: a claim absent or null (`missing_claim`),
+ * or one its column's kind cannot take (`invalid_claim`), each naming the claim.
+ */
+export function claimValuesOf(role: RoleSpec, claims: Readonly<Record<string, unknown>>, schema: Schema): readonly ClaimValue[] | ViewRefusal {
+  if (role.refs.length === 0) return [];
+  const converted = convertClaims(role.refs, claims, schema);
+  if (Array.isArray(converted)) return converted;
+  if (converted.reason === "missing_claim") return { reason: "missing_claim", detail: `role "${role.name}" needs the claim ${JSON.stringify(converted.claim)}, which the credential lacks` };
+  return { reason: "invalid_claim", detail: `the credential's claims do not fit role "${role.name}"'s filter: ${converted.detail}` };
+}
+
+/**
+ * Bytes a cached view is counted as: the entry, its key (twice: the map's and the tag), its filter
+ * (the predicate, and the text of the engine's cache key of it: about its JSON's length, 6 bytes
+ * a character for both); its role's shape is shared.
+ */
 function viewBytes(key: string, view: RoleView | ViewRefusal): number {
   if ("reason" in view) return 256 + 2 * key.length + 2 * view.detail.length;
-  const filterBytes = view.filter === null ? 0 : 6 * filterCacheKey(view.filter).length;
+  const filterBytes = view.filter === null ? 0 : 6 * JSON.stringify(view.filter).length;
   return 512 + 4 * key.length + filterBytes;
 }
 
@@ -127,7 +156,7 @@ export const VIEW_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * The views of one policy, compiled on first use per role, claims and schema and kept in a
- * byte-bounded LRU (engine/cache.ts); a schema other than the last one's empties it (a new
+ * byte-bounded LRU (bits/byte-lru.ts); a schema other than the last one's empties it (a new
  * policy gets a new cache).
  */
 export class ViewCache {
@@ -154,7 +183,11 @@ export class ViewCache {
       this.shapes.clear();
       this.schema = schema;
     }
-    const key = viewKey(role, claims);
+    // the claims converted first: a refused value is refused before any cache is read, and the
+    // converted values key the view (equal values, one view; different values, never)
+    const values = claimValuesOf(role, claims, schema);
+    if ("reason" in values) return values;
+    const key = viewKey(role, values);
     const cached = this.views.get(key);
     if (cached !== undefined) return cached;
     let shape = this.shapes.get(role.name);
@@ -162,7 +195,7 @@ export class ViewCache {
       shape = roleShape(role, schema);
       this.shapes.set(role.name, shape);
     }
-    const view = compileView(role, claims, schema, this.policyId, shape);
+    const view = compileView(role, claims, schema, this.policyId, shape, values);
     this.views.set(key, view, viewBytes(key, view));
     return view;
   }

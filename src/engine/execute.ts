@@ -16,7 +16,7 @@ import { type Work, finish } from "../bits/work.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
-import { ByteLru } from "./cache.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import { resultOf, runStep } from "./evaluate.ts";
 import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";

@@ -23,7 +23,7 @@ import type { SortKey } from "../query/types.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { compareKeys, deltaRanks } from "../live/delta.ts";
 import { type Store, allCodes, storedColumn } from "../store/types.ts";
-import { ByteLru } from "./cache.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
 import type { LiveFilter } from "./live-rows.ts";
 import type { Overlay } from "./merged-walk.ts";
 import { type Segment, buildSegments, orderAll, segmentOrder } from "./order.ts";

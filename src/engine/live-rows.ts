@@ -17,8 +17,8 @@ import { KINDS } from "../kinds/registry.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
 import { type Store, searchedColumns } from "../store/types.ts";
-import { ByteLru } from "./cache.ts";
-import { positiveText } from "./planner.ts";
+import { ByteLru } from "../bits/byte-lru.ts";
+import { positiveText } from "../kinds/text.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
 
 /** A filter's rows in one version: B, how many of B are tombstoned, and Δ⁺. */

@@ -20,7 +20,8 @@ import type { PositiveTextOp } from "../bits/folded-match.ts";
 import { MAX_KEY_CODE_POINT, findList, gramKey, isDense, needleTrigrams } from "../bits/trigrams.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
-import type { ColumnTest, Predicate, Query, SortKey, TextOp } from "../query/types.ts";
+import { positiveText } from "../kinds/text.ts";
+import type { ColumnTest, Predicate, Query, SortKey } from "../query/types.ts";
 import { type Store, allCodes, partitionCounts, searchIndexColumns, searchedColumns, storedColumn } from "../store/types.ts";
 import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
 import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
@@ -83,23 +84,6 @@ export interface PlanContext {
 /** Bitmap words over the store's rows. */
 function words(store: Store): number {
   return (store.rowCount + 31) >>> 5;
-}
-
-/** The positive form of a text operator, and whether its result is complemented. */
-export function positiveText(type: TextOp): { op: PositiveTextOp; negate: boolean } | null {
-  switch (type) {
-    case "notContains":
-      return { op: "contains", negate: true };
-    case "notEqual":
-      return { op: "equals", negate: true };
-    case "contains":
-    case "equals":
-    case "startsWith":
-    case "endsWith":
-      return { op: type, negate: false };
-    default:
-      return null;
-  }
 }
 
 /** A test as explain describes it. */

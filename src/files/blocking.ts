@@ -167,6 +167,25 @@ export function copyInSlices(from: { fd: number; path: string }, size: number, t
 }
 
 /**
+ * Reads the open regular file `fd` (of `size` bytes, as its stat said) from its start to its end
+ * in slices of at most {@link SLICE_BYTES}, handing each to `onSlice` (a view valid during the
+ * call: to hash it) and the bytes read so far to `onProgress`. The caller opens and closes `fd`.
+ * @returns the bytes read
+ * @throws the read's error (the caller words it: {@link fileError})
+ */
+export function readInSlices(fd: number, size: number, onSlice: (slice: Uint8Array) => void, onProgress?: (bytes: number) => void): number {
+  const buffer = new Uint8Array(Math.min(SLICE_BYTES, Math.max(1, size)));
+  let at = 0;
+  for (;;) {
+    const n = readSync(fd, buffer, 0, buffer.length, at);
+    if (n === 0) return at;
+    onSlice(buffer.subarray(0, n));
+    at += n;
+    onProgress?.(at);
+  }
+}
+
+/**
  * A reflink of `from` at the new file `to` (the two share their blocks until either changes: no
  * time, no space), where the file system has them (btrfs, XFS); false elsewhere (ext4, tmpfs),
  * with nothing left at `to`.

@@ -44,7 +44,7 @@ export interface WideUserRecord extends UserRecord {
 export const WIDE_COLUMNS = ["created_at", "birthday", "role", "age", "verified", "notes", "prefs"] as const;
 
 /**
- * The wide columns' kinds (docs/api.md "Columns beyond the four"), for a schema file
+ * The wide columns' kinds (docs/api.md "Any users table: the schema"), for a schema file
  * (`{"columns": WIDE_COLUMN_SPECS}`); the kinds inference would also find, with `role`'s
  * values declared instead of collated.
  */

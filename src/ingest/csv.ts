@@ -4,7 +4,8 @@
  * follow PostgreSQL's CSV rule: an unquoted empty field is null, a quoted one (`""`) is the empty
  * string.
  */
-import { addTextValue, type RawColumn } from "./raw-column.ts";
+import { addTextValue } from "./raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import { MAX_VALUE_BYTES } from "./limits.ts";
 import { type ColumnsBuilder, type FormatParser, IngestError, countNewlines, show, valueTooLongReason } from "./records.ts";
 

@@ -12,6 +12,3 @@ export const MAX_VALUE_BYTES = 1 << 20;
 
 /** Most columns a table may keep (excluded fields are not counted). Each column costs its own indexes. */
 export const MAX_COLUMNS = 512;
-
-/** Most characters (UTF-16 code units) a text key may have, as a filter value may (docs/api.md "Any users table", the key). */
-export const MAX_KEY_LENGTH = 256;

@@ -11,7 +11,8 @@
 import { isUtf8 } from "node:buffer";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { MAX_VALUE_BYTES } from "./limits.ts";
-import { RAW, type RawColumn, growStringBytes, padNulls, profileRow, reserveString, rollBack, roomFor } from "./raw-column.ts";
+import { growStringBytes, padNulls, profileRow, reserveString, rollBack, roomFor } from "./raw-column.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 import { type ByteConsumer, type ColumnsBuilder, IngestError, addJsonRecord, firstInvalidUtf8, invalidUtf8Reason, isBlank, parseErrorText, valueTooLongReason } from "./records.ts";
 
 const utf8 = new TextEncoder();

@@ -9,7 +9,7 @@
  * format carries each row's text as it is (length-prefixed, no escapes), so the rows of a chunk
  * are decoded as one string and cut at NUL bytes, which neither JSON text nor PostgreSQL text
  * can hold.
- * The columns' PostgreSQL types decide their kinds (docs/api.md "Columns beyond the four"):
+ * The columns' PostgreSQL types decide their kinds (docs/api.md "Any users table: from your data to columns"):
  * integer, bigint, numeric, real, double → number; text, varchar, char, uuid, name → text (a
  * uuid key is a text key: Supabase's `auth.users`);
  * enum types → enum with their declared order; date → date; timestamp, timestamptz →

@@ -1,10 +1,9 @@
 /**
- * A field of the input as the readers collect it, before its kind is known: each row's value
- * with its JSON type (or as CSV text), packed (no JS value per row), plus the profile its kind is
- * inferred from (schema/infer.ts). Every field is one (docs/api.md "Any users table": no field is
- * special, the key included). Once every record is read, the column is converted to its kind's
- * typed form by its kind (src/kinds: `KINDS[kind].convert`); a value that does not fit the kind
- * stops the build with the record's line.
+ * Filling a raw column (schema/raw-column.ts: a field of the input as the readers collect it,
+ * before its kind is known, with the profile its kind is inferred from). Once every record is
+ * read, the column is converted to its kind's typed form by its kind (src/kinds:
+ * `KINDS[kind].convert`); a value that does not fit the kind stops the build with the record's
+ * line.
  *
  * Values are appended in row order. The NDJSON reader's fast path makes room for a line's rows
  * ({@link roomFor}), writes each value of row `count` itself — its tag, number, string bytes and
@@ -14,50 +13,8 @@
  * other readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
  */
 import { appendString, type GrowingByteColumn, growingByteColumn, reserveValue } from "../bits/byte-column.ts";
-import { type ColumnProfile, emptyProfile, profileJson, profileText, profileUtf8 } from "../schema/infer.ts";
-
-/** What a row's value was, as read. */
-export const RAW = {
-  /** JSON null, a missing field, an unquoted empty CSV field. */
-  NULL: 0,
-  /** A JSON number (in `numbers`). */
-  NUMBER: 1,
-  /** A JSON string (in `strings`). */
-  STRING: 2,
-  /** A JSON boolean (1 or 0 in `numbers`). */
-  BOOLEAN: 3,
-  /** A JSON object or array (its compact JSON text in `strings`). */
-  OBJECT: 4,
-  /** A CSV field (its text in `strings`; a quoted empty field is the empty text): typed only by the column's kind. */
-  TEXT: 5,
-} as const;
-
-/** A column being read: per row a tag ({@link RAW}), a number slot and a string slot. */
-export interface RawColumn {
-  /** The field's name: a column id (`[A-Za-z_][A-Za-z0-9_]{0,63}`, checked by the reader). */
-  id: string;
-  /** Rows so far. */
-  count: number;
-  /** Per row: what the value was; grows by doubling. */
-  tags: Uint8Array;
-  /**
-   * Per row: the number or boolean (0/1) when that is what it was; for a string (or CSV text
-   * counted as one) the date or date-time it parsed as while the profile tested it
-   * (schema/infer.ts `allStringsAre`), else NaN. Same length as `tags`.
-   */
-  numbers: Float64Array;
-  /** Per row: the string, JSON text or CSV text (empty for the other tags), UTF-8. */
-  strings: GrowingByteColumn;
-  /**
-   * Per row of a string (or CSV text counted as one) while the profile tracks the distinct
-   * values (`profile.distinct` not null): 1 + the value's index among them, so that an enum is
-   * converted without comparing strings again (src/kinds/convert.ts); 0 for a string counted
-   * otherwise. Meaningless for the other tags, and once the profile stops tracking. Same length
-   * as `tags`.
-   */
-  distinctCodes: Uint8Array;
-  profile: ColumnProfile;
-}
+import { emptyProfile, profileJson, profileText, profileUtf8 } from "../schema/infer.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 
 /** An empty raw column named `id`, with room for `rows` rows and `bytes` bytes of strings. */
 export function rawColumn(id: string, rows = 1024, bytes = rows * 8): RawColumn {
@@ -78,6 +35,15 @@ function reserveRows(column: RawColumn, rows: number): void {
   let capacity = column.tags.length;
   if (rows <= capacity) return;
   while (capacity < rows) capacity *= 2;
+  growRows(column, capacity);
+}
+
+/**
+ * Gives the column's per-row arrays (tags, numbers, distinct codes) room for `capacity` rows
+ * exactly, keeping its rows; nothing when they have it already.
+ */
+export function growRows(column: RawColumn, capacity: number): void {
+  if (column.tags.length >= capacity) return;
   const tags = new Uint8Array(capacity);
   tags.set(column.tags.subarray(0, column.count));
   column.tags = tags;
@@ -87,6 +53,25 @@ function reserveRows(column: RawColumn, rows: number): void {
   const codes = new Uint8Array(capacity);
   codes.set(column.distinctCodes.subarray(0, column.count));
   column.distinctCodes = codes;
+}
+
+/** Gives the string offsets room for `rows` rows exactly (`rows + 1` offsets), keeping its rows'; nothing when they have it already. */
+export function growOffsets(strings: GrowingByteColumn, rows: number): void {
+  if (strings.offsets.length >= rows + 1) return;
+  const offsets = new Uint32Array(rows + 1);
+  offsets.set(strings.offsets.subarray(0, strings.count + 1));
+  strings.offsets = offsets;
+}
+
+/**
+ * Gives the string bytes room for `size` bytes exactly, keeping the first `used`; nothing when
+ * they have it already.
+ */
+export function resizeStringBytes(strings: GrowingByteColumn, used: number, size: number): void {
+  if (size <= strings.bytes.length) return;
+  const bytes = new Uint8Array(size);
+  bytes.set(strings.bytes.subarray(0, used));
+  strings.bytes = bytes;
 }
 
 /**
@@ -110,9 +95,7 @@ export function padNulls(column: RawColumn, rows: number): void {
 
 /** Doubles a growing byte column's offsets. */
 function reserveOffsets(strings: GrowingByteColumn): void {
-  const offsets = new Uint32Array(strings.offsets.length * 2);
-  offsets.set(strings.offsets.subarray(0, strings.count + 1));
-  strings.offsets = offsets;
+  growOffsets(strings, strings.offsets.length * 2 - 1);
 }
 
 /**
@@ -145,9 +128,7 @@ export function growStringBytes(column: RawColumn, used: number, size: number): 
   if (size <= strings.bytes.length) return;
   const capacity = Math.min(MAX_STRING_BYTES, Math.max(strings.bytes.length * 2, size));
   if (size > capacity) throw new RangeError("string column exceeds 4 GiB");
-  const bytes = new Uint8Array(capacity);
-  bytes.set(strings.bytes.subarray(0, used));
-  strings.bytes = bytes;
+  resizeStringBytes(strings, used, capacity);
 }
 
 /** Most string bytes a column holds: its offsets are 32-bit. */

@@ -7,7 +7,8 @@
 import { COLUMN_ID } from "../schema/kinds.ts";
 import { MAX_EXACT_INTEGER, isExactLiteral } from "../schema/values.ts";
 import { MAX_COLUMNS, MAX_VALUE_BYTES } from "./limits.ts";
-import { type RawColumn, addJsonValue, padNulls, rawColumn } from "./raw-column.ts";
+import { addJsonValue, growOffsets, growRows, padNulls, rawColumn, resizeStringBytes } from "./raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 
 /**
  * The fields of an input, read: every field a raw column of n rows, none special (the key is
@@ -200,31 +201,12 @@ export class ColumnsBuilder {
     if (rows > this.lines.length) this.growLines(rows);
     const seen = Math.max(1, this.rows);
     for (const column of this.columns) {
-      if (column.tags.length < rows) {
-        const tags = new Uint8Array(rows);
-        tags.set(column.tags.subarray(0, column.count));
-        column.tags = tags;
-        const numbers = new Float64Array(rows);
-        numbers.set(column.numbers.subarray(0, column.count));
-        column.numbers = numbers;
-        const codes = new Uint8Array(rows);
-        codes.set(column.distinctCodes.subarray(0, column.count));
-        column.distinctCodes = codes;
-      }
+      growRows(column, rows);
       const strings = column.strings;
-      if (strings.offsets.length < rows + 1) {
-        const offsets = new Uint32Array(rows + 1);
-        offsets.set(strings.offsets.subarray(0, strings.count + 1));
-        strings.offsets = offsets;
-      }
+      growOffsets(strings, rows);
       const used = strings.offsets[strings.count];
       // the bytes so far, scaled to every row, and a tenth more (at most 4 GiB: offsets are 32-bit)
-      const want = Math.min(0xffffffff, Math.ceil(((used / seen) * rows * 11) / 10) + 64);
-      if (want > strings.bytes.length) {
-        const bytes = new Uint8Array(want);
-        bytes.set(strings.bytes.subarray(0, used));
-        strings.bytes = bytes;
-      }
+      resizeStringBytes(strings, used, Math.min(0xffffffff, Math.ceil(((used / seen) * rows * 11) / 10) + 64));
     }
   }
 

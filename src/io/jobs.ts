@@ -6,10 +6,10 @@
  * may stay silent.
  */
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, readSync, readdirSync, renameSync } from "node:fs";
+import { closeSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { IoError, fileError } from "../files/errors.ts";
-import { SLICE_BYTES, isMissing, openRegular, removeQuietly } from "../files/blocking.ts";
+import { isMissing, openRegular, readInSlices, removeQuietly } from "../files/blocking.ts";
 import { SnapshotError, loadSnapshot } from "../snapshot/load.ts";
 import { type PreparedCopy, type Pruned, preparePrivateCopy, pruneCache } from "../snapshot/private-copy.ts";
 import { isRunning } from "../snapshot/write.ts";
@@ -161,16 +161,9 @@ function statRegular(path: string): { size: number } {
 function sha256File(path: string, progress: Progress): ObjectDigest {
   const { fd, stats } = openRegular(path);
   const hash = createHash("sha256");
-  const buffer = new Uint8Array(Math.min(SLICE_BYTES, Math.max(1, stats.size)));
-  let at = 0;
+  let at: number;
   try {
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, at);
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
-      at += n;
-      progress(at);
-    }
+    at = readInSlices(fd, stats.size, (slice) => hash.update(slice), progress);
   } catch (error) {
     throw fileError(error, `reading ${path}`);
   } finally {

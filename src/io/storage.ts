@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { type Stats, closeSync, constants, mkdirSync, openSync, readSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { IoError, fileError } from "../files/errors.ts";
-import { SLICE_BYTES, copyInSlices, ensureSpace, fileKind, isMissing, openRegular, readRegular, removeQuietly, writeAll } from "../files/blocking.ts";
+import { SLICE_BYTES, copyInSlices, ensureSpace, fileKind, isMissing, openRegular, readInSlices, readRegular, removeQuietly, writeAll } from "../files/blocking.ts";
 
 /** Largest object {@link ObjectStorage.read} returns whole, in bytes (a manifest is a few KiB). */
 export const MAX_READ_BYTES = 1 << 30;
@@ -156,16 +156,8 @@ function dirStorage(root: string): ObjectStorage {
       throw error;
     }
     const { fd, stats } = opened;
-    const buffer = new Uint8Array(Math.min(SLICE_BYTES, Math.max(1, stats.size)));
-    let at = 0;
     try {
-      for (;;) {
-        const n = readSync(fd, buffer, 0, buffer.length, at);
-        if (n === 0) break;
-        onSlice(buffer.subarray(0, n));
-        at += n;
-        onProgress?.(at);
-      }
+      readInSlices(fd, stats.size, onSlice, onProgress);
     } catch (error) {
       throw fileError(error, `reading ${file}`);
     } finally {

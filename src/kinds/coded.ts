@@ -5,25 +5,16 @@
  * folded, a comma list meaning any of them.
  */
 import { fold } from "../collation/collation.ts";
-import { type ConvertedColumn, convertBoolean, convertEnum } from "./convert.ts";
+import { BOOLEAN_VALUES, CODES, type ConvertedColumn, convertBoolean, convertEnum } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
+import { parseBooleanText } from "../schema/values.ts";
 import type { GetFilter, KindModule } from "./kind.ts";
 import { orderedKind } from "./ordered.ts";
 
-/** Codes as stored doubles: 0 (null) → NaN. */
-function storedCodes(c: ConvertedColumn): Float64Array {
-  const codes = (c as Extract<ConvertedColumn, { kind: "enum" | "boolean" }>).codes;
-  const out = new Float64Array(codes.length);
-  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 0 ? Number.NaN : codes[i];
-  return out;
-}
-
 /** The value names of a coded column, code i + 1 for names[i]. */
 function namesOf(spec: ColumnSpec): readonly string[] {
-  return spec.kind === "boolean" ? BOOLEAN_NAMES : (spec.values ?? []);
+  return spec.kind === "boolean" ? BOOLEAN_VALUES : (spec.values ?? []);
 }
-
-const BOOLEAN_NAMES = ["false", "true"] as const;
 
 /** The codes whose folded name is `folded`. */
 function codesOf(spec: ColumnSpec, folded: string): number[] {
@@ -60,25 +51,46 @@ function codedSetValue(spec: ColumnSpec, text: string): string | { reason: strin
   return { reason: `"${text}" is not a value of ${spec.id}; valid values: ${namesOf(spec).join(", ")}` };
 }
 
+/** Distinct non-null codes of a coded column's converted values (what a partition's groups are: store/build.ts `choosePartition`). */
+function distinctCodes(converted: ConvertedColumn): number {
+  const codes = (converted as Extract<ConvertedColumn, { codes: Uint8Array }>).codes;
+  const seen = new Uint8Array(256);
+  let d = 0;
+  for (let i = 0; i < codes.length; i++) {
+    const code = codes[i];
+    if (code !== 0 && seen[code] === 0) {
+      seen[code] = 1;
+      d++;
+    }
+  }
+  return d;
+}
+
 /** The `enum` kind. */
 export const ENUM_KIND: KindModule = orderedKind(
   "enum",
   {
-    storedValues: storedCodes,
+    ...CODES,
     format: (spec, code) => namesOf(spec)[code - 1],
     json: (spec, code) => JSON.stringify(namesOf(spec)[code - 1]),
     valuesOf: codesOf,
   },
   {
+    facet: "values",
     convert: convertEnum,
     getFormDoc: () => "A value, or a comma list meaning any of them; any case.",
     filterTypes: ["text", "set"],
     searchable: true,
-    keyKind: false,
     dayInterval: null,
     getFilter: codedGetFilter,
     setValue: codedSetValue,
     jsonSchema: (spec) => ({ type: ["string", "null"], enum: [...(spec.values ?? []), null] }),
+    recordValue: "string",
+    partitionValues: distinctCodes,
+    claimValue: (_spec, value) => (typeof value === "string" ? value : null),
+    claimForm: "a string (one of the column's values)",
+    example: (spec) => (spec.values ?? [])[0] ?? "",
+    postgresValue: null,
     // an enum type of the database (pg_type.typtype 'e'), whatever its OID
     postgresTypes: [],
   },
@@ -88,21 +100,32 @@ export const ENUM_KIND: KindModule = orderedKind(
 export const BOOLEAN_KIND: KindModule = orderedKind(
   "boolean",
   {
-    storedValues: storedCodes,
-    format: (_spec, code) => BOOLEAN_NAMES[code - 1],
-    json: (_spec, code) => BOOLEAN_NAMES[code - 1],
+    ...CODES,
+    format: (_spec, code) => BOOLEAN_VALUES[code - 1],
+    json: (_spec, code) => BOOLEAN_VALUES[code - 1],
     valuesOf: codesOf,
   },
   {
+    facet: "values",
     convert: convertBoolean,
     getFormDoc: () => '"true" or "false", any case; "true,false" is either.',
     filterTypes: ["text", "set"],
     searchable: false,
-    keyKind: false,
     dayInterval: null,
     getFilter: codedGetFilter,
     setValue: codedSetValue,
     jsonSchema: () => ({ type: ["boolean", "null"] }),
+    recordValue: "bare",
+    claimValue(_spec, value) {
+      if (typeof value === "boolean") return value ? "true" : "false";
+      if (typeof value !== "string") return null;
+      const b = parseBooleanText(value);
+      return b < 0 ? null : BOOLEAN_VALUES[b];
+    },
+    claimForm: "true or false (a boolean, or either word as a string)",
+    example: () => "true",
+    // PostgreSQL writes a bool as t or f
+    postgresValue: (text) => text === "t",
     // bool
     postgresTypes: [16],
   },

@@ -1,10 +1,10 @@
 /**
- * From raw values (ingest/raw-column.ts: each row's JSON value or CSV text) to a kind's typed
+ * From raw values (schema/raw-column.ts: each row's JSON value or CSV text) to a kind's typed
  * form: the conversions the kind modules use (kind.ts `convert`), each refusing the first value
- * that does not fit with its row and a reason (docs/api.md "Columns beyond the four", values).
+ * that does not fit with its row and a reason (docs/api.md "Any users table: the schema", values).
  */
 import { appendBytes, appendString, type ByteColumn, finishByteColumn, growingByteColumn, stringAt } from "../bits/byte-column.ts";
-import { RAW, type RawColumn } from "../ingest/raw-column.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 import { allStringsAre } from "../schema/infer.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { formatNumber, parseBooleanText, show } from "../schema/values.ts";
@@ -19,6 +19,57 @@ export type ConvertedColumn =
   | { kind: "text"; strings: ByteColumn; isNull: Uint8Array; nulls: number }
   /** json: each row's JSON text, compact (`null` for null). */
   | { kind: "json"; texts: ByteColumn; nulls: number };
+
+/**
+ * How the kinds of one double-valued layout (kind.ts `ValueType` `double`) read and make their
+ * converted columns: {@link DOUBLES} (number, date, datetime) and {@link CODES} (enum, boolean).
+ */
+export interface DoublesLayout {
+  /** Each row's stored value in input order, NaN for null; length n (the column's own array for {@link DOUBLES}). */
+  storedValues(converted: ConvertedColumn): Float64Array;
+  /** Row `row`'s stored value, NaN for null. */
+  valueAt(converted: ConvertedColumn, row: number): number;
+  /** The converted column of `spec` holding the stored values `stored` (NaN for null; `nulls` of them; the array is kept). */
+  fromDoubles(spec: ColumnSpec, stored: Float64Array, nulls: number): ConvertedColumn;
+  /** A build's relative work for the column (store/build.ts spreads columns by it): an order of its doubles. */
+  buildWork(converted: ConvertedColumn): number;
+}
+
+type Doubles = Extract<ConvertedColumn, { values: Float64Array }>;
+type Codes = Extract<ConvertedColumn, { codes: Uint8Array }>;
+
+/** Doubles kept as they are (number, date as day numbers, datetime as UTC ms). */
+export const DOUBLES: DoublesLayout = {
+  storedValues: (c) => (c as Doubles).values,
+  valueAt: (c, row) => (c as Doubles).values[row],
+  fromDoubles: (spec, stored, nulls) => ({ kind: spec.kind as Doubles["kind"], values: stored, nulls }),
+  buildWork: (c) => (c as Doubles).values.length * 4,
+};
+
+/** Value codes (enum: i + 1 for `values[i]`; boolean: 1 false, 2 true), 0 for null, stored as the code's double. */
+export const CODES: DoublesLayout = {
+  storedValues(c) {
+    const codes = (c as Codes).codes;
+    const out = new Float64Array(codes.length);
+    for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 0 ? Number.NaN : codes[i];
+    return out;
+  },
+  valueAt(c, row) {
+    const code = (c as Codes).codes[row];
+    return code === 0 ? Number.NaN : code;
+  },
+  fromDoubles(spec, stored, nulls) {
+    const codes = new Uint8Array(stored.length);
+    for (let i = 0; i < stored.length; i++) codes[i] = Number.isNaN(stored[i]) ? 0 : stored[i];
+    // an enum's values are its spec's; a boolean's are false and true
+    return { kind: spec.kind as Codes["kind"], codes, values: [...(spec.values ?? BOOLEAN_VALUES)], nulls };
+  },
+  // a counting pass: codes are bytes
+  buildWork: (c) => (c as Codes).codes.length,
+};
+
+/** The value names of a boolean column, code i + 1 for `BOOLEAN_VALUES[i]`. */
+export const BOOLEAN_VALUES: readonly string[] = ["false", "true"];
 
 /** A value that does not fit its column's kind: the row (input order) and the reason. */
 export class ConversionError extends Error {
@@ -110,7 +161,7 @@ export function convertBoolean(column: RawColumn, spec: ColumnSpec): ConvertedCo
       codes[row] = b + 1;
     } else fail(row, `${typeName(tag)} is not a boolean`);
   }
-  return { kind: "boolean", codes, values: ["false", "true"], nulls };
+  return { kind: "boolean", codes, values: [...BOOLEAN_VALUES], nulls };
 }
 
 /** Enums of at most this many values are matched by comparing with each (no hash). */

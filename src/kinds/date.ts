@@ -5,13 +5,13 @@
  * set filters; GET `filter[col]` as a value or `lo,hi`, a date-only value covering its UTC day.
  */
 import { fold } from "../collation/collation.ts";
-import type { ConvertedColumn } from "./convert.ts";
 import { DAY_MS, explainDate, explainDateTime, formatDate, formatDateTime, parseDate, parseDateTime } from "../schema/values.ts";
-import { convertDoubles } from "./convert.ts";
+import { DOUBLES, convertDoubles } from "./convert.ts";
 import type { KindModule } from "./kind.ts";
 import { type GetBound, orderedKind, rangeGetFilter } from "./ordered.ts";
 
-const values = (c: ConvertedColumn) => (c as Extract<ConvertedColumn, { values: Float64Array }>).values;
+/** A claim for a date or date-time column: a string, as a request's date value (checked when the filter is compiled). */
+const stringClaim = (_spec: unknown, value: unknown) => (typeof value === "string" ? value : null);
 
 /**
  * The UTC day of a request's date value (an AG Grid `dateFrom` like `2024-03-01 00:00:00`, a
@@ -29,7 +29,7 @@ export function requestDay(text: string): number {
 export const DATE_KIND: KindModule = orderedKind(
   "date",
   {
-    storedValues: values,
+    ...DOUBLES,
     format: (_spec, day) => formatDate(day),
     json: (_spec, day) => `"${formatDate(day)}"`,
     valuesOf(_spec, folded) {
@@ -38,11 +38,11 @@ export const DATE_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseDate, explainDate),
     getFormDoc: () => '"2024-03-01": that day; "2024-01-01,2024-03-31": an inclusive range of days, either side may be empty.',
     filterTypes: ["text", "date", "set"],
     searchable: false,
-    keyKind: false,
     dayInterval: (day) => [day, day + 1],
     setValue: (_spec, text) => fold(text),
     getFilter: (_spec, value) =>
@@ -52,6 +52,11 @@ export const DATE_KIND: KindModule = orderedKind(
         return { start: day, end: day, endOpen: false, echo: formatDate(day) };
       }),
     jsonSchema: () => ({ type: ["string", "null"], format: "date" }),
+    recordValue: "string",
+    claimValue: stringClaim,
+    claimForm: "a date string (YYYY-MM-DD)",
+    example: () => "2000-01-01",
+    postgresValue: null,
     // date
     postgresTypes: [1082],
   },
@@ -61,7 +66,7 @@ export const DATE_KIND: KindModule = orderedKind(
 export const DATETIME_KIND: KindModule = orderedKind(
   "datetime",
   {
-    storedValues: values,
+    ...DOUBLES,
     format: (_spec, ms) => formatDateTime(ms),
     json: (_spec, ms) => `"${formatDateTime(ms)}"`,
     valuesOf(_spec, folded) {
@@ -70,11 +75,11 @@ export const DATETIME_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseDateTime, explainDateTime),
     getFormDoc: () => 'An ISO 8601 date-time: that instant; a date: its whole UTC day; "lo,hi": an inclusive range, either side may be empty.',
     filterTypes: ["text", "date", "set"],
     searchable: false,
-    keyKind: false,
     dayInterval: (day) => [day * DAY_MS, (day + 1) * DAY_MS],
     setValue: (_spec, text) => fold(text),
     getFilter: (_spec, value) =>
@@ -86,6 +91,11 @@ export const DATETIME_KIND: KindModule = orderedKind(
         return { start: ms, end: ms, endOpen: false, echo: formatDateTime(ms) };
       }),
     jsonSchema: () => ({ type: ["string", "null"], format: "date-time" }),
+    recordValue: "string",
+    claimValue: stringClaim,
+    claimForm: "an ISO 8601 date-time string",
+    example: () => "2000-01-01T00:00:00.000Z",
+    postgresValue: null,
     // timestamp (read as UTC), timestamptz
     postgresTypes: [1114, 1184],
   },

@@ -1,12 +1,15 @@
 /**
  * What a column kind is, as a module (docs/api.md "Any users table"): how a column of
- * the kind is built into the store, written into the JSON records, ordered, and how the column
- * tests its operators compile to (src/query/types.ts `ColumnTest`) are evaluated into row sets.
- * One {@link KindModule} per kind, listed in registry.ts; the engine and the HTTP layer know
- * kinds only through it.
+ * the kind is converted from what a source read, built into the store, written into the JSON
+ * records, ordered, and how the column tests its operators compile to (src/query/types.ts
+ * `ColumnTest`) are evaluated into row sets; and everything else that differs by kind — its facet
+ * shape, what it does as the key, what one of its values is outside the store (a live replica's
+ * changed rows, compaction), a claim's conversion, PostgreSQL's types and text, its OpenAPI
+ * schema. One {@link KindModule} per kind, listed in registry.ts; the rest of the code knows
+ * kinds only through it (scripts/kind-names.ts finds the code that tests a kind by its name).
  */
 import type { Bitmap } from "../bits/bitmap.ts";
-import type { RawColumn } from "../ingest/raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ByteColumn } from "../bits/byte-column.ts";
@@ -224,15 +227,121 @@ export interface BuildContext {
   partition: PartitionCodes | null;
 }
 
+/**
+ * What one value of a kind is outside the store's columns: what {@link KindModule.valueAt} gives,
+ * {@link KindModule.valueTest} tests and a live replica keeps for a changed row
+ * (docs/live-replicas.md). `double`: a stored double, NaN for null (numbers; day numbers for
+ * `date`; UTC milliseconds for `datetime`; value codes for `enum` and `boolean`). `string`: the
+ * string as given, null for null (`text`). null: the kind's values live in the records alone
+ * (`json`).
+ */
+export type ValueType = "double" | "string" | null;
+
+/**
+ * The JSON a kind's values take in the records (store/records.ts): how a record's member is
+ * skipped (store/record-fields.ts) and how a CSV export writes it (store/rows-export.ts,
+ * docs/api.md "Export"). `string`: a JSON string or null (text, enum, date, datetime: CSV writes
+ * the string's characters). `bare`: a number, `true`, `false` or null (number, boolean: CSV writes
+ * the JSON text). `any`: any JSON value, arrays and objects too (json: CSV writes its JSON text).
+ */
+export type RecordValue = "string" | "bare" | "any";
+
+/**
+ * A converted column (convert.ts) of a kind written row by row, rows in order: what compaction
+ * rebuilds a table from (live/compact.ts), and an empty table's column. A kind whose
+ * {@link ValueType} is `double` takes each row's stored double (NaN for null); every other kind
+ * takes each row's JSON literal as the records hold it (`bytes[start .. end)`, `null` for null).
+ */
+export type ColumnWriter =
+  | {
+      from: "double";
+      /** Appends the next row's stored double (NaN for null). */
+      put(stored: number): void;
+      /** The column of the rows put (as many as the writer was made for). */
+      finish(): ConvertedColumn;
+    }
+  | {
+      from: "literal";
+      /**
+       * Appends the next row's value from its JSON literal `bytes[start .. end)`.
+       * @throws SyntaxError for a literal that is not JSON (a corrupt record)
+       */
+      put(bytes: Uint8Array, start: number, end: number): void;
+      /** The column of the rows put (as many as the writer was made for). */
+      finish(): ConvertedColumn;
+    };
+
+/**
+ * The first problem of a key column's values in input order ({@link KeyRole.check}): a row whose
+ * value cannot be a key (null, and for text empty or too long) with the reason, or a row whose
+ * value an earlier row (`firstRow`) holds already, with that value.
+ */
+export type KeyProblem = { row: number; reason: string } | { row: number; firstRow: number; value: number | string };
+
+/** What a kind that may be the key does as the key (docs/api.md "The key"). */
+export interface KeyRole {
+  /**
+   * Store row → input position in ascending key order, or null when the input is in that order
+   * already (the identity): rows are numbered in key order (store/build.ts).
+   * @param values the key column's values in input order (never null, unique: checked first)
+   * @returns a permutation of 0…n-1, or null
+   * @throws RangeError on a duplicate key (`duplicate key 42`)
+   */
+  order(values: ConvertedColumn): Uint32Array | null;
+  /**
+   * The first problem of the key's values in input order, or null when every value may be a key
+   * and all are distinct. A number key's `-0` is made `0` in `values` (one key).
+   * @param id the key column's id, for the reasons (`key "id" is null or missing …`)
+   */
+  check(id: string, values: ConvertedColumn): KeyProblem | null;
+}
+
+/**
+ * The shape of a column's facet (docs/api.md "Facets"): `range` — the smallest and largest
+ * matching value and the null count (number, date, datetime); `values` — the matching values
+ * listed with their counts, most frequent first (enum, boolean, text). Null for a kind that has
+ * no facet (json: a facet on it is a 400).
+ */
+export type FacetShape = "range" | "values" | null;
+
 /** One column kind as a module. */
 export interface KindModule {
   kind: ColumnKind;
+  /** What a facet of a column of the kind answers ({@link FacetShape}); what the facet code asks instead of the kind's name. */
+  facet: FacetShape;
   /** False for `json` only (docs/api.md: sorting a json column is a 400). */
   sortable: boolean;
   /** True for the kinds a search term looks into (docs/api.md "Global search": text and enum columns, and the key). */
   searchable: boolean;
-  /** True for the kinds that may be the key (docs/api.md "The key": number or text). */
-  keyKind: boolean;
+  /**
+   * True for the searchable kinds whose per-row values the search index holds (text: store/types.ts
+   * `SearchIndex`); false for those a search term is decided on once per distinct value (enum).
+   */
+  searchIndexed: boolean;
+  /** What a column of the kind does as the key, or null for the kinds that cannot be the key (docs/api.md "The key": number or text). */
+  key: KeyRole | null;
+  /** What one value of the kind is outside the store's columns ({@link ValueType}). */
+  valueType: ValueType;
+  /** The JSON the kind's values take in the records ({@link RecordValue}). */
+  recordValue: RecordValue;
+  /**
+   * Row `row`'s value of a converted column of the kind, as its {@link ValueType} says (a double,
+   * NaN for null; a string, null for null); null for a kind whose values live in the records alone.
+   */
+  valueAt(converted: ConvertedColumn, row: number): number | string | null;
+  /** An empty converted column of the kind to be written `rows` rows, row by row ({@link ColumnWriter}). */
+  writer(spec: ColumnSpec, rows: number): ColumnWriter;
+  /**
+   * The relative work of building a column from `converted` (a text column sorts and indexes its
+   * bytes; an ordered one sorts its doubles): what spreads a build's columns over its workers
+   * (store/build.ts). No unit: only compared between columns.
+   */
+  buildWork(converted: ConvertedColumn): number;
+  /**
+   * For a kind whose values may partition the rows (enum: store/build.ts `choosePartition`), the
+   * distinct non-null values of a converted column; null for the kinds that never partition.
+   */
+  partitionValues: ((converted: ConvertedColumn) => number) | null;
   /** The AG Grid filter types the kind takes (empty for `json`). */
   filterTypes: readonly FilterType[];
   /**
@@ -315,6 +424,28 @@ export interface KindModule {
   format: ((spec: ColumnSpec, stored: number) => string) | null;
   /** The JSON Schema of one value (OpenAPI); `key`: the key column, never null. */
   jsonSchema(spec: ColumnSpec, key: boolean): Record<string, unknown>;
+  /**
+   * A credential's claim value used in a role's filter on a column of the kind (docs/api.md
+   * "Access control", claims) as the filter value it stands for, canonical: a finite number for
+   * `number` (a numeric string converted, `-0` as 0), a string for the others (`boolean`: `"true"`
+   * or `"false"` from a boolean or those words in any case); null when the kind cannot take it
+   * (null, an object, an array, a number beyond a double's range, a non-numeric string for a
+   * number column, a number for a text column…: a 403 naming the claim).
+   */
+  claimValue(spec: ColumnSpec, value: unknown): number | string | null;
+  /** What {@link claimValue} takes, for the 403's detail: `a finite number or a numeric string`. */
+  claimForm: string;
+  /** A value {@link claimValue} gives, standing for a claim while a policy is checked without a credential (access/policy.ts). */
+  example(spec: ColumnSpec): number | string;
+  /**
+   * A value of the kind as PostgreSQL's text output (the session in UTC and ISO dates) turned into
+   * the JSON value a build from the table reads (`row_to_json`): a number, a boolean, a parsed
+   * json value; null for the kinds whose text is the value itself (text, enum, date, datetime).
+   * What a live replica's changes are read with (publish/pg-changes.ts).
+   * @throws RangeError for a number a double would round (its reason)
+   * @throws SyntaxError for json text that does not parse
+   */
+  postgresValue: ((text: string) => unknown) | null;
   /**
    * The PostgreSQL types (pg_type OIDs) whose columns are of this kind when a table is read
    * (docs/api.md "Any users table": integer and numeric types → number, text types and uuid →

@@ -4,9 +4,9 @@
  * `lo,hi`. A number key also keeps trigram lists over its decimal forms: what text filters and
  * search terms on the key read.
  */
-import type { ConvertedColumn } from "./convert.ts";
 import { explainNumberText, formatNumber, parseNumberText } from "../schema/values.ts";
-import { convertDoubles } from "./convert.ts";
+import { DOUBLES, convertDoubles } from "./convert.ts";
+import { doublesKey } from "./key.ts";
 import { TRIGRAM_PARTS, type KindModule } from "./kind.ts";
 import { buildOrdered, orderedKind, rangeGetFilter } from "./ordered.ts";
 import { buildTrigramIndex, decimalStrings } from "../bits/trigrams.ts";
@@ -36,13 +36,11 @@ export function parseDecimal(text: string): number | null {
   return x;
 }
 
-const storedValues = (c: ConvertedColumn) => (c as Extract<ConvertedColumn, { values: Float64Array }>).values;
-
 /** The `number` kind. */
 export const NUMBER_KIND: KindModule = orderedKind(
   "number",
   {
-    storedValues,
+    ...DOUBLES,
     format: (_spec, x) => formatNumber(x),
     json: (_spec, x) => formatNumber(x),
     valuesOf(_spec, folded) {
@@ -51,13 +49,14 @@ export const NUMBER_KIND: KindModule = orderedKind(
     },
   },
   {
+    facet: "range",
     convert: (raw, spec) => convertDoubles(raw, spec, parseNumberText, explainNumberText),
     filterTypes: ["text", "number", "set"],
     searchable: false,
-    keyKind: true,
-    keyParts: ["distinct", ...TRIGRAM_PARTS],
+    key: { role: doublesKey(DOUBLES.storedValues), parts: ["distinct", ...TRIGRAM_PARTS] },
+    recordValue: "bare",
     build(spec, converted, context) {
-      const column = buildOrdered(spec, storedValues(converted), context);
+      const column = buildOrdered(spec, DOUBLES.storedValues(converted), context);
       if (context.key) {
         const keys = column.distinct as Float64Array;
         const { bytes, offsets } = decimalStrings(keys);
@@ -79,6 +78,20 @@ export const NUMBER_KIND: KindModule = orderedKind(
         return { start: x, end: x, endOpen: false, echo: formatNumber(x) };
       }),
     jsonSchema: (_spec, key) => (key ? { type: "number" } : { type: ["number", "null"] }),
+    claimValue(_spec, value) {
+      // + 0: -0 is 0, one filter
+      if (typeof value === "number") return Number.isFinite(value) ? value + 0 : null;
+      if (typeof value !== "string") return null;
+      const x = parseDecimal(value);
+      return x === null ? null : x + 0;
+    },
+    claimForm: "a finite number or a numeric string",
+    example: () => 0,
+    postgresValue(text) {
+      const x = parseNumberText(text);
+      if (Number.isNaN(x)) throw new RangeError(`${text} is not a number a double holds exactly`);
+      return x;
+    },
     // int8, int2, int4, float4, float8, numeric
     postgresTypes: [20, 21, 23, 700, 701, 1700],
   },

@@ -11,11 +11,11 @@
 import { type Bitmap, emptyBitmap, setRange } from "../bits/bitmap.ts";
 import { PIECE, type Work, finish } from "../bits/work.ts";
 import { fold } from "../collation/collation.ts";
-import type { ConvertedColumn } from "./convert.ts";
+import type { ConvertedColumn, DoublesLayout } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import { type ByteColumn, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
 import { firstAtLeast, orderDoubles, rowsByAbsoluteValue } from "./ordered-column.ts";
-import { type BuildContext, type ColumnTest, type GetFilter, type KindModule, type StoredColumn, type StoredPart, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
+import { type BuildContext, type ColumnTest, type ColumnWriter, type GetFilter, type KeyRole, type KindModule, type StoredColumn, type StoredPart, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
 
 /** The parts an ordered column sets. */
 export const ORDERED_PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue", "rankStarts", "distinct"];
@@ -23,10 +23,11 @@ export const ORDERED_PARTS: readonly StoredPart[] = ["rankByRow", "rowsByValue",
 /** The parts an ordered key sets: its values alone. */
 export const ORDERED_KEY_PARTS: readonly StoredPart[] = ["distinct"];
 
-/** What distinguishes one ordered kind from another: how its stored values read and write. */
-export interface OrderedValues {
-  /** Each row's stored value in input order, NaN for null; length n. */
-  storedValues(converted: ConvertedColumn): Float64Array;
+/**
+ * What distinguishes one ordered kind from another: its converted layout (convert.ts `DOUBLES` or
+ * `CODES`), and how its stored values read and write.
+ */
+export interface OrderedValues extends DoublesLayout {
   /** The output string of a stored value (docs/api.md: what text filters compare). */
   format(spec: ColumnSpec, value: number): string;
   /** The JSON text of a stored value in a record. */
@@ -398,24 +399,65 @@ export function rangeGetFilter(value: string, bound: (text: string) => GetBound 
   };
 }
 
+/** A writer of `rows` stored doubles (kind.ts `ColumnWriter`), made into the kind's converted column by its layout. */
+function doublesWriter(values: OrderedValues, spec: ColumnSpec, rows: number): ColumnWriter {
+  const stored = new Float64Array(rows);
+  let at = 0;
+  let nulls = 0;
+  return {
+    from: "double",
+    put(x) {
+      if (x !== x) nulls++;
+      stored[at++] = x;
+    },
+    finish: () => values.fromDoubles(spec, stored, nulls),
+  };
+}
+
 /** An ordered kind's module from its {@link OrderedValues} and the rest of its description. */
 export function orderedKind(
   kind: KindModule["kind"],
   values: OrderedValues,
-  rest: Pick<KindModule, "convert" | "filterTypes" | "getFilter" | "getFormDoc" | "dayInterval" | "jsonSchema" | "setValue" | "searchable" | "keyKind" | "postgresTypes"> & {
+  rest: Pick<
+    KindModule,
+    | "facet"
+    | "convert"
+    | "filterTypes"
+    | "getFilter"
+    | "getFormDoc"
+    | "dayInterval"
+    | "jsonSchema"
+    | "setValue"
+    | "searchable"
+    | "recordValue"
+    | "claimValue"
+    | "claimForm"
+    | "example"
+    | "postgresValue"
+    | "postgresTypes"
+  > & {
     /** Builds the column (default {@link buildOrdered}); the number kind adds a key's trigram lists. */
     build?: KindModule["build"];
-    /** The parts of a key of the kind (default: none, for a kind that cannot be the key). */
-    keyParts?: readonly StoredPart[];
+    /** What a column of the kind does as the key, and the parts a key sets (default: none, for a kind that cannot be the key). */
+    key?: { role: KeyRole; parts: readonly StoredPart[] };
+    /** Distinct values of a converted column of a kind that may partition the rows (default: none). */
+    partitionValues?: KindModule["partitionValues"];
   },
 ): KindModule {
-  const { build, keyParts, ...described } = rest;
+  const { build, key, partitionValues, ...described } = rest;
   return {
     kind,
     sortable: true,
-    parts: (role) => (role.key ? (keyParts ?? []) : ORDERED_PARTS),
+    searchIndexed: false,
+    valueType: "double",
+    key: key?.role ?? null,
+    parts: (role) => (role.key ? (key?.parts ?? []) : ORDERED_PARTS),
     build: build ?? ((spec, converted, context) => buildOrdered(spec, values.storedValues(converted), context)),
     literals: (spec, converted) => orderedLiterals(spec, values.storedValues(converted), values.json),
+    valueAt: values.valueAt,
+    writer: (spec, rows) => doublesWriter(values, spec, rows),
+    buildWork: values.buildWork,
+    partitionValues: partitionValues ?? null,
     evaluate: (column, test, rowCount) => evaluateOrdered(values, column, test, rowCount),
     work: (column, test, rowCount) => orderedWork(values, column, test, rowCount),
     estimate: (column, test, rowCount) => orderedEstimate(values, column, test, rowCount),

@@ -2,7 +2,7 @@
  * The column kinds, each as its module (kind.ts), in one table: the only place that maps a
  * kind's name to its code. Adding a kind is a module and a line here.
  */
-import type { RawColumn } from "../ingest/raw-column.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import type { ColumnKind, ColumnSpec } from "../schema/kinds.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import { BOOLEAN_KIND, ENUM_KIND } from "./coded.ts";

@@ -13,8 +13,9 @@ import { foldColumn } from "../collation/fold-column.ts";
 import { sortUtf8ByCollation } from "../collation/sort.ts";
 import { type ConvertedColumn, convertText } from "./convert.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
-import { type ByteColumn, gatherByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
-import { type BuildContext, type ColumnTest, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
+import { type ByteColumn, appendBytes, appendString, finishByteColumn, gatherByteColumn, growingByteColumn, packJsonLiterals, stringAt } from "../bits/byte-column.ts";
+import { type BuildContext, type ColumnTest, type ColumnWriter, type KindModule, type StoredColumn, type StoredPart, TRIGRAM_PARTS, type TextOp, type ValueTest, emptyStoredColumn } from "./kind.ts";
+import { stringsKey } from "./key.ts";
 import { nullPassesText, textPasses } from "./ordered.ts";
 import { partitionRows } from "./ordered-column.ts";
 import { buildTrigramIndex } from "../bits/trigrams.ts";
@@ -24,6 +25,39 @@ type TextColumn = Extract<ConvertedColumn, { kind: "text" }>;
 
 const encoder = new TextEncoder();
 const NULL_LITERAL = encoder.encode("null");
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+// ignoreBOM: a value may start with U+FEFF, which is kept
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * A text column written from its JSON literals (kind.ts `ColumnWriter`): a string literal's
+ * characters (copied as bytes when it has no escape, else unescaped), `null` a null row.
+ */
+function textWriter(rows: number): ColumnWriter {
+  const out = growingByteColumn(Math.max(16, rows), Math.max(1024, rows * 16));
+  const isNull = new Uint8Array(rows);
+  let row = 0;
+  let nulls = 0;
+  return {
+    from: "literal",
+    put(bytes, start, end) {
+      if (bytes[start] !== QUOTE) {
+        // null: an empty string, marked
+        appendBytes(out, bytes, start, start);
+        isNull[row] = 1;
+        nulls++;
+      } else {
+        let plain = true;
+        for (let j = start + 1; j < end - 1; j++) if (bytes[j] === BACKSLASH) plain = false;
+        if (plain) appendBytes(out, bytes, start + 1, end - 1);
+        else appendString(out, JSON.parse(decoder.decode(bytes.subarray(start, end))) as string);
+      }
+      row++;
+    },
+    finish: () => ({ kind: "text", strings: finishByteColumn(out), isNull, nulls }),
+  };
+}
 
 /**
  * Builds a text column: values gathered to store rows, folded bytes, blank rows and trigram lists
@@ -124,8 +158,11 @@ function textLiterals(_spec: ColumnSpec, converted: ConvertedColumn): ByteColumn
   return { bytes: bytes.subarray(0, at), offsets };
 }
 
-/** The positive form of a text operator, and whether its result is complemented. */
-function positive(type: TextOp): { op: PositiveTextOp; negate: boolean } {
+/**
+ * The positive form of a text operator (what a byte match or a trigram list answers), and whether
+ * its result is complemented; null for `blank` and `notBlank`, which the blank bitmap answers.
+ */
+export function positiveText(type: TextOp): { op: PositiveTextOp; negate: boolean } | null {
   switch (type) {
     case "notContains":
       return { op: "contains", negate: true };
@@ -137,7 +174,7 @@ function positive(type: TextOp): { op: PositiveTextOp; negate: boolean } {
     case "endsWith":
       return { op: type, negate: false };
     default:
-      throw new Error(`no positive form of ${type}`);
+      return null;
   }
 }
 
@@ -197,7 +234,9 @@ function* evaluateText(column: StoredColumn, test: ColumnTest, rowCount: number)
     case "text": {
       if (test.type === "blank") return blank.slice();
       if (test.type === "notBlank") return notInPlace(blank.slice(), rowCount);
-      const { op, negate } = positive(test.type);
+      const positive = positiveText(test.type);
+      if (positive === null) throw new Error(`no positive form of ${test.type}`);
+      const { op, negate } = positive;
       const needle = encoder.encode(fold(test.value));
       const nullPasses = nullPassesText(test.type);
       for (let from = 0; from < rowCount; from += PIECE) {
@@ -273,9 +312,21 @@ function textValueTest(_spec: ColumnSpec, test: ColumnTest): ValueTest {
 /** The `text` kind. */
 export const TEXT_KIND: KindModule = {
   kind: "text",
+  facet: "values",
   sortable: true,
   searchable: true,
-  keyKind: true,
+  searchIndexed: true,
+  key: stringsKey((converted) => converted as TextColumn),
+  valueType: "string",
+  recordValue: "string",
+  valueAt(converted, row) {
+    const c = converted as TextColumn;
+    return c.isNull[row] === 1 ? null : stringAt(c.strings, row);
+  },
+  writer: (_spec, rows) => textWriter(rows),
+  // a collation sort of the strings, their folded bytes and trigram lists
+  buildWork: (converted) => (converted as TextColumn).strings.bytes.length * 8 + (converted as TextColumn).isNull.length * 16,
+  partitionValues: null,
   convert: convertText,
   getFormDoc: (key) => (key ? "A whole value, or a comma list meaning any of them; case- and accent-insensitive." : "Substring, case- and accent-insensitive."),
   filterTypes: ["text", "set"],
@@ -304,6 +355,10 @@ export const TEXT_KIND: KindModule = {
   valueJson: null,
   format: null,
   jsonSchema: (_spec, key) => (key ? { type: "string" } : { type: ["string", "null"] }),
+  claimValue: (_spec, value) => (typeof value === "string" ? value : null),
+  claimForm: "a string",
+  example: () => "x",
+  postgresValue: null,
   // text, varchar, bpchar, name, uuid
   postgresTypes: [25, 1043, 1042, 19, 2950],
 };

@@ -2,22 +2,17 @@
  * Compaction (docs/live-replicas.md §6): a base and the changes applied to it, folded into the
  * table a new snapshot is built from, without reading the source again. Rows come in key order:
  * the base's live rows and the live changed rows merged by the key. Values are taken from what
- * the store holds: ordered kinds from their distinct values by rank, text and json from the
- * records' literals (a string without escapes copied as its bytes), changed rows from the
- * delta's values and records — so the new snapshot holds exactly what a build of the same rows
- * would.
+ * the store holds, each column written by its kind: the kinds whose values are doubles from their
+ * distinct values by rank (a changed row from the delta's doubles), text and json from the
+ * records' literals (the base's records, or a changed row's) — so the new snapshot holds exactly
+ * what a build of the same rows would.
  */
-import { appendBytes, appendString, finishByteColumn, growingByteColumn } from "../bits/byte-column.ts";
-import type { ConvertedColumn } from "../kinds/convert.ts";
-import type { ColumnSpec } from "../schema/kinds.ts";
-import type { ColumnInput, TableInput } from "../store/input.ts";
+import { KINDS } from "../kinds/registry.ts";
+import type { StoredColumn } from "../kinds/kind.ts";
+import type { TableInput } from "../store/input.ts";
 import { memberSpans } from "../store/record-fields.ts";
-import type { Store } from "../store/types.ts";
-import { type DeltaColumn, type DeltaVersion, baseRowDead, compareKeys, deltaRowDead } from "./delta.ts";
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+import { storedColumn } from "../store/types.ts";
+import { type DeltaVersion, baseRowDead, compareKeys, deltaRowDead } from "./delta.ts";
 
 /**
  * The live rows of a version in key order, as extended rows (base row r, or N + d for changed
@@ -41,10 +36,8 @@ export function liveRowsInKeyOrder(version: DeltaVersion): Uint32Array {
   return out;
 }
 
-/** A stored double of base row `row` in an ordered column (NaN for null). */
-function baseDouble(store: Store, spec: ColumnSpec, row: number): number {
-  const column = store.columns.get(spec.id);
-  if (column === undefined) throw new Error(`internal: the store has no column "${spec.id}"`);
+/** A stored double of base row `row` in `column`, one whose values are doubles (NaN for null). */
+function baseDouble(column: StoredColumn, row: number): number {
   const distinct = column.distinct as Float64Array;
   if (column.key) return distinct[row];
   const rank = (column.rankByRow as Uint32Array)[row];
@@ -53,7 +46,8 @@ function baseDouble(store: Store, spec: ColumnSpec, row: number): number {
 
 /**
  * The table of a version's live rows (see the module comment): what store/build.ts builds the
- * compacted snapshot from.
+ * compacted snapshot from. Each column is written by its kind (kind.ts `ColumnWriter`): from
+ * stored doubles, or from the records' literals.
  * @throws Error when a record is corrupt (not the layout the store writes)
  */
 export function compactTable(version: DeltaVersion): TableInput {
@@ -64,107 +58,28 @@ export function compactTable(version: DeltaVersion): TableInput {
   const m = rows.length;
   const specs = store.schema.columns;
   const spans = new Uint32Array(2 * specs.length);
-  const needsRecords = specs.some((s) => s.kind === "text" || s.kind === "json");
-  const columns: ColumnInput[] = specs.map((spec) => ({ spec, values: startColumn(spec, m) }));
-  const text = specs.map((spec) => (spec.kind === "text" || spec.kind === "json" ? growingByteColumn(Math.max(16, m), Math.max(1024, m * 16)) : null));
+  const writers = specs.map((spec) => KINDS[spec.kind].writer(spec, m));
+  const fromLiterals = writers.some((w) => w.from === "literal");
+  // per column written from doubles: the base's column and the changed rows' doubles
+  const stored = specs.map((spec) => storedColumn(store, spec.id));
+  const changed = specs.map((spec) => delta.columns.get(spec.id)?.doubles ?? null);
   const { chunks, offsets: recordOffsets, chunkShift } = store.records;
   for (let i = 0; i < m; i++) {
     const row = rows[i];
-    if (row < n) {
-      if (needsRecords) {
+    // the row's record: its members' spans, when a column is written from its literal
+    let bytes = delta.recordBytes;
+    if (fromLiterals) {
+      if (row < n) {
         const c = row >>> chunkShift;
-        const bytes = chunks[c];
+        bytes = chunks[c];
         memberSpans(bytes, recordOffsets[row + c], recordOffsets[row + c + 1], spans);
-        specs.forEach((spec, f) => {
-          const out = text[f];
-          if (out === null) return;
-          const from = spans[2 * f];
-          const to = spans[2 * f + 1];
-          const values = columns[f].values as Extract<ConvertedColumn, { kind: "text" | "json" }>;
-          if (spec.kind === "json") {
-            appendBytes(out, bytes, from, to);
-            if (bytes[from] === 0x6e) values.nulls++;
-          } else if (bytes[from] !== QUOTE) {
-            // null
-            appendBytes(out, bytes, from, from);
-            (values as Extract<ConvertedColumn, { kind: "text" }>).isNull[i] = 1;
-            values.nulls++;
-          } else {
-            let plain = true;
-            for (let j = from + 1; j < to - 1; j++) if (bytes[j] === BACKSLASH) plain = false;
-            if (plain) appendBytes(out, bytes, from + 1, to - 1);
-            else appendString(out, JSON.parse(decoder.decode(bytes.subarray(from, to))) as string);
-          }
-        });
-      }
-      specs.forEach((spec, f) => {
-        if (text[f] === null) setDouble(columns[f].values, i, baseDouble(store, spec, row));
-      });
-    } else {
-      const d = row - n;
-      let recordSpansRead = false;
-      specs.forEach((spec, f) => {
-        const out = text[f];
-        const column = delta.columns.get(spec.id) as DeltaColumn | undefined;
-        if (out === null) {
-          setDouble(columns[f].values, i, (column?.doubles as Float64Array)[d]);
-          return;
-        }
-        const values = columns[f].values as Extract<ConvertedColumn, { kind: "text" | "json" }>;
-        if (spec.kind === "text") {
-          const value = (column?.strings as (string | null)[])[d];
-          if (value === null) {
-            appendBytes(out, new Uint8Array(0), 0, 0);
-            (values as Extract<ConvertedColumn, { kind: "text" }>).isNull[i] = 1;
-            values.nulls++;
-          } else appendString(out, value);
-          return;
-        }
-        // json: the literal as the changed row's record holds it
-        if (!recordSpansRead) {
-          memberSpans(delta.recordBytes, delta.recordOffsets[d], delta.recordOffsets[d + 1], spans);
-          recordSpansRead = true;
-        }
-        appendBytes(out, delta.recordBytes, spans[2 * f], spans[2 * f + 1]);
-        if (delta.recordBytes[spans[2 * f]] === 0x6e) values.nulls++;
-      });
+      } else memberSpans(bytes, delta.recordOffsets[row - n], delta.recordOffsets[row - n + 1], spans);
+    }
+    for (let f = 0; f < specs.length; f++) {
+      const writer = writers[f];
+      if (writer.from === "literal") writer.put(bytes, spans[2 * f], spans[2 * f + 1]);
+      else writer.put(row < n ? baseDouble(stored[f], row) : (changed[f] as Float64Array)[row - n]);
     }
   }
-  specs.forEach((spec, f) => {
-    const out = text[f];
-    if (out === null) return;
-    const values = columns[f].values as Extract<ConvertedColumn, { kind: "text" | "json" }>;
-    if (values.kind === "text") values.strings = finishByteColumn(out);
-    else values.texts = finishByteColumn(out);
-  });
-  return { rows: m, columns, key: store.schema.key };
-}
-
-/** An empty converted column of `m` rows of `spec`'s kind. */
-function startColumn(spec: ColumnSpec, m: number): ConvertedColumn {
-  switch (spec.kind) {
-    case "number":
-    case "date":
-    case "datetime":
-      return { kind: spec.kind, values: new Float64Array(m), nulls: 0 };
-    case "enum":
-      return { kind: "enum", codes: new Uint8Array(m), values: [...(spec.values ?? [])], nulls: 0 };
-    case "boolean":
-      return { kind: "boolean", codes: new Uint8Array(m), values: ["false", "true"], nulls: 0 };
-    case "text":
-      return { kind: "text", strings: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, isNull: new Uint8Array(m), nulls: 0 };
-    case "json":
-      return { kind: "json", texts: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, nulls: 0 };
-  }
-}
-
-/** Sets row `i` of an ordered converted column from a stored double (NaN for null; a code for enum and boolean). */
-function setDouble(values: ConvertedColumn, i: number, x: number): void {
-  if (values.kind === "enum" || values.kind === "boolean") {
-    values.codes[i] = Number.isNaN(x) ? 0 : x;
-    if (Number.isNaN(x)) values.nulls++;
-  } else if (values.kind === "number" || values.kind === "date" || values.kind === "datetime") {
-    values.values[i] = x;
-    if (Number.isNaN(x)) values.nulls++;
-  }
+  return { rows: m, columns: specs.map((spec, f) => ({ spec, values: writers[f].finish() })), key: store.schema.key };
 }

@@ -15,7 +15,6 @@
  * the rows of every key it touches and appends the new versions of the upserted ones.
  */
 import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
-import { stringAt } from "../bits/byte-column.ts";
 import { trigramKey } from "../bits/trigrams.ts";
 import { collator, fold } from "../collation/collation.ts";
 import { collationKey } from "../collation/sort-key.ts";
@@ -41,9 +40,9 @@ export interface DeltaColumn {
   stored: StoredColumn;
   /** The column's position in the schema (and in every record). */
   position: number;
-  /** Ordered kinds (and a number key): each row's stored double (NaN for null); length ≥ rows. */
+  /** Kinds whose values are doubles (kind.ts `ValueType`: every kind but text and json): each row's stored double (NaN for null); length ≥ rows. */
   doubles: Float64Array | null;
-  /** `text`: each row's value (null for null). */
+  /** Kinds whose values are strings (text): each row's value (null for null). */
   strings: (string | null)[] | null;
   /**
    * Columns with trigram lists in the base (text, and the key): each row's folded output string
@@ -66,7 +65,7 @@ export interface DeltaStore {
   base: Store;
   /** Delta rows appended, M′ (live or dead). */
   rows: number;
-  /** Every column but `json` ones, by id. */
+  /** Every column but those whose values live in the records alone (json), by id. */
   columns: Map<string, DeltaColumn>;
   /** The key column's delta part. */
   key: DeltaColumn;
@@ -137,15 +136,16 @@ function room<T extends Float64Array | Uint32Array | Uint8Array>(a: T, need: num
 export function createDelta(base: Store): DeltaStore {
   const columns = new Map<string, DeltaColumn>();
   base.schema.columns.forEach((spec, position) => {
-    if (spec.kind === "json") return;
+    // a kind whose values live in the records alone (json) keeps nothing here
+    const valueType = KINDS[spec.kind].valueType;
+    if (valueType === null) return;
     const stored = base.columns.get(spec.id) as StoredColumn;
-    const text = spec.kind === "text";
     columns.set(spec.id, {
       spec,
       stored,
       position,
-      doubles: text ? null : new Float64Array(16),
-      strings: text ? [] : null,
+      doubles: valueType === "double" ? new Float64Array(16) : null,
+      strings: valueType === "string" ? [] : null,
       folded: stored.trigrams !== null ? [] : null,
       grams: stored.trigrams !== null ? new Map() : null,
       rank2: stored.rankByRow !== null ? new Float64Array(16) : null,
@@ -348,15 +348,14 @@ function trigramsOf(folded: string): number[] {
 /** Appends the converted row `i` of a batch as delta row `d` (local) of every column. */
 function appendValues(delta: DeltaStore, converted: Map<string, ConvertedColumn>, i: number, d: number): void {
   for (const column of delta.columns.values()) {
-    const values = converted.get(column.spec.id) as ConvertedColumn;
+    const value = KINDS[column.spec.kind].valueAt(converted.get(column.spec.id) as ConvertedColumn, i);
     let folded = "";
-    if (values.kind === "text") {
-      const isNull = values.isNull[i] === 1;
-      const text = isNull ? null : stringAt(values.strings, i);
-      (column.strings as (string | null)[])[d] = text;
+    if (column.strings !== null) {
+      const text = value as string | null;
+      column.strings[d] = text;
       folded = text === null ? "" : fold(text);
     } else {
-      const x = values.kind === "enum" || values.kind === "boolean" ? (values.codes[i] === 0 ? Number.NaN : values.codes[i]) : (values as { values: Float64Array }).values[i];
+      const x = value as number;
       column.doubles = room(column.doubles as Float64Array, d + 1);
       (column.doubles as Float64Array)[d] = x;
       // a number key's decimal form, as its base trigram lists hold it
@@ -391,10 +390,12 @@ export function applyBatch(from: DeltaVersion, batch: ChangeBatch): DeltaVersion
   const upserts: Record<string, unknown>[] = [];
   for (const record of net.values()) if (record !== null) upserts.push(record);
   const converted = upserts.length > 0 ? convertRecords(delta.base, upserts) : null;
-  // a number key arrives as a number, a text key as a string (the conversion checked upserts)
+  // a number key arrives as a number, a text key as a string (the conversion checked upserts):
+  // a key kind's values are doubles or strings
   const keyKind = delta.key.spec.kind;
+  const numberKey = KINDS[keyKind].valueType === "double";
   for (const key of net.keys()) {
-    if ((keyKind === "number") !== (typeof key === "number")) throw new BatchError(`the key ${JSON.stringify(key)} is not a ${keyKind} (the key "${keyId}" is ${keyKind})`);
+    if (numberKey !== (typeof key === "number")) throw new BatchError(`the key ${JSON.stringify(key)} is not a ${keyKind} (the key "${keyId}" is ${keyKind})`);
   }
   // Nothing fails from here on: the batch is appended whole.
   let i = 0;

@@ -21,7 +21,6 @@
 import pg from "pg";
 import { LogicalReplicationService, type Pgoutput, PgoutputPlugin } from "pg-logical-replication";
 import type { ColumnSpec } from "../schema/kinds.ts";
-import { parseNumberText } from "../schema/values.ts";
 import { KINDS, kindOfPostgresType } from "../kinds/registry.ts";
 import { type Change, lsnText, lsnValue } from "../live/changes.ts";
 
@@ -38,23 +37,20 @@ export class ValueError extends Error {
 }
 
 /**
- * One column's text output as the JSON value a build reads (see the module comment).
+ * One column's text output as the JSON value a build reads (see the module comment), by the
+ * kind of its type (kind.ts `postgresValue`; an enum type, or a type no kind lists, is its text).
  * @throws ValueError for a number that is not one a build takes
  */
 export function valueOfText(typeOid: number, column: string, text: string | null): unknown {
   if (text === null) return null;
-  switch (kindOfPostgresType(typeOid)) {
-    case "number": {
-      const x = parseNumberText(text);
-      if (Number.isNaN(x)) throw new ValueError(`column "${column}": ${text} is not a number a double holds exactly`);
-      return x;
-    }
-    case "boolean":
-      return text === "t";
-    case "json":
-      return JSON.parse(text);
-    default:
-      return text;
+  const kind = kindOfPostgresType(typeOid);
+  const read = kind === undefined ? null : KINDS[kind].postgresValue;
+  if (read === null) return text;
+  try {
+    return read(text);
+  } catch (error) {
+    if (error instanceof RangeError) throw new ValueError(`column "${column}": ${error.message}`);
+    throw error;
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Schema } from "../schema/kinds.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
+import { KINDS } from "../kinds/registry.ts";
 import { columnOf, unknownColumn } from "./columns.ts";
 import { type FieldError, collect, fieldsProblem } from "./errors.ts";
 import { parseGetQuery, queryPairs } from "./get.ts";
@@ -39,7 +40,7 @@ export interface FacetQuery {
 }
 
 /**
- * The facet columns named by a request: known, not `json`, deduplicated.
+ * The facet columns named by a request: known, of a kind that has a facet (not `json`), deduplicated.
  * @param report records a bad entry (`where` the parameter or pointer)
  */
 function facetColumns(schema: Schema, names: unknown[], where: (i: number) => string, report: (at: string, detail: string) => void): string[] {
@@ -47,7 +48,7 @@ function facetColumns(schema: Schema, names: unknown[], where: (i: number) => st
   names.forEach((name, i) => {
     const spec = columnOf(schema, name);
     if (spec === undefined) return report(where(i), unknownColumn(schema, name));
-    if (spec.kind === "json") return report(where(i), `column "${spec.id}" is json: it has no facet`);
+    if (KINDS[spec.kind].facet === null) return report(where(i), `column "${spec.id}" is ${spec.kind}: it has no facet`);
     if (!out.includes(spec.id)) out.push(spec.id);
   });
   return out;

@@ -1,5 +1,5 @@
 /**
- * Column kind inference (docs/api.md "Columns beyond the four"): without a schema file, a
+ * Column kind inference (docs/api.md "Any users table: from your data to columns"): without a schema file, a
  * column's kind comes from all of its non-null values — all numbers → `number`; all
  * `YYYY-MM-DD` → `date`; all ISO 8601 date-times → `datetime`; all `true`/`false` → `boolean`;
  * objects or arrays → `json`; other strings → `enum` when there are at most 32 distinct values,
@@ -241,6 +241,11 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
  * (also for a column without a value). Values that do not fit are refused when it is converted.
  */
 export function inferKeyKind(profile: ColumnProfile): "number" | "text" {
+  return allNumbers(profile) ? "number" : "text";
+}
+
+/** True when the profile counted a value and every non-null value was a number (CSV: in the JSON number grammar). */
+export function allNumbers(profile: ColumnProfile): boolean {
   const nonNull = profile.numbers + profile.booleans + profile.objects + profile.strings;
-  return nonNull > 0 && profile.numbers === nonNull ? "number" : "text";
+  return nonNull > 0 && profile.numbers === nonNull;
 }

@@ -87,6 +87,11 @@ export interface SchemaFile {
   columns: ColumnSpec[];
 }
 
+/** True for the kinds whose spec lists the column's values (`values`: an enum's). */
+export function listsValues(kind: ColumnKind): boolean {
+  return kind === "enum";
+}
+
 /** The kinds a key column may have (docs/api.md "Any users table", the key). */
 export const KEY_KINDS: readonly ColumnKind[] = ["number", "text"];
 
@@ -123,7 +128,7 @@ export function parseSchemaFile(value: unknown): SchemaFile {
       throw new SchemaError(`${at}: column "${id}" has kind ${JSON.stringify(kind)}; kinds are ${COLUMN_KINDS.join(", ")}`);
     }
     const spec: ColumnSpec = { id, kind: kind as ColumnKind };
-    if (kind === "enum") {
+    if (listsValues(spec.kind)) {
       if (!Array.isArray(values) || values.length === 0) throw new SchemaError(`${at}: enum column "${id}" needs a non-empty "values" list`);
       if (values.length > MAX_ENUM_VALUES) throw new SchemaError(`${at}: enum column "${id}" has ${values.length} values; at most ${MAX_ENUM_VALUES}`);
       const distinct = new Set<string>();

@@ -1,5 +1,5 @@
 /**
- * Value syntax per column kind (docs/api.md "Columns beyond the four", values): what a number,
+ * Value syntax per column kind (docs/api.md "Any users table: the schema", values): what a number,
  * a date, a date-time and a boolean look like in the input, how each is stored, and how it is
  * written back. Parsers return NaN (or -1) for a value that does not fit and never round:
  * `explain*` functions give the reason once a value is refused, so the common path allocates

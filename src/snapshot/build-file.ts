@@ -8,7 +8,6 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { generatedTable } from "../generate/table.ts";
 import { type InputFormat, inputName, readUsers } from "../ingest/read.ts";
 import { type PostgresSource, readPostgres } from "../ingest/postgres.ts";
 import { type BuildStep, buildStore, buildStoreParallel } from "../store/build.ts";
@@ -193,15 +192,15 @@ async function buildFromTable(
 }
 
 /**
- * Builds a snapshot of generated users (generate/table.ts `generatedTable`), without an
- * intermediate file, on this thread: the embedded default dataset, test and benchmark datasets.
- * @param options rows, seed, and `wide` for the wide table's seven columns
+ * Builds a snapshot from a table already in memory (a source that makes its table itself, such
+ * as the generator of the default data: generate/snapshot.ts), on this thread, and writes it.
+ * @param table the table (its arrays are shared with the store, not copied)
+ * @param readMs milliseconds the source took to make the table, for the report
+ * @throws RangeError as store/build.ts `buildStore`; file system errors
  */
-export function buildSnapshotFromGenerator(options: { count: number; seed: number; wide?: boolean }, output: string, onProgress?: (p: BuildProgress) => void): BuildReport {
-  const t0 = performance.now();
-  const table: TableInput = generatedTable(options, (rows) => onProgress?.({ phase: "generate", done: rows, total: options.count }));
+export function buildSnapshotFromTable(table: TableInput, output: string, readMs: number, onProgress?: (p: BuildProgress) => void): BuildReport {
   const summary: TableSummary = { rows: table.rows, columns: table.columns.map((c) => c.spec), key: table.key, excluded: [], warnings: [] };
   const t1 = performance.now();
   const store = buildStore(table, (step) => onProgress?.({ phase: step }));
-  return { ...summary, ...writeBuilt(store, output, t1 - t0, t1, onProgress) };
+  return { ...summary, ...writeBuilt(store, output, readMs, t1, onProgress) };
 }

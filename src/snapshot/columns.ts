@@ -8,12 +8,11 @@
  * converted to its kind, and a value that does not fit stops the build with `file:line: reason`.
  */
 import { readFileSync } from "node:fs";
-import { stringAt } from "../bits/byte-column.ts";
-import { duplicateKeyReason, firstDuplicateNumber, firstDuplicateText, textKeyReason } from "../ingest/key.ts";
-import type { RawColumn } from "../ingest/raw-column.ts";
+import { duplicateKeyReason } from "../ingest/key.ts";
+import type { RawColumn } from "../schema/raw-column.ts";
 import { IngestError, type RawColumns, fieldList, show, unknownExcludeReason } from "../ingest/records.ts";
 import { ConversionError, type ConvertedColumn } from "../kinds/convert.ts";
-import { convertColumn } from "../kinds/registry.ts";
+import { KINDS, convertColumn } from "../kinds/registry.ts";
 import { inferKeyKind, inferKind } from "../schema/infer.ts";
 import { type ColumnSpec, KEY_KINDS, type SchemaFile, SchemaError, parseSchemaFile } from "../schema/kinds.ts";
 import type { ColumnInput, TableInput } from "../store/input.ts";
@@ -204,14 +203,14 @@ export function decideColumns(file: string, raw: RawColumns, options: ColumnOpti
       throw new SchemaError(`the key ${show(key)} is ${spec.kind}${spec.values ? ` (${spec.values.join(", ")})` : ""}; a key is a number or text column`);
     }
     const values = convert(column, spec);
-    if (column.id === key) checkKey(file, key, values, raw.lines);
+    if (column.id === key) checkKey(file, spec, values, raw.lines);
     out[i] = { spec, values };
     // the raw column is not needed any more
     raws[i] = null as unknown as RawColumn;
   }
   for (const spec of extra) {
     if (spec.id === key && !KEY_KINDS.includes(spec.kind)) throw new SchemaError(`the key ${show(key)} is ${spec.kind}; a key is a number or text column`);
-    out.push({ spec: { ...spec }, values: emptyColumn(spec) });
+    out.push({ spec: { ...spec }, values: KINDS[spec.kind].writer(spec, 0).finish() });
   }
   const warnings: string[] = [];
   for (const { spec } of out) {
@@ -221,72 +220,17 @@ export function decideColumns(file: string, raw: RawColumns, options: ColumnOpti
   return { table: { rows: n, columns: out, key }, excluded: [...raw.excluded], warnings };
 }
 
-/** A column of 0 rows of `spec`'s kind (an empty table's column that only the schema file names). */
-function emptyColumn(spec: ColumnSpec): ConvertedColumn {
-  switch (spec.kind) {
-    case "number":
-    case "date":
-    case "datetime":
-      return { kind: spec.kind, values: new Float64Array(0), nulls: 0 };
-    case "enum":
-      return { kind: "enum", codes: new Uint8Array(0), values: [...(spec.values ?? [])], nulls: 0 };
-    case "boolean":
-      return { kind: "boolean", codes: new Uint8Array(0), values: ["false", "true"], nulls: 0 };
-    case "text":
-      return { kind: "text", strings: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, isNull: new Uint8Array(0), nulls: 0 };
-    case "json":
-      return { kind: "json", texts: { bytes: new Uint8Array(0), offsets: new Uint32Array(1) }, nulls: 0 };
-  }
-}
-
 /**
- * Checks the key column's values (docs/api.md "Any users table", the key): none null, a text
- * non-empty and at most 256 characters, all distinct (`-0` is made `0`, the same key). The first
- * problem in input order is reported, on its line (a duplicate on the later of its two lines).
- * Number keys are within ±2^53 already: the readers refuse a number a double would round.
+ * Checks the key column's values by its kind (kinds/key.ts; docs/api.md "Any users table", the
+ * key): none null, a text non-empty and at most 256 characters, all distinct (`-0` is made `0`,
+ * the same key). The first problem in input order is reported, on its line (a duplicate on the
+ * later of its two lines).
  * @throws IngestError `file:line: reason`
  */
-function checkKey(file: string, key: string, values: ConvertedColumn, lines: Uint32Array): void {
-  const n = lines.length;
-  // the first row that is null (or, for text, empty or too long), and why
-  let badRow = -1;
-  let badReason = "";
-  let duplicate: { index: number; firstIndex: number } | null;
-  let valueAt: (row: number) => number | string;
-  if (values.kind === "number") {
-    const numbers = values.values;
-    for (let row = 0; row < n; row++) {
-      const x = numbers[row];
-      if (x !== x) {
-        // NaN: null
-        if (badRow < 0) {
-          badRow = row;
-          badReason = `key ${show(key)} is null or missing (every record needs a key)`;
-        }
-      } else if (x === 0) numbers[row] = 0;
-    }
-    duplicate = firstDuplicateNumber(numbers, n);
-    valueAt = (row) => numbers[row];
-  } else if (values.kind === "text") {
-    const { strings, isNull } = values;
-    const offsets = strings.offsets;
-    for (let row = 0; row < n && badRow < 0; row++) {
-      if (isNull[row] !== 0) {
-        badRow = row;
-        badReason = `key ${show(key)} is null or missing (every record needs a key)`;
-        continue;
-      }
-      const reason = textKeyReason(key, () => stringAt(strings, row), offsets[row + 1] - offsets[row]);
-      if (reason !== null) {
-        badRow = row;
-        badReason = reason;
-      }
-    }
-    duplicate = firstDuplicateText(strings, n, isNull);
-    valueAt = (row) => stringAt(strings, row);
-  } else throw new Error(`checkKey: a ${values.kind} key`);
-  if (duplicate !== null && (badRow < 0 || duplicate.index < badRow)) {
-    throw new IngestError(file, lines[duplicate.index], duplicateKeyReason(valueAt(duplicate.index), lines[duplicate.firstIndex]));
-  }
-  if (badRow >= 0) throw new IngestError(file, lines[badRow], badReason);
+function checkKey(file: string, spec: ColumnSpec, values: ConvertedColumn, lines: Uint32Array): void {
+  const role = KINDS[spec.kind].key;
+  if (role === null) throw new Error(`checkKey: a ${spec.kind} key`);
+  const problem = role.check(spec.id, values);
+  if (problem === null) return;
+  throw new IngestError(file, lines[problem.row], "reason" in problem ? problem.reason : duplicateKeyReason(problem.value, lines[problem.firstRow]));
 }

@@ -4,29 +4,12 @@
  * no other work that grows with the row count.
  */
 import { statSync } from "node:fs";
-import { COLUMN_ID, COLUMN_KINDS, MAX_PARTITION_VALUES, type Schema } from "../schema/kinds.ts";
+import { COLUMN_ID, COLUMN_KINDS, type ColumnKind, MAX_PARTITION_VALUES, type Schema, listsValues } from "../schema/kinds.ts";
 import { ALL_PARTS, PART_TYPES, type StoredPart, emptyStoredColumn, partOf, setPart } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { type Partition, type Records, type SearchIndex, type Store, type TrigramIndex, searchableColumns } from "../store/types.ts";
-import {
-  ELEMENT_BYTES,
-  FORMAT_VERSION,
-  MAGIC,
-  PREFIX_BYTES,
-  SECTION_ALIGN,
-  type SectionEntry,
-  type SnapshotHeader,
-  columnSectionName,
-  hashBytes,
-  recordChunkName,
-  headerPackr,
-  PARTITION_CODES_SECTION,
-  PARTITION_COUNTS_SECTION,
-  INDEX_FIELDS,
-  INDEX_FIELD_TYPES,
-  searchSectionName,
-} from "./format.ts";
+import { ELEMENT_BYTES, FORMAT_VERSION, MAGIC, PREFIX_BYTES, SECTION_ALIGN, type SectionEntry, type SnapshotHeader, columnSectionName, hashBytes, recordChunkName, headerPackr, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName } from "./format.ts";
 
 /** Why a snapshot was refused; its message names the file and the reason. */
 export class SnapshotError extends Error {
@@ -371,10 +354,11 @@ function checkSchema(schema: unknown): string | null {
     if (seen.has(c.id)) return `column ${c.id} is listed twice`;
     if (!(COLUMN_KINDS as readonly string[]).includes(c.kind)) return `column ${c.id} has an unknown kind ${JSON.stringify(c.kind)}`;
     seen.set(c.id, c.kind);
-    if ((c.kind === "enum") !== Array.isArray(c.values)) return `column ${c.id}'s values do not fit its kind`;
+    if (listsValues(c.kind) !== Array.isArray(c.values)) return `column ${c.id}'s values do not fit its kind`;
   }
   const keyKind = typeof key === "string" ? seen.get(key) : undefined;
-  if (keyKind === undefined || !KINDS[keyKind as keyof typeof KINDS].keyKind) return `the key ${JSON.stringify(key)} is not a number or text column of the schema`;
-  if (partition !== null && (typeof partition !== "string" || seen.get(partition) !== "enum")) return `the partition column ${JSON.stringify(partition)} is not an enum column of the schema`;
+  if (keyKind === undefined || KINDS[keyKind as ColumnKind].key === null) return `the key ${JSON.stringify(key)} is not a number or text column of the schema`;
+  const partitionKind = typeof partition === "string" ? seen.get(partition) : undefined;
+  if (partition !== null && (partitionKind === undefined || KINDS[partitionKind as ColumnKind].partitionValues === null)) return `the partition column ${JSON.stringify(partition)} is not an enum column of the schema`;
   return null;
 }

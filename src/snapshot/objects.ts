@@ -9,7 +9,8 @@ import { KINDS } from "../kinds/registry.ts";
 import { inferKind } from "../schema/infer.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import type { ColumnInput, TableInput } from "../store/input.ts";
-import { type RawColumn, RAW, addJsonValue, rawColumn } from "../ingest/raw-column.ts";
+import { addJsonValue, rawColumn } from "../ingest/raw-column.ts";
+import { RAW, type RawColumn } from "../schema/raw-column.ts";
 
 /** Options of {@link tableOfObjects}. */
 export interface ObjectTableOptions {

@@ -9,25 +9,7 @@ import { closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync,
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { Store } from "../store/types.ts";
-import {
-  ELEMENT_BYTES,
-  type ElementType,
-  FORMAT_VERSION,
-  MAGIC,
-  PREFIX_BYTES,
-  type SectionEntry,
-  type SnapshotHeader,
-  alignUp,
-  hashBytes,
-  headerPackr,
-  columnSectionName,
-  recordChunkName,
-  PARTITION_CODES_SECTION,
-  PARTITION_COUNTS_SECTION,
-  INDEX_FIELDS,
-  INDEX_FIELD_TYPES,
-  searchSectionName,
-} from "./format.ts";
+import { ELEMENT_BYTES, type ElementType, FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SectionEntry, type SnapshotHeader, alignUp, hashBytes, headerPackr, columnSectionName, recordChunkName, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName } from "./format.ts";
 import { ALL_PARTS, PART_TYPES, partOf } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 
@@ -233,11 +215,8 @@ export function writeSnapshot(path: string, store: Store, options: WriteOptions 
   const layout = layoutSnapshot(store, options.createdAt ?? new Date().toISOString());
   const { tmp, fd } = openTemporary(path);
   try {
-    let position = 0;
-    for (const piece of layout.pieces) {
-      let done = 0;
-      while (done < piece.length) done += writeSync(fd, piece, done, piece.length - done, position + done);
-      position += piece.length;
+    for (const [piece, position] of placed(layout.pieces)) {
+      for (let done = 0; done < piece.length; ) done += writeSync(fd, piece, done, piece.length - done, position + done);
     }
     fsyncSync(fd);
     commitTemporary(fd, tmp, path);
@@ -246,6 +225,15 @@ export function writeSnapshot(path: string, store: Store, options: WriteOptions 
     throw error;
   }
   return { snapshotId: layout.checksum, bytes: layout.bytes };
+}
+
+/** Each piece of a layout with its file position: the pieces back to back from byte 0, in order. */
+function* placed(pieces: readonly Uint8Array[]): Generator<[Uint8Array, number]> {
+  let position = 0;
+  for (const piece of pieces) {
+    yield [piece, position];
+    position += piece.length;
+  }
 }
 
 /**
@@ -306,11 +294,8 @@ export async function writeSnapshotAsync(path: string, store: Store, options: Wr
   // Created and renamed on this thread (writes in flight on an unlinked file are harmless).
   const { tmp, fd } = openTemporary(path);
   try {
-    let position = 0;
-    for (const piece of layout.pieces) {
-      let done = 0;
-      while (done < piece.length) done += await writeAsync(fd, piece, done, Math.min(piece.length - done, WRITE_SLICE_BYTES), position + done);
-      position += piece.length;
+    for (const [piece, position] of placed(layout.pieces)) {
+      for (let done = 0; done < piece.length; ) done += await writeAsync(fd, piece, done, Math.min(piece.length - done, WRITE_SLICE_BYTES), position + done);
     }
     await fsyncAsync(fd);
     commitTemporary(fd, tmp, path);

@@ -2,8 +2,8 @@
  * Builds the store's typed arrays and every index from a table (store/input.ts `TableInput`):
  * the work the snapshot builder does once so that start-up and queries do none of it.
  *
- * 1. The rows are numbered in key order (store/key-order.ts): a number key numerically, a text
- *    key by code point.
+ * 1. The rows are numbered in key order, by the key's kind (kinds/key.ts): a number key
+ *    numerically, a text key by code point.
  * 2. The partition is chosen (`choosePartition`) and its column built first: every other
  *    column's posting lists and per-partition permutation are grouped by its codes.
  * 3. Every column is built by its kind (src/kinds) with the key order and the partition codes —
@@ -16,7 +16,6 @@ import type { BuildContext, PartitionCodes, StoredColumn } from "../kinds/kind.t
 import { KINDS } from "../kinds/registry.ts";
 import { type ColumnSpec, MAX_PARTITION_VALUES, type Schema } from "../schema/kinds.ts";
 import type { ColumnInput, TableInput } from "./input.ts";
-import { orderByKey } from "./key-order.ts";
 import { buildRecords } from "./records.ts";
 import { buildSearchIndex } from "./search-index.ts";
 import { type Partition, type Store, searchIndexColumns, searchableColumns } from "./types.ts";
@@ -26,36 +25,21 @@ import type { ColumnJob, ColumnBuilt } from "./column-worker.ts";
 export type BuildStep = "order" | "columns" | "records" | "search" | "done";
 
 /**
- * The enum column that partitions the rows (docs/api.md "Any users table"): the first enum column
- * in schema order (not the key) holding between 2 and {@link MAX_PARTITION_VALUES} distinct
- * values. A column of one value partitions nothing; one of many values would split every posting
- * list into many small groups and every text column's order into many slices.
- * @param distinctOf distinct non-null values an enum column holds
+ * The column that partitions the rows (docs/api.md "Any users table"): the first column in schema
+ * order (not the key) of a kind whose values may partition them (kind.ts `partitionValues`: an
+ * enum) holding between 2 and {@link MAX_PARTITION_VALUES} distinct values. A column of one value
+ * partitions nothing; one of many values would split every posting list into many small groups
+ * and every text column's order into many slices.
  * @returns the column id, or null when none qualifies
  */
-export function choosePartition(columns: readonly ColumnInput[], key: string, distinctOf: (input: ColumnInput) => number): string | null {
+export function choosePartition(columns: readonly ColumnInput[], key: string): string | null {
   for (const input of columns) {
-    if (input.spec.kind !== "enum" || input.spec.id === key) continue;
-    const d = distinctOf(input);
+    const distinctOf = KINDS[input.spec.kind].partitionValues;
+    if (distinctOf === null || input.spec.id === key) continue;
+    const d = distinctOf(input.values);
     if (d >= 2 && d <= MAX_PARTITION_VALUES) return input.spec.id;
   }
   return null;
-}
-
-/** Distinct non-null codes of an enum column's converted values. */
-function enumDistinct(input: ColumnInput): number {
-  const values = input.values;
-  if (values.kind !== "enum") return 0;
-  const seen = new Uint8Array(256);
-  let d = 0;
-  for (let i = 0; i < values.codes.length; i++) {
-    const code = values.codes[i];
-    if (code !== 0 && seen[code] === 0) {
-      seen[code] = 1;
-      d++;
-    }
-  }
-  return d;
 }
 
 /** The partition codes of a built enum column: its ranks as bytes, and the rows per rank. */
@@ -98,9 +82,10 @@ interface Prepared {
 function prepare(input: TableInput): Prepared {
   const keyInput = input.columns.find((c) => c.spec.id === input.key);
   if (keyInput === undefined) throw new RangeError(`the key column "${input.key}" is not one of the table's columns`);
-  if (!KINDS[keyInput.spec.kind].keyKind) throw new RangeError(`the key column "${input.key}" is ${keyInput.spec.kind}; a key is a number or a text`);
-  const order = orderByKey(keyInput.values);
-  const partitionId = choosePartition(input.columns, input.key, enumDistinct);
+  const keyRole = KINDS[keyInput.spec.kind].key;
+  if (keyRole === null) throw new RangeError(`the key column "${input.key}" is ${keyInput.spec.kind}; a key is a number or a text`);
+  const order = keyRole.order(keyInput.values);
+  const partitionId = choosePartition(input.columns, input.key);
   let partition: Prepared["partition"] = null;
   if (partitionId !== null) {
     const spec = (input.columns.find((c) => c.spec.id === partitionId) as ColumnInput).spec;
@@ -167,12 +152,9 @@ function columnWorkerSpecifier(): string {
   return new URL("./column-worker.ts", import.meta.url).href;
 }
 
-/** A column's expected build work, to spread the columns over the workers: text columns sort and index their bytes. */
+/** A column's expected build work, to spread the columns over the workers (its kind's `buildWork`: text columns sort and index their bytes). */
 function buildWork(input: ColumnInput): number {
-  const v = input.values;
-  if (v.kind === "text") return v.strings.bytes.length * 8 + v.isNull.length * 16;
-  if (v.kind === "json") return v.texts.bytes.length;
-  return v.kind === "enum" || v.kind === "boolean" ? v.codes.length : v.values.length * 4;
+  return KINDS[input.spec.kind].buildWork(input.values);
 }
 
 /** Every typed array's buffer in `value` (objects and arrays walked), for a transfer list. */

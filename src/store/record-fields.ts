@@ -8,7 +8,11 @@
  * and what a record is cut to the columns an access role sees with ({@link writeProjected},
  * docs/api.md "Access control"): the kept members copied as they are, in one pass over the record.
  */
+import type { RecordValue } from "../kinds/kind.ts";
+import { KINDS } from "../kinds/registry.ts";
 import type { ColumnSpec, Schema } from "../schema/kinds.ts";
+import { recordIn } from "./records.ts";
+import type { ExtraRecords, Records } from "./types.ts";
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -109,9 +113,9 @@ export interface Projection {
    */
   keyBytes: Uint32Array;
   /**
-   * Per member, how its value is skipped: {@link VALUE_PLAIN} (a number, a boolean or null),
-   * {@link VALUE_JSON} (a `json` column's value, scanned with its nesting), or 0 (a string or
-   * null: text, enum, date, date-time); length = the schema's columns.
+   * Per member, how its value is skipped, by its kind's `recordValue` (kind.ts): {@link VALUE_PLAIN}
+   * (a number, a boolean or null), {@link VALUE_JSON} (any JSON value, scanned with its nesting:
+   * json), or 0 (a string or null: text, enum, date, date-time); length = the schema's columns.
    */
   valueKinds: Uint8Array;
   /** The first member from which on every member is kept: the rest of a record is one run, never scanned (the member count when the last is hidden). */
@@ -132,6 +136,9 @@ function skipPlain(bytes: Uint8Array, at: number): number {
 
 /** A member's value is a `json` column's (any JSON value): scanned with its nesting. */
 export const VALUE_JSON = 2;
+
+/** How a member is skipped, by the JSON its kind's values take in the records (kind.ts `RecordValue`). */
+const VALUE_OF_RECORD: Record<RecordValue, number> = { string: 0, bare: VALUE_PLAIN, any: VALUE_JSON };
 
 /** Most runs of kept members a record of `members` members can have, in span ints (2 a run). */
 export function maxSpanInts(members: number): number {
@@ -160,8 +167,7 @@ export function projectionOf(schema: Schema, ids: readonly string[]): Projection
   const valueKinds = new Uint8Array(n);
   for (let m = 0; m < n; m++) {
     keyBytes[m] = schema.columns[m].id.length + 3;
-    const kind = schema.columns[m].kind;
-    valueKinds[m] = kind === "json" ? VALUE_JSON : kind === "number" || kind === "boolean" ? VALUE_PLAIN : 0;
+    valueKinds[m] = VALUE_OF_RECORD[KINDS[schema.columns[m].kind].recordValue];
   }
   return { columns: schema.columns.filter((_, m) => keep[m] === 1), keep, keyBytes, valueKinds, tailFrom, stopAt };
 }
@@ -239,6 +245,28 @@ export function writeProjected(bytes: Uint8Array, start: number, end: number, pr
     at += spans[k + 1] - spans[k];
   }
   out[at++] = CLOSE_BRACE;
+  return at;
+}
+
+/** The span of one record, reused by {@link writeProjectedRecords}. */
+const recordSpanScratch = new Float64Array(2);
+
+/**
+ * Writes the records of `rows` (the store's, or `extra`'s from `extra.first` on) cut to the
+ * projection's members ({@link writeProjected}) into `out` from `at`, `separator` between two
+ * records (and after the last too when `terminated`: NDJSON's line feeds). `out` must have room
+ * for the whole records and the separators.
+ * @returns the index just past what was written
+ * @throws Error when a record is not the layout the store writes (a corrupt store)
+ */
+export function writeProjectedRecords(records: Records, extra: ExtraRecords | null, rows: Uint32Array, projection: Projection, out: Uint8Array, at: number, separator: number, terminated: boolean): number {
+  const span = recordSpanScratch;
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && !terminated) out[at++] = separator;
+    const bytes = recordIn(records, extra, rows[i], span);
+    at = writeProjected(bytes, span[0], span[1], projection, out, at);
+    if (terminated) out[at++] = separator;
+  }
   return at;
 }
 

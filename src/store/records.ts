@@ -7,7 +7,7 @@
  * of 18 µs (in process, warm).
  */
 import type { ByteColumn } from "../bits/byte-column.ts";
-import type { Records } from "./types.ts";
+import type { ExtraRecords, Records } from "./types.ts";
 
 const encoder = new TextEncoder();
 
@@ -180,4 +180,38 @@ export function buildRecords(
 export function recordSpan(records: Records, row: number): { bytes: Uint8Array; start: number; end: number } {
   const c = row >>> records.chunkShift;
   return { bytes: records.chunks[c], start: records.offsets[row + c], end: records.offsets[row + c + 1] };
+}
+
+/**
+ * Where row `row`'s record is, among the store's records or `extra`'s (a live replica's changed
+ * rows, from `extra.first` on): writes its [start, end) into `span` (bytes) and returns the bytes
+ * that hold it. Allocates nothing: what the row writers' loops read each row's record with
+ * (rows-json.ts, rows-export.ts).
+ * @param span receives the start and end; length ≥ 2
+ */
+export function recordIn(records: Records, extra: ExtraRecords | null, row: number, span: Float64Array): Uint8Array {
+  if (extra !== null && row >= extra.first) {
+    span[0] = extra.offsets[row - extra.first];
+    span[1] = extra.offsets[row - extra.first + 1];
+    return extra.bytes;
+  }
+  const c = row >>> records.chunkShift;
+  span[0] = records.offsets[row + c];
+  span[1] = records.offsets[row + c + 1];
+  return records.chunks[c];
+}
+
+/** The bytes of the records of `rows` (the store's, or `extra`'s from `extra.first` on), in bytes. */
+export function recordsLength(records: Records, rows: Uint32Array, extra: ExtraRecords | null): number {
+  const { offsets, chunkShift } = records;
+  let total = 0;
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (extra !== null && row >= extra.first) total += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
+    else {
+      const c = row >>> chunkShift;
+      total += offsets[row + c + 1] - offsets[row + c];
+    }
+  }
+  return total;
 }

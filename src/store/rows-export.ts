@@ -5,8 +5,10 @@
  * records' bytes: a CSV field is the record's value with its JSON quoting undone, scanned byte
  * by byte, so an export neither parses nor builds a JS object per row.
  */
+import { KINDS } from "../kinds/registry.ts";
 import type { Schema } from "../schema/kinds.ts";
-import { type Projection, writeProjected } from "./record-fields.ts";
+import { type Projection, writeProjectedRecords } from "./record-fields.ts";
+import { recordsLength } from "./records.ts";
 import type { ExtraRecords, Store } from "./types.ts";
 
 const QUOTE = 0x22;
@@ -25,22 +27,6 @@ export function csvHeader(schema: Schema): Uint8Array {
   return encoder.encode(`${schema.columns.map((c) => c.id).join(",")}\r\n`);
 }
 
-/** Bytes of the records of `rows`, in bytes. */
-function recordBytes(store: Store, rows: Uint32Array, extra: ExtraRecords | null): number {
-  const { offsets, chunkShift } = store.records;
-  let total = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (extra !== null && row >= extra.first) {
-      total += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
-      continue;
-    }
-    const c = row >>> chunkShift;
-    total += offsets[row + c + 1] - offsets[row + c];
-  }
-  return total;
-}
-
 /**
  * The NDJSON lines of `rows`: each row's record (docs/api.md "Export": one record per line),
  * then a line feed.
@@ -52,7 +38,7 @@ function recordBytes(store: Store, rows: Uint32Array, extra: ExtraRecords | null
  * @throws Error when a record is corrupt (with a projection)
  */
 export function rowsNdjson(store: Store, rows: Uint32Array, into?: ExportBuffer, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array {
-  const out = room(into, recordBytes(store, rows, extra) + rows.length);
+  const out = room(into, recordsLength(store.records, rows, extra) + rows.length);
   if (projection !== null) return projectedNdjson(store, rows, out, extra, projection);
   const { offsets, chunkShift } = store.records;
   const chunks = chunkBuffers(store);
@@ -80,18 +66,7 @@ export function rowsNdjson(store: Store, rows: Uint32Array, into?: ExportBuffer,
 
 /** The NDJSON lines of `rows` cut to the projection's columns, written into `out` (room for the whole records). */
 function projectedNdjson(store: Store, rows: Uint32Array, out: Uint8Array, extra: ExtraRecords | null, projection: Projection): Uint8Array {
-  const { chunks, offsets, chunkShift } = store.records;
-  let at = 0;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (extra !== null && row >= extra.first) at = writeProjected(extra.bytes, extra.offsets[row - extra.first], extra.offsets[row - extra.first + 1], projection, out, at);
-    else {
-      const c = row >>> chunkShift;
-      at = writeProjected(chunks[c], offsets[row + c], offsets[row + c + 1], projection, out, at);
-    }
-    out[at++] = LF;
-  }
-  return out.subarray(0, at);
+  return out.subarray(0, writeProjectedRecords(store.records, extra, rows, projection, out, 0, LF, true));
 }
 
 /**
@@ -113,11 +88,12 @@ export function rowsCsv(store: Store, rows: Uint32Array, into?: ExportBuffer, ex
   // bytes of each field's key with its quotes and colon: `"id":`
   const keyBytes = new Uint32Array(fields);
   for (let f = 0; f < fields; f++) {
-    raw[f] = columns[f].kind === "json" ? 1 : 0;
+    // a value of any JSON (json) is written as its JSON text, a string's quotes included
+    raw[f] = KINDS[columns[f].kind].recordValue === "any" ? 1 : 0;
     keyBytes[f] = columns[f].id.length + 3;
   }
   // each byte at most doubled (quotes), plus two quotes a field and the separators
-  let out: Uint8Array = room(into, 2 * recordBytes(store, rows, extra) + rows.length * (3 * fields + 2));
+  let out: Uint8Array = room(into, 2 * recordsLength(store.records, rows, extra) + rows.length * (3 * fields + 2));
   let at = 0;
   // The batch's records gathered first (native copies, as NDJSON lines) into a small buffer that
   // the byte loop below reads: read in place, the mapped records (one chunk can pass 2 GiB) sent

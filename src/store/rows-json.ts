@@ -9,8 +9,8 @@
  * record's first byte in a loop with no dependency between rows, lets the CPU fetch the rows'
  * cache lines in parallel instead of one miss at a time in the copy loop.
  */
-import { type Projection, keptRuns, maxSpanInts, writeProjected } from "./record-fields.ts";
-import { recordSpan } from "./records.ts";
+import { type Projection, keptRuns, maxSpanInts, writeProjectedRecords } from "./record-fields.ts";
+import { recordIn, recordsLength } from "./records.ts";
 import type { ExtraRecords, Records, Store } from "./types.ts";
 
 // ignoreBOM: a value may start with U+FEFF, which is kept
@@ -42,6 +42,21 @@ function grow(buffer: BodyBuffer, length: number): void {
 /** A body buffer of `capacity` bytes (it grows as needed). */
 export function createBodyBuffer(capacity = 64 * 1024): BodyBuffer {
   return { bytes: new Uint8Array(capacity) };
+}
+
+/** Writes `prefix` and the array's `[` into `out` at `at`: a body's opening. Returns the end. */
+function openBody(out: Uint8Array, at: number, prefix: Uint8Array): number {
+  out.set(prefix, at);
+  at += prefix.length;
+  out[at++] = OPEN_BRACKET;
+  return at;
+}
+
+/** Writes the array's `]` and `suffix` into `out` at `at`: a body's closing. Returns the end. */
+function closeBody(out: Uint8Array, at: number, suffix: Uint8Array): number {
+  out[at++] = CLOSE_BRACKET;
+  out.set(suffix, at);
+  return at + suffix.length;
 }
 
 /** The records whose whole-buffer view is cached (one store serves at a time). */
@@ -100,9 +115,7 @@ function bodyLength(records: Records, rows: Uint32Array, prefix: Uint8Array, suf
 function assembleInPlace(whole: Uint8Array, records: Records, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array, at: number): number {
   const offsets = records.offsets;
   const base = records.chunks[0].byteOffset;
-  whole.set(prefix, at);
-  at += prefix.length;
-  whole[at++] = OPEN_BRACKET;
+  at = openBody(whole, at, prefix);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
     if (i > 0) whole[at++] = COMMA;
@@ -111,9 +124,7 @@ function assembleInPlace(whole: Uint8Array, records: Records, rows: Uint32Array,
     whole.copyWithin(at, base + start, base + end);
     at += end - start;
   }
-  whole[at++] = CLOSE_BRACKET;
-  whole.set(suffix, at);
-  return at + suffix.length;
+  return closeBody(whole, at, suffix);
 }
 
 /**
@@ -131,9 +142,7 @@ function assembleInScratch(records: Records, rows: Uint32Array, prefix: Uint8Arr
 /** Writes the body into `out` from byte 0 (a buffer apart from the records); returns its length. */
 function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): number {
   const { chunks, offsets, chunkShift } = records;
-  out.set(prefix, 0);
-  let at = prefix.length;
-  out[at++] = OPEN_BRACKET;
+  let at = openBody(out, 0, prefix);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i];
     if (i > 0) out[at++] = COMMA;
@@ -143,9 +152,7 @@ function assembleApart(out: Uint8Array, records: Records, rows: Uint32Array, pre
     out.set(chunks[c].subarray(start, end), at);
     at += end - start;
   }
-  out[at++] = CLOSE_BRACKET;
-  out.set(suffix, at);
-  return at + suffix.length;
+  return closeBody(out, at, suffix);
 }
 
 /**
@@ -211,44 +218,21 @@ function reachesExtra(rows: Uint32Array, extra: ExtraRecords): boolean {
  * `buffer`: one copy a row from wherever its record is.
  */
 function writeMixed(buffer: BodyBuffer, records: Records, extra: ExtraRecords, rows: Uint32Array, prefix: Uint8Array, suffix: Uint8Array): Uint8Array<ArrayBuffer> {
-  const { chunks, offsets, chunkShift } = records;
-  let length = prefix.length + suffix.length + 2 + Math.max(0, rows.length - 1);
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (row >= extra.first) length += extra.offsets[row - extra.first + 1] - extra.offsets[row - extra.first];
-    else {
-      const c = row >>> chunkShift;
-      length += offsets[row + c + 1] - offsets[row + c];
-    }
-  }
-  grow(buffer, length);
+  grow(buffer, prefix.length + suffix.length + 2 + Math.max(0, rows.length - 1) + recordsLength(records, rows, extra));
   const out = buffer.bytes;
-  out.set(prefix, 0);
-  let at = prefix.length;
-  out[at++] = OPEN_BRACKET;
+  const span = recordSpanScratch;
+  let at = openBody(out, 0, prefix);
   for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
     if (i > 0) out[at++] = COMMA;
-    let bytes: Uint8Array;
-    let start: number;
-    let end: number;
-    if (row >= extra.first) {
-      bytes = extra.bytes;
-      start = extra.offsets[row - extra.first];
-      end = extra.offsets[row - extra.first + 1];
-    } else {
-      const c = row >>> chunkShift;
-      bytes = chunks[c];
-      start = offsets[row + c];
-      end = offsets[row + c + 1];
-    }
-    out.set(bytes.subarray(start, end), at);
-    at += end - start;
+    const bytes = recordIn(records, extra, rows[i], span);
+    out.set(bytes.subarray(span[0], span[1]), at);
+    at += span[1] - span[0];
   }
-  out[at++] = CLOSE_BRACKET;
-  out.set(suffix, at);
-  return out.subarray(0, at + suffix.length);
+  return out.subarray(0, closeBody(out, at, suffix));
 }
+
+/** The span of one record, reused by the row loops here. */
+const recordSpanScratch = new Float64Array(2);
 
 /** `[record, …]` for `rows` as UTF-8 JSON bytes ({@link writeRowsJson} without prefix or suffix). */
 export function rowsToJson(store: Store, rows: Uint32Array, extra: ExtraRecords | null = null, projection: Projection | null = null): Uint8Array<ArrayBuffer> {
@@ -311,10 +295,7 @@ function writeProjectedRows(
     const bytes = chunks[0];
     const base = bytes.byteOffset;
     const from = records.scratch.byteOffset;
-    let at = from;
-    whole.set(prefix, at);
-    at += prefix.length;
-    whole[at++] = OPEN_BRACKET;
+    let at = openBody(whole, from, prefix);
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i];
       if (i > 0) whole[at++] = COMMA;
@@ -327,28 +308,12 @@ function writeProjectedRows(
       }
       whole[at++] = CLOSE_BRACE;
     }
-    whole[at++] = CLOSE_BRACKET;
-    whole.set(suffix, at);
-    return whole.subarray(from, at + suffix.length);
+    return whole.subarray(from, closeBody(whole, at, suffix));
   }
   grow(buffer, bound);
   const out = buffer.bytes;
-  out.set(prefix, 0);
-  let at = prefix.length;
-  out[at++] = OPEN_BRACKET;
-  for (let i = 0; i < rows.length; i++) {
-    const row = rows[i];
-    if (i > 0) out[at++] = COMMA;
-    if (extra !== null && row >= extra.first) {
-      at = writeProjected(extra.bytes, extra.offsets[row - extra.first], extra.offsets[row - extra.first + 1], projection, out, at);
-    } else {
-      const c = row >>> chunkShift;
-      at = writeProjected(chunks[c], offsets[row + c], offsets[row + c + 1], projection, out, at);
-    }
-  }
-  out[at++] = CLOSE_BRACKET;
-  out.set(suffix, at);
-  return out.subarray(0, at + suffix.length);
+  const at = writeProjectedRecords(records, extra, rows, projection, out, openBody(out, 0, prefix), COMMA, false);
+  return out.subarray(0, closeBody(out, at, suffix));
 }
 
 /**
@@ -357,9 +322,9 @@ function writeProjectedRows(
  * @throws SyntaxError when the record is corrupt (not a JSON object)
  */
 export function recordAt(store: Store, row: number, extra: ExtraRecords | null = null): Record<string, unknown> {
-  const { bytes, start, end } =
-    extra !== null && row >= extra.first ? { bytes: extra.bytes, start: extra.offsets[row - extra.first], end: extra.offsets[row - extra.first + 1] } : recordSpan(store.records, row);
-  const record = JSON.parse(decoder.decode(bytes.subarray(start, end))) as unknown;
+  const span = new Float64Array(2);
+  const bytes = recordIn(store.records, extra, row, span);
+  const record = JSON.parse(decoder.decode(bytes.subarray(span[0], span[1]))) as unknown;
   if (typeof record !== "object" || record === null || Array.isArray(record)) throw new SyntaxError(`corrupt store: record ${row} is not an object`);
   return record as Record<string, unknown>;
 }

@@ -5,6 +5,7 @@
  * key's rank: every order breaks its ties by row number.
  */
 import type { StoredColumn } from "../kinds/kind.ts";
+import { KINDS } from "../kinds/registry.ts";
 import type { ColumnSpec, Schema } from "../schema/kinds.ts";
 import type { TrigramIndex } from "../bits/trigram-index.ts";
 
@@ -118,9 +119,9 @@ export function keyColumn(store: Store): StoredColumn {
   return storedColumn(store, store.schema.key);
 }
 
-/** True for a column a search looks into: a text or enum column, or the key (docs/api.md "Global search"). */
+/** True for a column a search looks into: the key, or a column of a searchable kind (text, enum: docs/api.md "Global search"). */
 export function isSearchable(schema: Schema, spec: ColumnSpec): boolean {
-  return spec.id === schema.key || spec.kind === "text" || spec.kind === "enum";
+  return spec.id === schema.key || KINDS[spec.kind].searchable;
 }
 
 /** The columns a search looks into, in schema order: text and enum columns and the key (docs/api.md "Global search"). */
@@ -135,11 +136,12 @@ export function searchableColumns(columns: Map<string, StoredColumn>, schema: Sc
 }
 
 /**
- * The searchable columns the search index covers, in schema order: those holding a value per row
- * (text columns and the key); enum columns are decided per value instead.
+ * The searchable columns the search index covers, in schema order: the key, and those of a kind
+ * whose per-row values the index holds (text: kind.ts `searchIndexed`); enum columns are decided
+ * per value instead.
  */
 export function searchIndexColumns(searchable: readonly StoredColumn[]): StoredColumn[] {
-  return searchable.filter((column) => column.key || column.spec.kind === "text");
+  return searchable.filter((column) => column.key || KINDS[column.spec.kind].searchIndexed);
 }
 
 /**

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { exportJWK, generateKeyPair } from "jose";
-import { findClaims, substituteClaims } from "../../src/access/claims.ts";
+import { convertClaims, findClaims, substituteClaims } from "../../src/access/claims.ts";
 import { PolicyError, keyDigest, parsePolicy, readPolicy } from "../../src/access/policy.ts";
 import type { Schema } from "../../src/schema/kinds.ts";
 
@@ -154,7 +154,7 @@ describe("a policy refused: each problem at its line", () => {
       "policy.json:4: key 2 has the same sha256 as key 1",
       'policy.json:5: key 3: role "ghost" is not defined in "roles" (support)',
       'policy.json:6: key 4: role "support" filters by the claim org_id, which the key\'s "claims" lacks',
-      'policy.json:7: key 5: its claims do not fit role "support"\'s filter: org_id.filter: number filter "equals" needs a number "filter" (got "seven")',
+      'policy.json:7: key 5: its claims do not fit role "support"\'s filter: the claim "org_id" must be a finite number or a numeric string for column "org_id" (number), not "seven"',
     ]);
   });
 
@@ -241,12 +241,17 @@ describe("claim references", () => {
     });
   });
 
-  test("replaced by the claims' values; a whole list from a scalar is a list of one; an absent or null claim is missing", () => {
+  test("replaced by the claims' values converted by their columns' kinds; a whole list from a scalar is a list of one; an absent or null claim is missing", () => {
     const model = { org_id: { filterType: "set", values: { claim: "org" } }, name: { filterType: "text", filter: { claim: "n" } } };
-    expect(substituteClaims(model, { org: 7, n: "ann" })).toEqual({ model: { org_id: { filterType: "set", values: [7] }, name: { filterType: "text", filter: "ann" } } });
-    expect(substituteClaims(model, { org: [7, 8], n: "ann" })).toEqual({ model: { org_id: { filterType: "set", values: [7, 8] }, name: { filterType: "text", filter: "ann" } } });
-    expect(substituteClaims(model, { org: 7 })).toEqual({ missing: "n" });
-    expect(substituteClaims(model, { org: 7, n: null })).toEqual({ missing: "n" });
+    const refs = findClaims(model).refs;
+    const substituted = (claims: Record<string, unknown>) => {
+      const values = convertClaims(refs, claims, SCHEMA);
+      return Array.isArray(values) ? substituteClaims(model, refs, values) : values;
+    };
+    expect(substituted({ org: 7, n: "ann" })).toEqual({ org_id: { filterType: "set", values: [7] }, name: { filterType: "text", filter: "ann" } });
+    expect(substituted({ org: [7, "8"], n: "ann" })).toEqual({ org_id: { filterType: "set", values: [7, 8] }, name: { filterType: "text", filter: "ann" } });
+    expect(substituted({ org: 7 })).toEqual({ reason: "missing_claim", claim: "n", detail: 'the claim "n" is absent or null' });
+    expect(substituted({ org: 7, n: null })).toEqual({ reason: "missing_claim", claim: "n", detail: 'the claim "n" is absent or null' });
     // the model itself is left as it was
     expect(model.org_id.values).toEqual({ claim: "org" });
   });

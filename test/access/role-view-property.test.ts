@@ -42,10 +42,23 @@ interface ClaimedModel {
   claims: Record<string, unknown>;
 }
 
-/** A simple model of the column with its `filter`, `dateFrom` or whole `values` given by a claim (when it has one). */
+/**
+ * True when a claim may give `value` as it is (docs/api.md "Access control", claims): a finite
+ * number for a number column, a string for a text, enum, date or date-time column, `"true"` or
+ * `"false"` for a boolean column; each item of a whole `values` list. (A value a claim gives
+ * converted, or refuses, is the claim tests' matter: test/access/claims.test.ts.)
+ */
+function claimable(spec: ColumnSpec, value: unknown): boolean {
+  if (Array.isArray(value)) return value.every((item) => item !== null && claimable(spec, item));
+  if (spec.kind === "number") return typeof value === "number" && Number.isFinite(value);
+  if (spec.kind === "boolean") return value === "true" || value === "false";
+  return typeof value === "string";
+}
+
+/** A simple model of the column with its `filter`, `dateFrom` or whole `values` given by a claim (when it has one a claim may give). */
 function claimedModel(spec: ColumnSpec, records: readonly TableRecord[], table: Table): fc.Arbitrary<ClaimedModel> {
   return simpleModel(spec, records, table).map((model) => {
-    const field = ["filter", "dateFrom", "values"].find((f) => model[f] !== undefined && model[f] !== null);
+    const field = ["filter", "dateFrom", "values"].find((f) => model[f] !== undefined && model[f] !== null && claimable(spec, model[f]));
     if (field === undefined) return { policy: model, oracle: model, claims: {} };
     const name = `c_${spec.id}`;
     return { policy: { ...model, [field]: { claim: name } }, oracle: model, claims: { [name]: model[field] } };

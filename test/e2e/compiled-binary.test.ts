@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { generateUsers } from "../../src/generate/users.ts";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { ENTRY_POINTS } from "../../scripts/build-binary.ts";
 import { naiveQuery } from "../support/oracle.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { IoError } from "../../src/files/errors.ts";
 import { copyInSlices, openRegular, readRegular } from "../../src/files/blocking.ts";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { type Tmpfs, tmpfsOrSkip } from "../support/tmpfs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "blocking-"));

@@ -226,7 +226,7 @@ describe("403: a valid credential its role does not admit", () => {
       ["no role claim", await token({ sub: "u1" }), 'the token names no role: its claim "role" is absent'],
       ["missing claim", await token({ role: "support" }), 'role "support" needs the claim "org_id", which the credential lacks'],
       ["null claim", await token({ role: "support", org_id: null }), 'role "support" needs the claim "org_id", which the credential lacks'],
-      ["claim that does not fit", await token({ role: "support", org_id: "seven" }), 'the credential\'s claims do not fit role "support"\'s filter: org_id.filter: number filter "equals" needs a number "filter" (got "seven")'],
+      ["claim that does not fit", await token({ role: "support", org_id: "seven" }), 'the credential\'s claims do not fit role "support"\'s filter: the claim "org_id" must be a finite number or a numeric string for column "org_id" (number), not "seven"'],
     ];
     for (const [what, credential, detail] of cases) {
       const r = await call("/api/users", credential);

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { RAW, addJsonValue, addTextValue, padNulls, profileRow, rawColumn, reserveString, rollBack, roomFor } from "../../src/ingest/raw-column.ts";
+import { RAW } from "../../src/schema/raw-column.ts";
+import { addJsonValue, addTextValue, padNulls, profileRow, rawColumn, reserveString, rollBack, roomFor } from "../../src/ingest/raw-column.ts";
 import { ConversionError } from "../../src/kinds/convert.ts";
 import { convertColumn } from "../../src/kinds/registry.ts";
 import { inferKind } from "../../src/schema/infer.ts";

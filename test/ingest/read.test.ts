@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { generateUsers, writeRecords, writeUsers } from "../../src/generate/users.ts";
 import { MAX_COLUMNS, MAX_VALUE_BYTES } from "../../src/ingest/limits.ts";
 import { InputError, IngestError, READ_CHUNK_BYTES, type RawColumns, STDIN_NAME, detectFormat, openInput, readUserStream, readUsers } from "../../src/ingest/read.ts";
-import { RAW } from "../../src/ingest/raw-column.ts";
+import { RAW } from "../../src/schema/raw-column.ts";
 import type { UserRecord } from "../../src/generate/record.ts";
 import { rawRecords } from "../support/table-values.ts";
 

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync,
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { publishSnapshot } from "../../src/publish/publish.ts";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { ROOT, type LogLine, spawnServe } from "../support/serve-process.ts";
 import { type Tmpfs, tmpfsOrSkip } from "../support/tmpfs.ts";

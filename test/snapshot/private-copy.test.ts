@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { SnapshotError } from "../../src/snapshot/load.ts";
 import { defaultCacheDir, defaultLocationDir, loadPrivately, preparePrivateCopy, pruneCache, readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { recordAt } from "../../src/store/rows-json.ts";

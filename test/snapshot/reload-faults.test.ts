@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { readSnapshotId } from "../../src/snapshot/private-copy.ts";
 import { ROOT, type LogLine, spawnServe } from "../support/serve-process.ts";
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { createFileThreads } from "../../src/io/threads.ts";
 import { startServer } from "../../src/server.ts";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { readSnapshotId } from "../../src/snapshot/private-copy.ts";
 
 let dir: string;

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino, { type Logger } from "pino";
 import { DEFAULT_DATA } from "../../src/cli.ts";
-import { buildSnapshotFromGenerator } from "../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../src/generate/snapshot.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "./table-store.ts";
 import type { UserRecord } from "../../src/generate/record.ts";

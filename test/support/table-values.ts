@@ -3,7 +3,7 @@
  * `TableInput`) holds, as plain JS records, to compare with literal expectations.
  */
 import { stringAt } from "../../src/bits/byte-column.ts";
-import { RAW, type RawColumn } from "../../src/ingest/raw-column.ts";
+import { RAW, type RawColumn } from "../../src/schema/raw-column.ts";
 import type { RawColumns } from "../../src/ingest/records.ts";
 import type { ConvertedColumn } from "../../src/kinds/convert.ts";
 import { formatDate, formatDateTime } from "../../src/schema/values.ts";

@@ -15,7 +15,7 @@ import { generateUsers } from "../../../src/generate/users.ts";
 import { WIDE_COLUMN_SPECS } from "../../../src/generate/wide.ts";
 import type { ColumnSpec } from "../../../src/schema/kinds.ts";
 import { type RunningServer, startServer } from "../../../src/server.ts";
-import { buildSnapshotFromGenerator } from "../../../src/snapshot/build-file.ts";
+import { buildSnapshotFromGenerator } from "../../../src/generate/snapshot.ts";
 import { writeSnapshot } from "../../../src/snapshot/write.ts";
 import type { Table, TableRecord } from "../../support/table-oracle.ts";
 import { SEED_SPECS, buildTableStore } from "../../support/table-store.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ByteLru } from "../../src/engine/cache.ts";
+import { ByteLru } from "../../src/bits/byte-lru.ts";
 
 describe("ByteLru", () => {
   test("evicts the least recently used past the byte budget", () => {

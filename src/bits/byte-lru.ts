@@ -1,6 +1,8 @@
 /**
- * A least-recently-used cache bounded by bytes: keeps filter match sets, ordered match lists
- * and walk checkpoints so that AG Grid's following blocks of one query cost O(block).
+ * A least-recently-used cache bounded by bytes: what keeps the engine's filter match sets,
+ * ordered match lists and walk checkpoints (so that AG Grid's following blocks of one query cost
+ * O(block)), and access control's role views and verified tokens, each within its budget. Below
+ * both: it knows nothing of what it holds.
  */
 
 /** One cached value and its size. */
