@@ -179,6 +179,28 @@ function writeRecord(target: string, record: VerificationRecord): void {
   }
 }
 
+/** Rounds of {@link recordCopy}'s check before it gives up on a cache other processes keep replacing. */
+const RECORD_ROUNDS = 8;
+
+/**
+ * Writes the record of the copy just renamed to `target`, and makes sure the record left there
+ * names the copy that is there. Two processes preparing the same snapshot id at once (the
+ * workers of one server) each rename a verified copy into place and then write its record; when
+ * the renames and the writes interleave (A renames, B renames, B writes, A writes), the record
+ * names A's copy while B's is in place, and the copy is never trusted again (no fallback to it).
+ * Every copy renamed to `target` was verified first with the same settings, so whoever finds the
+ * record naming another file writes it again for the file in place.
+ */
+function recordCopy(target: string, record: VerificationRecord): void {
+  writeRecord(target, record);
+  for (let round = 0; round < RECORD_ROUNDS; round++) {
+    const copy = identityAt(target);
+    const written = readRecord(target);
+    if (copy === null || (written !== null && written.snapshotId === record.snapshotId && sameIdentity(written.copy, copy))) return;
+    writeRecord(target, { ...record, copy, at: new Date().toISOString() });
+  }
+}
+
 /** A private copy ready to map (see {@link preparePrivateCopy}). */
 export interface PreparedCopy {
   /** The copy to map: `<cacheDir>/<snapshotId>.snap`. */
@@ -276,7 +298,7 @@ export function preparePrivateCopy(source: string, cacheDir: string, options: Pr
       }
       const verified = performance.now();
       renameSync(temporary, target);
-      writeRecord(target, {
+      recordCopy(target, {
         snapshotId,
         verified: verify || options.verified === true,
         // a link shares the source's inode, whose change time the link and rename moved on

@@ -87,6 +87,38 @@ describe("private copies", () => {
     expect(existsSync(join(dir, "cache-d"))).toBe(false);
   });
 
+  test("processes copying one snapshot into one cache at once (a server's workers) leave a record that names the copy in place: it is reused", async () => {
+    const cache = join(dir, "cache-race");
+    const module = join(import.meta.dir, "../../src/snapshot/private-copy.ts");
+    // each child imports the module, says it is ready, and copies once it reads a line
+    const child = `import { preparePrivateCopy } from ${JSON.stringify(module)};
+      process.stdout.write("ready\\n");
+      for await (const _ of console) { preparePrivateCopy(${JSON.stringify(one)}, ${JSON.stringify(cache)}); process.stdout.write("done\\n"); break; }`;
+    const line = async (reader: ReadableStreamDefaultReader<Uint8Array>, want: string) => {
+      let text = "";
+      while (!text.includes(want)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the child ended before "${want}": ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+    };
+    for (let round = 0; round < 12; round++) {
+      rmSync(cache, { recursive: true, force: true });
+      const children = Array.from({ length: 3 }, () => Bun.spawn([process.execPath, "-e", child], { stdin: "pipe", stdout: "pipe", stderr: "inherit" }));
+      try {
+        const readers = children.map((c) => c.stdout.getReader());
+        await Promise.all(readers.map((r) => line(r, "ready")));
+        for (const c of children) c.stdin.write("go\n");
+        for (const c of children) await c.stdin.flush();
+        await Promise.all(readers.map((r) => line(r, "done")));
+        expect(await Promise.all(children.map((c) => c.exited))).toEqual([0, 0, 0]);
+      } finally {
+        for (const c of children) c.kill();
+      }
+      expect(preparePrivateCopy(one, cache).how).toBe("reused");
+    }
+  }, 120_000);
+
   test("pruning removes other versions and dead copies' temporary files, keeps what is asked, and leaves a copy still mapped until it is released", async () => {
     const cache = join(dir, "cache-e");
     // prepared on an I/O thread, as the server does: its verification's mapping is released there
