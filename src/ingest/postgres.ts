@@ -121,6 +121,19 @@ export async function* readAhead(stream: Readable, highBytes: number = READ_AHEA
 }
 
 /**
+ * Lets the connection of an ended COPY stream read again. postgres.js (3.4.9) pauses its socket
+ * when the stream refuses a chunk (its buffer, 16 KiB, full: the chunks of one socket read
+ * arrive before the stream flows) and resumes it only from the stream's `read()`; when the
+ * COPY's end comes in the same socket read, the stream ends with the socket paused, no `read()`
+ * follows, and the connection's next answer — the COMMIT of the transaction a read at an
+ * exported snapshot runs in — is never read: the build waited forever (one read in ten of a
+ * 70 kB table). Calling the stream's `read()` once it has ended resumes the socket.
+ */
+function resumeAfterCopy(stream: Readable): void {
+  (stream as unknown as { _read(size: number): void })._read(0);
+}
+
+/**
  * Parses a binary COPY stream of one non-null text column per tuple (PostgreSQL docs, "COPY",
  * Binary Format: an 11-byte signature, a 32-bit flags field, a 32-bit header extension length
  * and its bytes; each tuple a 16-bit field count (here 1) and a 32-bit length before the field's
@@ -338,6 +351,7 @@ async function readWith(
         }
       });
       onProgress?.(row, total);
+      resumeAfterCopy(copy);
     } catch (error) {
       // stop reading: the connection, mid-COPY, is closed at once by the caller
       copy?.destroy();

@@ -165,6 +165,24 @@ describe("snapshot build --from postgres", () => {
     ]);
   });
 
+  test("reads at an exported snapshot (a transaction) end, however the COPY's last chunks arrive: 60 reads of a 70 kB table", async () => {
+    // 22 rows of 3.2 kB: more than the COPY stream's 16 KiB buffer in one socket read, often
+    // together with the COPY's end (the driver's socket was left paused: the COMMIT never read)
+    await sql.unsafe("CREATE TABLE wide_rows (id bigint PRIMARY KEY, big text); INSERT INTO wide_rows SELECT g, repeat(md5(g::text), 100) FROM generate_series(1, 22) AS g");
+    const holder = postgres(pg.url, { max: 1, onnotice: () => {} });
+    try {
+      for (let i = 0; i < 60; i++) {
+        await holder.begin("isolation level repeatable read", async (tx) => {
+          const [{ name }] = await tx<{ name: string }[]>`SELECT pg_export_snapshot() AS name`;
+          const decision = await readTableFromPostgres({ url: pg.url, table: "wide_rows", snapshot: name });
+          expect(decision.table.rows).toBe(22);
+        });
+      }
+    } finally {
+      await holder.end();
+    }
+  }, 240_000);
+
   test("the read-ahead: every byte in order, the stream paused past the bound and resumed once taken, its error thrown", async () => {
     const stream = new PassThrough();
     const chunks = Array.from({ length: 40 }, (_, i) => Buffer.alloc(100, i));
