@@ -13,12 +13,13 @@ import type { Logger } from "pino";
 import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
-import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
+import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf } from "../engine/execute.ts";
 import { type PrintedStep, printStep } from "../engine/plan.ts";
 import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
+import { answerVersions } from "../engine/view-version.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { type Work, finish } from "../bits/work.ts";
 import { ProblemError } from "../query/errors.ts";
@@ -250,12 +251,12 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = versionId(engine);
+      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
       // depends on besides the snapshot and the role's view; the filter's key covers any filter
       // `meta` does not echo.
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
+      const etag = entityTag(version, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
       return answer(request, engine, scopedQuery(view, parsed.query), coding, (page) =>
@@ -296,9 +297,9 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const parsed = parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = versionId(engine);
+      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const { query } = parsed;
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      const etag = entityTag(version, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
       return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)));
     } catch (error) {
       return fail(request, error, coding);
@@ -314,8 +315,8 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request and the role's view; counted within the role's rows. */
   const facetsAnswer = (request: Request, engine: Engine, view: RoleView | null, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
+    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
+    const etag = entityTag(version, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
@@ -361,14 +362,14 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const exportAnswer = (request: Request, engine: Engine, view: RoleView | null, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
     const header = request.headers.get("accept-encoding");
     const gzip = acceptsGzip(header);
-    const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
+    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
+    const etag = entityTag(version, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
     const query = scopedQuery(view, parsed.query);
-    const shape = { version: snapshotId, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
+    const shape = { version: snapshotId, file: version, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
     return scheduled(request, exportCost(engine, query), negotiateCoding(header), function* () {
       const cursor = yield* openExportWork(engine, query);
       return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, shape);
@@ -404,15 +405,16 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const store = engine.store;
       const view = viewFor(grant, engine);
-      const version = versionId(engine);
-      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
+      const versions = answerVersions(engine, view);
+      const version = versions.shown;
+      const etag = entityTag(versions.tag, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
       const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema);
+      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema, !versions.restricted);
       // a role limited to some rows is told how many it sees (a live replica's changed rows
       // among them), never the table's count
       const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
-      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema));
+      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema, false));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -423,7 +425,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
    * analyze run never answers 304 (its timings are the point).
    */
   const explainAnswer = (request: Request, engine: Engine, view: RoleView | null, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = versionId(engine);
+    const snapshotId = answerVersions(engine, view).shown;
     if (conditional && !analyze) {
       const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
       if (unchanged !== null) return unchanged;
@@ -451,7 +453,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const search = searchOf(request.url);
       const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, view === null ? engine.store.schema : view.schema));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
+      const etag = entityTag(answerVersions(engine, view).tag, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
       return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -467,7 +469,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      const etag = entityTag(answerVersions(engine, view).tag, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
       return await explainAnswer(request, engine, view, query, analyze, etag, coding, false);
     } catch (error) {
       return fail(request, error, coding);
