@@ -10,7 +10,7 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
-import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
+import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial, seesEverything } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
 import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf } from "../engine/execute.ts";
@@ -509,21 +509,35 @@ function searchOf(url: string): string {
 export interface OperationsHandlers {
   /**
    * GET /healthz: 200 `{status: "ok", rows, snapshotId, createdAt, ageSeconds}` while the process
-   * serves (liveness): the version serving and its age (seconds since it was built).
+   * serves (liveness): the version serving and its age (seconds since it was built). With access
+   * control on, `{status: "ok"}` alone unless the credential's role sees every row and column.
    */
-  healthz: (request: Request) => Response;
+  healthz: (request: Request) => Response | Promise<Response>;
   /**
    * GET /readyz: 200 `{status: "ready", rows, snapshotId, createdAt, ageSeconds}` once a snapshot is loaded and
    * serving; 503 problem+json while starting or draining (a load balancer stops sending).
    */
-  readyz: (request: Request) => Response;
+  readyz: (request: Request) => Response | Promise<Response>;
   /** GET /metrics: the Prometheus text format (404 problem when the server keeps no metrics). */
   metrics: (request: Request) => Promise<Response>;
 }
 
-/** The operations handlers, free of any framework like {@link dataHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
-  const summary = (status: string) => {
+/**
+ * The operations handlers, free of any framework like {@link dataHandlers}. With access control
+ * on, the health bodies hold counts, ids and LSNs only for a credential whose role sees every
+ * row and column (access/control.ts `seesEverything`); for anyone else `{status}` alone (a 503's
+ * problem body its `state` alone), the status code the same for everyone.
+ */
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status" | "access">): OperationsHandlers {
+  const access = options.access ?? null;
+  /** `answer(full)` once it is known whether the request may see the full body. */
+  const forCaller = (request: Request, answer: (full: boolean) => Response): Response | Promise<Response> => {
+    if (access === null) return answer(true);
+    const full = seesEverything(access, request, options.engine().store.schema);
+    return full instanceof Promise ? full.then(answer) : answer(full);
+  };
+  const summary = (status: string, full: boolean) => {
+    if (!full) return JSON.stringify({ status });
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
     const more = options.status?.() ?? {};
@@ -532,12 +546,12 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
     return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
-    healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
+    healthz: (request) => forCaller(request, (full) => new Response(summary("ok", full), { headers: JSON_HEADERS })),
     readyz(request) {
       const state = options.state?.() ?? "ready";
-      if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
+      if (state === "ready") return forCaller(request, (full) => new Response(summary("ready", full), { headers: JSON_HEADERS }));
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
+      return forCaller(request, (full) => problemResponse("NOT_READY", detail, [], {}, full ? { state, ...options.status?.() } : { state }, negotiateCoding(request.headers.get("accept-encoding"))));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));

@@ -181,6 +181,19 @@ describe("401: a missing, invalid or expired credential", () => {
     expect((await call("/readyz", null)).status).toBe(200);
   });
 
+  test("/healthz and /readyz: counts and ids for a role that sees every row and column alone; the status code the same for every caller", async () => {
+    const org2 = await token({ role: "support", org_id: 2 });
+    const full = { rows: RECORDS.length, snapshotId: server.engine().store.snapshotId };
+    for (const [path, status] of [["/healthz", "ok"], ["/readyz", "ready"]] as const) {
+      const admin = await call(path, ADMIN_KEY);
+      expect({ code: admin.status, rows: admin.body?.rows, snapshotId: admin.body?.snapshotId }).toEqual({ code: 200, ...full });
+      for (const credential of [null, SUPPORT_KEY, org2, "not-a-key-of-the-policy"]) {
+        const answer = await call(path, credential);
+        expect({ code: answer.status, body: answer.body }).toEqual({ code: 200, body: { status } });
+      }
+    }
+  });
+
   test("each invalid credential, with its reason and never its text", async () => {
     const cases: [string, string | Promise<string>, string][] = [
       ["another scheme", "", "this endpoint needs a credential: send Authorization: Bearer <token or key>"],
