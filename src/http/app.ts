@@ -20,6 +20,7 @@ import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
 import { answerVersions } from "../engine/view-version.ts";
+import { scopeSchema } from "../engine/scope-schema.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { type Work, finish } from "../bits/work.ts";
 import { ProblemError } from "../query/errors.ts";
@@ -250,7 +251,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const q = url.indexOf("?");
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, scopeSchema(engine, view));
       const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
@@ -296,7 +297,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parsePostBody(read.body, maxPageSize, scopeSchema(engine, view));
       const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const { query } = parsed;
       const etag = entityTag(version, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
@@ -339,7 +340,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     try {
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
       return facetsAnswer(request, engine, view, facets, TAG_ROUTE.getFacets, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -352,7 +353,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const facets = parseFacetsPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      const facets = parseFacetsPost(read.body, maxPageSize, scopeSchema(engine, view));
       return await facetsAnswer(request, engine, view, facets, TAG_ROUTE.postFacets, coding, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -369,7 +370,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (unchanged !== null) return unchanged;
     }
     const query = scopedQuery(view, parsed.query);
-    const shape = { version: snapshotId, file: version, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
+    const shape = { version: snapshotId, file: version, schema: scopeSchema(engine, view), projection: projectionOf(view), extra: extraRecords(engine) };
     return scheduled(request, exportCost(engine, query), negotiateCoding(header), function* () {
       const cursor = yield* openExportWork(engine, query);
       return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, shape);
@@ -380,7 +381,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     try {
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseExportGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parseExportGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
       return exportAnswer(request, engine, view, parsed, TAG_ROUTE.getExport, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -393,7 +394,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseExportPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parseExportPost(read.body, maxPageSize, scopeSchema(engine, view));
       return await exportAnswer(request, engine, view, parsed, TAG_ROUTE.postExport, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -410,11 +411,12 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const etag = entityTag(versions.tag, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
       const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema, !versions.restricted);
+      const shown = scopeSchema(engine, view);
+      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), shown, !versions.restricted);
       // a role limited to some rows is told how many it sees (a live replica's changed rows
       // among them), never the table's count
       const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
-      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema, false));
+      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, shown, false));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -431,7 +433,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (unchanged !== null) return unchanged;
     }
     // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
-    const printed = printQuery(view === null ? engine.store.schema : view.schema, requestQuery(view, query));
+    const printed = printQuery(scopeSchema(engine, view), requestQuery(view, query));
     // One plan: the scheduler admits it by its cost, the executor runs it (recording each
     // step's rows and time), and the answer prints it with the path the executor took.
     const plan = planOf(engine, scopedQuery(view, query));
@@ -451,7 +453,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const search = searchOf(request.url);
-      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, view === null ? engine.store.schema : view.schema));
+      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, scopeSchema(engine, view)));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
       const etag = entityTag(answerVersions(engine, view).tag, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
       return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
@@ -466,7 +468,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema));
+      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, scopeSchema(engine, view)));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
       const etag = entityTag(answerVersions(engine, view).tag, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
@@ -587,7 +589,8 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
       documents.clear();
       snapshotId = store.snapshotId;
     }
-    const key = schema.columns.map((c) => c.id).join(",");
+    // the columns and their enum values (a restricted role's are those of its rows)
+    const key = JSON.stringify(schema.columns.map((c) => [c.id, c.values ?? null]));
     let body = documents.get(key);
     if (body === undefined) {
       body = JSON.stringify(openApiDocument(routes(), { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null }));
@@ -595,7 +598,11 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
     }
     return new Response(body, { headers: JSON_HEADERS });
   };
-  return (_request, grant) => documentOf(grant === undefined ? options.engine().store.schema : grant.view.schema);
+  return (_request, grant) => {
+    const engine = options.engine();
+    if (grant === undefined) return documentOf(engine.store.schema);
+    return documentOf(grant.view.base === engine.store.schema ? scopeSchema(engine, grant.view) : grant.view.schema);
+  };
 }
 
 /**

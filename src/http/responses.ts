@@ -9,7 +9,7 @@
  */
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
-import type { Schema } from "../schema/kinds.ts";
+import { type Schema, shownSpec } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
@@ -162,7 +162,8 @@ export function postResponse(
  * @param withId false to leave `snapshotId` out of the body (a restricted access role's: INTERFACE.md "Tenant isolation")
  */
 export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema, withId = true): Response {
-  const { columns, key, partition } = shown;
+  const { key, partition } = shown;
+  const columns = shown.columns.map(shownSpec);
   const body = JSON.stringify(withId ? { columns, key, partition, rows, snapshotId: version } : { columns, key, partition, rows });
   return dataResponse(encoder.encode(body), etag, version, coding);
 }
