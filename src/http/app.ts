@@ -14,7 +14,7 @@ import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial, s
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
 import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf } from "../engine/execute.ts";
-import { type PrintedStep, printStep } from "../engine/plan.ts";
+import { printScoped, printStep } from "../engine/plan.ts";
 import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
@@ -189,18 +189,6 @@ function viewTagOf(view: RoleView | null): string {
 /** The members a view's records keep (null: every one). */
 function projectionOf(view: RoleView | null): Projection | null {
   return view === null ? null : view.projection;
-}
-
-/**
- * A plan printed for a role limited to some rows: its root step alone. The steps below it are
- * evaluated over every row of the table, so their estimates and counts would tell the role of
- * rows it does not see; the root's are its own (its window, its rows), and the changes a live
- * replica merged are left unsaid for the same reason.
- */
-function rootOnly(step: PrintedStep): PrintedStep {
-  const { children: _children, ...root } = step;
-  if (root.detail !== undefined) root.detail = root.detail.replace(/; merged with the changes since the snapshot: .*$/, "");
-  return root;
 }
 
 /**
@@ -437,8 +425,8 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     // One plan: the scheduler admits it by its cost, the executor runs it (recording each
     // step's rows and time), and the answer prints it with the path the executor took.
     const plan = planOf(engine, scopedQuery(view, query));
-    // a role's own filter is not shown: the plan's root alone (its window and totals)
-    const planned = () => (view === null || view.filter === null ? printStep(plan.root) : rootOnly(printStep(plan.root)));
+    // a restricted role is shown its window alone (engine/plan.ts printScoped): nothing the whole table decides
+    const planned = () => (view === null || view.unrestricted ? printStep(plan.root) : printScoped(plan.root));
     if (!analyze) return explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
     const respond = () => explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
     if (!isExpensive(plan)) {
