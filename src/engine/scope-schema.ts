@@ -22,11 +22,25 @@ export interface SchemaScope extends VersionScope {
 /** Per scope object: the schema of the last version token asked for (a batch that changes none of its rows keeps it). */
 const schemas = new WeakMap<SchemaScope, { token: string; schema: Schema }>();
 
+/** Per scope object: its schema without the partition column. */
+const unpartitioned = new WeakMap<SchemaScope, Schema>();
+
+/** The scope's schema with `partition` null (made once per scope). */
+function withoutPartition(scope: SchemaScope): Schema {
+  if (scope.schema.partition === null) return scope.schema;
+  let schema = unpartitioned.get(scope);
+  if (schema === undefined) {
+    schema = { ...scope.schema, partition: null };
+    unpartitioned.set(scope, schema);
+  }
+  return schema;
+}
+
 /**
  * The schema `scope` is told in `engine`'s version: the store's without a scope, the scope's own
- * when it sees every row and column or has no inferred enum column (kinds.ts
- * `ColumnSpec.inferred`), else its own with each inferred enum's values cut to those present in
- * its rows (in the column's order). Computed once per version token of the scope
+ * when it sees every row and column; else its own with `partition` null (the store build chooses
+ * the partition column by the values the whole table holds) and each inferred enum's values
+ * (kinds.ts `ColumnSpec.inferred`) cut to those present in its rows (in the column's order). Computed once per version token of the scope
  * (view-version.ts: unchanged by a batch that changes none of its rows), by counting the
  * enums' values over its rows (engine/facets.ts).
  * @returns the schema (a spec's `values` array may be shared: never change it)
@@ -35,7 +49,7 @@ export function scopeSchema(engine: Engine, scope: SchemaScope | null): Schema {
   if (scope === null) return engine.store.schema;
   if (scope.unrestricted) return scope.schema;
   const inferred = scope.schema.columns.filter((c) => c.inferred === true);
-  if (inferred.length === 0) return scope.schema;
+  if (inferred.length === 0) return withoutPartition(scope);
   const token = viewVersion(engine, scope);
   const cached = schemas.get(scope);
   if (cached !== undefined && cached.token === token) return cached.schema;
@@ -46,7 +60,7 @@ export function scopeSchema(engine: Engine, scope: SchemaScope | null): Schema {
     const present = new Set(facet.values.map((v) => v.value));
     return { ...spec, values: (spec.values ?? []).filter((v) => present.has(v)) };
   });
-  const schema: Schema = { ...scope.schema, columns };
+  const schema: Schema = { ...scope.schema, columns, partition: null };
   schemas.set(scope, { token, schema });
   return schema;
 }

@@ -90,8 +90,8 @@ function componentSchemas({ schema: s, paths }: DocContext) {
     },
     SnapshotSchema: {
       type: "object",
-      description: "The served snapshot's columns in schema order, its key and partition columns, its row count and id.",
-      required: ["columns", "key", "partition", "rows", "snapshotId"],
+      description: "The served snapshot's columns in schema order, its key and partition columns, its row count and id. For a credential's role that sees some rows or columns: its columns, its row count, no partition column and no id.",
+      required: ["columns", "key", "partition", "rows"],
       properties: {
         columns: { type: "array", items: schema("Column") },
         key: { type: "string", description: "The key column's id: unique, never null; every order's ties are broken by it." },
