@@ -83,7 +83,11 @@ function requestsArb(table: Table, records: readonly TableRecord[]) {
 /** A request's answer as the rule compares it: status, every header but Date and X-Snapshot-Id, the body (explain's times zeroed). */
 async function answerOf(response: Response | Promise<Response>, explain: boolean): Promise<{ status: number; headers: [string, string][]; body: string }> {
   const r = await response;
-  const headers = [...r.headers.entries()].filter(([name]) => name !== "date" && name !== "x-snapshot-id").sort();
+  const headers: [string, string][] = [];
+  r.headers.forEach((value, name) => {
+    if (name !== "date" && name !== "x-snapshot-id") headers.push([name, value]);
+  });
+  headers.sort();
   let body = await r.text();
   if (explain && r.status === 200) body = JSON.stringify(JSON.parse(body, (key, value) => (key === "ms" ? 0 : value)));
   return { status: r.status, headers, body };
