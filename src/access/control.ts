@@ -287,6 +287,19 @@ export function createAccessControl(options: AccessOptions): AccessControl {
   return { authorize, regrant, reload, policy: () => state.policy };
 }
 
+/**
+ * True when the request's credential is of a role that sees every row and column: what the
+ * health bodies' counts, ids and LSNs need (INTERFACE.md "Tenant isolation"); false without a
+ * credential (not counted as a denial: probes send none), for one refused (counted and logged as
+ * any denial) or of a restricted role. A promise when a token is verified now.
+ */
+export function seesEverything(access: AccessControl, request: Request, schema: Schema): boolean | Promise<boolean> {
+  if (request.headers.get("authorization") === null) return false;
+  const outcome = access.authorize(request, schema, "data");
+  const sees = (o: Grant | Denial): boolean => !isDenial(o) && o.view.unrestricted;
+  return outcome instanceof Promise ? outcome.then(sees) : sees(outcome);
+}
+
 /** Furthest a token's `exp`, `nbf` or `iat` may be from now, in seconds: 100 years (docs/api.md "Access control", credentials). */
 export const MAX_TIME_CLAIM_SECONDS = 100 * 365.25 * 86_400;
 

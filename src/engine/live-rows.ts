@@ -174,6 +174,17 @@ function passOf(delta: DeltaStore, filter: Predicate, key: string, rows: number)
   return entry.pass;
 }
 
+/**
+ * Whether each delta row below `rows` passes `filter` (1 passes, 0 not; index = local delta row;
+ * the array may be longer than `rows`, its tail meaningless), tested once per delta store and
+ * filter; null for no filter (every row passes). Dead rows are tested too: what the version
+ * token (view-version.ts) subtracts when a row dies.
+ * @param key the filter's cache key
+ */
+export function deltaPassOf(delta: DeltaStore, filter: Predicate | null, key: string, rows: number): Uint8Array | null {
+  return filter === null ? null : passOf(delta, filter, key, rows);
+}
+
 /** True when base row `row` is one of `result`'s rows. */
 export function baseHas(store: Store, result: FilterResult, row: number): boolean {
   if (result.kind === "all") return true;

@@ -129,8 +129,10 @@ export interface PrintedStep {
   column?: string;
   index?: string;
   detail?: string;
-  estimatedRows: number;
-  estimatedCost: number;
+  /** Absent in a plan printed for a restricted scope ({@link printScoped}). */
+  estimatedRows?: number;
+  /** Absent in a plan printed for a restricted scope ({@link printScoped}). */
+  estimatedCost?: number;
   rows?: number;
   ms?: number;
   children?: PrintedStep[];
@@ -153,5 +155,25 @@ export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep
   if (step.ms !== undefined) out.ms = Math.round(step.ms * 1000) / 1000;
   const children = (step as { children?: (FilterStep | TermStep)[] }).children;
   if (children !== undefined && children.length > 0) out.children = children.map(printStep);
+  return out;
+}
+
+/** The root's `op` in a plan printed for a restricted scope: the window, whichever path was taken. */
+export const SCOPED_ROOT_OP = "window";
+
+/**
+ * The plan printed for a scope that sees some rows or columns (an access role's: INTERFACE.md
+ * "Tenant isolation"): its root alone, as `{op: "window", column, detail, rows?, ms?}` — the sort
+ * column and the window (`rows a..b by …`), which the request alone decides, and with analyze the
+ * window's rows and the time taken. Left out, because the whole table decides them: the steps
+ * below (their estimates and counts are over every row, a search term's over every column), the
+ * estimates, the stored index and the path taken (`walk`, `sort`, `slice`…, chosen by the table's
+ * counts), and the changes a live replica merged.
+ */
+export function printScoped(root: WindowStep): PrintedStep {
+  const keys = root.keys;
+  const out: PrintedStep = { op: SCOPED_ROOT_OP, column: root.column, detail: `rows ${root.offset}..${root.offset + root.limit} by ${keys.map((k) => `${k.column} ${k.direction}${k.absolute ? " absolute" : ""}`).join(", ")}` };
+  if (root.rows !== undefined) out.rows = root.rows;
+  if (root.ms !== undefined) out.ms = Math.round(root.ms * 1000) / 1000;
   return out;
 }

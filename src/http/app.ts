@@ -10,15 +10,17 @@
  * into problem+json.
  */
 import type { Logger } from "pino";
-import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
+import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial, seesEverything } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
-import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
-import { type PrintedStep, printStep } from "../engine/plan.ts";
+import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf } from "../engine/execute.ts";
+import { printScoped, printStep } from "../engine/plan.ts";
 import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import { DEFER_ABOVE } from "../engine/planner.ts";
+import { answerVersions } from "../engine/view-version.ts";
+import { scopeSchema } from "../engine/scope-schema.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { type Work, finish } from "../bits/work.ts";
 import { ProblemError } from "../query/errors.ts";
@@ -190,18 +192,6 @@ function projectionOf(view: RoleView | null): Projection | null {
 }
 
 /**
- * A plan printed for a role limited to some rows: its root step alone. The steps below it are
- * evaluated over every row of the table, so their estimates and counts would tell the role of
- * rows it does not see; the root's are its own (its window, its rows), and the changes a live
- * replica merged are left unsaid for the same reason.
- */
-function rootOnly(step: PrintedStep): PrintedStep {
-  const { children: _children, ...root } = step;
-  if (root.detail !== undefined) root.detail = root.detail.replace(/; merged with the changes since the snapshot: .*$/, "");
-  return root;
-}
-
-/**
  * The handlers of the data routes, free of any framework so that Bun's router calls them
  * directly (see {@link createService}). With access control on, each gets the request's grant
  * (the role's view: access/view.ts) and answers over it: parsed against the role's schema (a
@@ -249,13 +239,13 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const q = url.indexOf("?");
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = versionId(engine);
+      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, scopeSchema(engine, view));
+      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const metaJson = JSON.stringify(parsed.meta);
       // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
       // depends on besides the snapshot and the role's view; the filter's key covers any filter
       // `meta` does not echo.
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
+      const etag = entityTag(version, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
       return answer(request, engine, scopedQuery(view, parsed.query), coding, (page) =>
@@ -295,10 +285,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
-      const snapshotId = versionId(engine);
+      const parsed = parsePostBody(read.body, maxPageSize, scopeSchema(engine, view));
+      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
       const { query } = parsed;
-      const etag = entityTag(snapshotId, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      const etag = entityTag(version, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
       return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)));
     } catch (error) {
       return fail(request, error, coding);
@@ -314,8 +304,8 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   };
   /** The facets answer of a parsed request (GET or POST): ETag over the whole request and the role's view; counted within the role's rows. */
   const facetsAnswer = (request: Request, engine: Engine, view: RoleView | null, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
+    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
+    const etag = entityTag(version, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
@@ -338,7 +328,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     try {
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
       return facetsAnswer(request, engine, view, facets, TAG_ROUTE.getFacets, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -351,7 +341,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const facets = parseFacetsPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      const facets = parseFacetsPost(read.body, maxPageSize, scopeSchema(engine, view));
       return await facetsAnswer(request, engine, view, facets, TAG_ROUTE.postFacets, coding, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -361,14 +351,14 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
   const exportAnswer = (request: Request, engine: Engine, view: RoleView | null, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
     const header = request.headers.get("accept-encoding");
     const gzip = acceptsGzip(header);
-    const snapshotId = versionId(engine);
-    const etag = entityTag(snapshotId, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
+    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
+    const etag = entityTag(version, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
     if (conditional) {
       const unchanged = notModified(request, etag, snapshotId);
       if (unchanged !== null) return unchanged;
     }
     const query = scopedQuery(view, parsed.query);
-    const shape = { version: snapshotId, schema: view === null ? engine.store.schema : view.schema, projection: projectionOf(view), extra: extraRecords(engine) };
+    const shape = { version: snapshotId, file: version, schema: scopeSchema(engine, view), projection: projectionOf(view), extra: extraRecords(engine) };
     return scheduled(request, exportCost(engine, query), negotiateCoding(header), function* () {
       const cursor = yield* openExportWork(engine, query);
       return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, shape);
@@ -379,7 +369,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
     try {
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseExportGet(searchOf(request.url), maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parseExportGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
       return exportAnswer(request, engine, view, parsed, TAG_ROUTE.getExport, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -392,7 +382,7 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const parsed = parseExportPost(read.body, maxPageSize, view === null ? engine.store.schema : view.schema);
+      const parsed = parseExportPost(read.body, maxPageSize, scopeSchema(engine, view));
       return await exportAnswer(request, engine, view, parsed, TAG_ROUTE.postExport, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -404,15 +394,17 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const store = engine.store;
       const view = viewFor(grant, engine);
-      const version = versionId(engine);
-      const etag = entityTag(version, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
+      const versions = answerVersions(engine, view);
+      const version = versions.shown;
+      const etag = entityTag(versions.tag, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
       const unchanged = notModified(request, etag, version);
       if (unchanged !== null) return unchanged;
-      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), view?.schema);
+      const shown = scopeSchema(engine, view);
+      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), shown, !versions.restricted);
       // a role limited to some rows is told how many it sees (a live replica's changed rows
       // among them), never the table's count
       const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
-      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, view.schema));
+      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, shown, false));
     } catch (error) {
       return fail(request, error, coding);
     }
@@ -423,18 +415,18 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
    * analyze run never answers 304 (its timings are the point).
    */
   const explainAnswer = (request: Request, engine: Engine, view: RoleView | null, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = versionId(engine);
+    const snapshotId = answerVersions(engine, view).shown;
     if (conditional && !analyze) {
       const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
       if (unchanged !== null) return unchanged;
     }
     // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
-    const printed = printQuery(view === null ? engine.store.schema : view.schema, requestQuery(view, query));
+    const printed = printQuery(scopeSchema(engine, view), requestQuery(view, query));
     // One plan: the scheduler admits it by its cost, the executor runs it (recording each
     // step's rows and time), and the answer prints it with the path the executor took.
     const plan = planOf(engine, scopedQuery(view, query));
-    // a role's own filter is not shown: the plan's root alone (its window and totals)
-    const planned = () => (view === null || view.filter === null ? printStep(plan.root) : rootOnly(printStep(plan.root)));
+    // a restricted role is shown its window alone (engine/plan.ts printScoped): nothing the whole table decides
+    const planned = () => (view === null || view.unrestricted ? printStep(plan.root) : printScoped(plan.root));
     if (!analyze) return explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
     const respond = () => explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
     if (!isExpensive(plan)) {
@@ -449,9 +441,9 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       const engine = options.engine();
       const view = viewFor(grant, engine);
       const search = searchOf(request.url);
-      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, view === null ? engine.store.schema : view.schema));
+      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, scopeSchema(engine, view)));
       const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(versionId(engine), coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
+      const etag = entityTag(answerVersions(engine, view).tag, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
       return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
     } catch (error) {
       return fail(request, error, coding);
@@ -464,10 +456,10 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       if (read instanceof Response) return read;
       const engine = options.engine();
       const view = viewFor(grant, engine);
-      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, view === null ? engine.store.schema : view.schema));
+      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, scopeSchema(engine, view)));
       const { query } = parsed;
       const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(versionId(engine), coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
+      const etag = entityTag(answerVersions(engine, view).tag, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
       return await explainAnswer(request, engine, view, query, analyze, etag, coding, false);
     } catch (error) {
       return fail(request, error, coding);
@@ -507,21 +499,35 @@ function searchOf(url: string): string {
 export interface OperationsHandlers {
   /**
    * GET /healthz: 200 `{status: "ok", rows, snapshotId, createdAt, ageSeconds}` while the process
-   * serves (liveness): the version serving and its age (seconds since it was built).
+   * serves (liveness): the version serving and its age (seconds since it was built). With access
+   * control on, `{status: "ok"}` alone unless the credential's role sees every row and column.
    */
-  healthz: (request: Request) => Response;
+  healthz: (request: Request) => Response | Promise<Response>;
   /**
    * GET /readyz: 200 `{status: "ready", rows, snapshotId, createdAt, ageSeconds}` once a snapshot is loaded and
    * serving; 503 problem+json while starting or draining (a load balancer stops sending).
    */
-  readyz: (request: Request) => Response;
+  readyz: (request: Request) => Response | Promise<Response>;
   /** GET /metrics: the Prometheus text format (404 problem when the server keeps no metrics). */
   metrics: (request: Request) => Promise<Response>;
 }
 
-/** The operations handlers, free of any framework like {@link dataHandlers}. */
-export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status">): OperationsHandlers {
-  const summary = (status: string) => {
+/**
+ * The operations handlers, free of any framework like {@link dataHandlers}. With access control
+ * on, the health bodies hold counts, ids and LSNs only for a credential whose role sees every
+ * row and column (access/control.ts `seesEverything`); for anyone else `{status}` alone (a 503's
+ * problem body its `state` alone), the status code the same for everyone.
+ */
+export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status" | "access">): OperationsHandlers {
+  const access = options.access ?? null;
+  /** `answer(full)` once it is known whether the request may see the full body. */
+  const forCaller = (request: Request, answer: (full: boolean) => Response): Response | Promise<Response> => {
+    if (access === null) return answer(true);
+    const full = seesEverything(access, request, options.engine().store.schema);
+    return full instanceof Promise ? full.then(answer) : answer(full);
+  };
+  const summary = (status: string, full: boolean) => {
+    if (!full) return JSON.stringify({ status });
     const store = options.engine().store;
     const createdAt = options.snapshotCreatedAt?.();
     const more = options.status?.() ?? {};
@@ -530,12 +536,12 @@ export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics
     return JSON.stringify({ status, rows: store.rowCount, snapshotId: store.snapshotId, createdAt, ageSeconds, ...more });
   };
   return {
-    healthz: () => new Response(summary("ok"), { headers: JSON_HEADERS }),
+    healthz: (request) => forCaller(request, (full) => new Response(summary("ok", full), { headers: JSON_HEADERS })),
     readyz(request) {
       const state = options.state?.() ?? "ready";
-      if (state === "ready") return new Response(summary("ready"), { headers: JSON_HEADERS });
+      if (state === "ready") return forCaller(request, (full) => new Response(summary("ready", full), { headers: JSON_HEADERS }));
       const detail = state === "starting" ? "the server is starting: no snapshot is serving yet" : "the server is shutting down: send requests to another instance";
-      return problemResponse("NOT_READY", detail, [], {}, { state, ...options.status?.() }, negotiateCoding(request.headers.get("accept-encoding")));
+      return forCaller(request, (full) => problemResponse("NOT_READY", detail, [], {}, full ? { state, ...options.status?.() } : { state }, negotiateCoding(request.headers.get("accept-encoding"))));
     },
     async metrics(request) {
       const coding = negotiateCoding(request.headers.get("accept-encoding"));
@@ -571,7 +577,8 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
       documents.clear();
       snapshotId = store.snapshotId;
     }
-    const key = schema.columns.map((c) => c.id).join(",");
+    // the columns and their enum values (a restricted role's are those of its rows)
+    const key = JSON.stringify(schema.columns.map((c) => [c.id, c.values ?? null]));
     let body = documents.get(key);
     if (body === undefined) {
       body = JSON.stringify(openApiDocument(routes(), { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null }));
@@ -579,7 +586,11 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
     }
     return new Response(body, { headers: JSON_HEADERS });
   };
-  return (_request, grant) => documentOf(grant === undefined ? options.engine().store.schema : grant.view.schema);
+  return (_request, grant) => {
+    const engine = options.engine();
+    if (grant === undefined) return documentOf(engine.store.schema);
+    return documentOf(grant.view.base === engine.store.schema ? scopeSchema(engine, grant.view) : grant.view.schema);
+  };
 }
 
 /**

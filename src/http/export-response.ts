@@ -36,6 +36,8 @@ export function facetsResponse(answer: FacetsAnswer, etag: string, snapshotId: s
 export interface ExportShape {
   /** The id `X-Snapshot-Id` shows (a live replica's `<snapshotId>@<LSN>`). */
   version: string;
+  /** The version the file is named after, when not `version` (a restricted access role's token: engine/view-version.ts). */
+  file?: string;
   /** The schema the client sees: the CSV header's columns. */
   schema: Schema;
   /** The members each record keeps (an access role's), or null for every one. */
@@ -83,9 +85,10 @@ export function exportResponse(
   shape: ExportShape = { version: store.snapshotId, schema: store.schema, projection: null, extra: null },
 ): Response {
   const { version, projection, extra } = shape;
+  const file = shape.file ?? version;
   const headers: Record<string, string> = {
     "content-type": EXPORT_TYPES[format],
-    "content-disposition": `attachment; filename="${resource}-${version.replace("/", "-")}.${format}"`,
+    "content-disposition": `attachment; filename="${resource}-${file.replace("/", "-")}.${format}"`,
     etag,
     "x-snapshot-id": version,
     "cache-control": "no-cache",

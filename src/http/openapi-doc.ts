@@ -90,8 +90,8 @@ function componentSchemas({ schema: s, paths }: DocContext) {
     },
     SnapshotSchema: {
       type: "object",
-      description: "The served snapshot's columns in schema order, its key and partition columns, its row count and id.",
-      required: ["columns", "key", "partition", "rows", "snapshotId"],
+      description: "The served snapshot's columns in schema order, its key and partition columns, its row count and id. For a credential's role that sees some rows or columns: its columns, its row count, no partition column and no id.",
+      required: ["columns", "key", "partition", "rows"],
       properties: {
         columns: { type: "array", items: schema("Column") },
         key: { type: "string", description: "The key column's id: unique, never null; every order's ties are broken by it." },
@@ -351,9 +351,9 @@ function componentSchemas({ schema: s, paths }: DocContext) {
       type: "object",
       description:
         "One step of the plan: what it does (`op`), the column and stored index it reads, the rows and cost the planner expects; with analyze, the rows it gave and the milliseconds it took (its children included). The root orders the filter's rows and cuts the window.",
-      required: ["op", "estimatedRows", "estimatedCost"],
+      required: ["op"],
       properties: {
-        op: { type: "string", description: "The step's operation (the list is in docs/api.md, \"Explain\")." },
+        op: { type: "string", description: "The step's operation (the list is in docs/api.md, \"Explain\"); `window` for the root alone that a credential's role that sees some rows or columns is shown, without estimates." },
         column: { type: "string" },
         index: { type: "string", description: "The stored index read." },
         detail: { type: "string", description: "The test, search term or window, for a person." },

@@ -9,7 +9,7 @@
  */
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
-import type { Schema } from "../schema/kinds.ts";
+import { type Schema, shownSpec } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
@@ -159,10 +159,12 @@ export function postResponse(
  * @param version the id `X-Snapshot-Id` and `snapshotId` show (engine/execute.ts `versionId`: `<snapshotId>@<LSN>` over a live replica's changes)
  * @param rows the rows the client sees (engine/execute.ts `rowCountOf`, or an access role's count), default the store's row count
  * @param shown the schema the client sees (an access role's), default the store's
+ * @param withId false to leave `snapshotId` out of the body (a restricted access role's: INTERFACE.md "Tenant isolation")
  */
-export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema): Response {
-  const { columns, key, partition } = shown;
-  const body = JSON.stringify({ columns, key, partition, rows, snapshotId: version });
+export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema, withId = true): Response {
+  const { key, partition } = shown;
+  const columns = shown.columns.map(shownSpec);
+  const body = JSON.stringify(withId ? { columns, key, partition, rows, snapshotId: version } : { columns, key, partition, rows });
   return dataResponse(encoder.encode(body), etag, version, coding);
 }
 

@@ -203,10 +203,12 @@ export function profileText(profile: ColumnProfile, text: string, quoted = false
   return Number.NaN;
 }
 
-/** What {@link inferKind} decides: the kind, and an inferred enum's values in collation order. */
+/** What {@link inferKind} decides: the kind, and an inferred enum's values in collation order (marked inferred). */
 export interface InferredKind {
   kind: ColumnKind;
   values?: string[];
+  /** True on an enum whose values were inferred (kinds.ts `ColumnSpec.inferred`). */
+  inferred?: true;
 }
 
 /**
@@ -230,7 +232,7 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
   const distinct = profile.distinct;
   // An enum's values are non-empty strings (as a schema file declares them): "" makes text.
   if (strings === nonNull && distinct !== null && distinct.size * MIN_ROWS_PER_ENUM_VALUE <= rows && !distinct.has("")) {
-    return { kind: "enum", values: [...distinct.keys()].sort(collator.compare) };
+    return { kind: "enum", values: [...distinct.keys()].sort(collator.compare), inferred: true };
   }
   return { kind: "text" };
 }

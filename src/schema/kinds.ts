@@ -21,6 +21,18 @@ export interface ColumnSpec {
    * inferred, the distinct values in collation order. Absent for the other kinds.
    */
   values?: string[];
+  /**
+   * True on an enum whose values were inferred from the data rather than declared (a schema
+   * file, a database's enum type): kept in the snapshot's header, so that an access role that
+   * sees some rows is told the values present in its rows alone (INTERFACE.md "Tenant
+   * isolation"); absent on every other column.
+   */
+  inferred?: true;
+}
+
+/** A column as answers show it (`/schema`, the OpenAPI document): its id, kind and an enum's values, without {@link ColumnSpec.inferred}. */
+export function shownSpec(spec: ColumnSpec): ColumnSpec {
+  return spec.values === undefined ? { id: spec.id, kind: spec.kind } : { id: spec.id, kind: spec.kind, values: spec.values };
 }
 
 /**

@@ -10,8 +10,9 @@
  * does not exist. Some cases apply a live replica's change batches first, one after the other
  * (updates, deletes, inserts, key changes, a key changed twice in a batch: the changed rows are
  * in the role's rows exactly when their new values pass its filter, and their records are cut
- * too); then every answer carries the version (`<snapshotId>@<LSN>`), and its entity tag is
- * neither another role's nor the one before the last batch.
+ * too); then a role of every row and column sees the version (`<snapshotId>@<LSN>`) and a
+ * restricted role the snapshot id alone, and the entity tag is never another role's, and is the
+ * one before the last batch exactly when the batch changed none of a restricted role's rows.
  *
  * The requests go through the data routes' handlers (http/app.ts) with the role's grant, as the
  * envelope hands it to them; credentials and the envelope are tested over a socket in
@@ -25,11 +26,12 @@ import { parsePolicy } from "../../src/access/policy.ts";
 import { type RoleView, compileView } from "../../src/access/view.ts";
 import { type Engine, applyChanges, createEngine } from "../../src/engine/execute.ts";
 import { dataHandlers } from "../../src/http/app.ts";
-import { type Change, lsnText } from "../../src/live/changes.ts";
+import { lsnText } from "../../src/live/changes.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { filterModelArb, filterable, needleArb, quickArb, simpleModel, sortModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
+import { filterModelArb, filterable, needleArb, quickArb, simpleModel, sortModelArb, tableArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, oracleFacets, oracleGet, oracleRows } from "../support/table-oracle.ts";
 import { buildTableStore } from "../support/table-store.ts";
+import { applyToRecords, changesArb, written } from "../support/live-changes.ts";
 
 const logger = pino({ level: "silent" });
 
@@ -108,78 +110,6 @@ function roleTable(table: Table, records: readonly TableRecord[], view: RoleView
   return { table: { specs: table.specs.filter((s) => ids.includes(s.id)), key: table.key }, records: rows.map(cut) };
 }
 
-/** A record as the service writes it: every value as JSON has it (date-times as ISO 8601 UTC). */
-function written(table: Table, record: TableRecord): TableRecord {
-  const out: TableRecord = Object.create(null);
-  for (const spec of table.specs) {
-    const v = record[spec.id] ?? null;
-    out[spec.id] = spec.kind === "datetime" && v !== null ? new Date(v as string).toISOString() : v;
-  }
-  return { ...out };
-}
-
-/**
- * One batch of a live replica's changes: updates of rows (new values, same key; a row may be
- * picked twice), deletes, inserts of new keys, and key changes (a row deleted and its new
- * values inserted under a new key).
- */
-interface LiveChanges {
-  updates: { pick: number; values: unknown[] }[];
-  deletes: number[];
-  inserts: { key: number | string; values: unknown[] }[];
-  rekeys: { pick: number; key: number | string; values: unknown[] }[];
-}
-
-function changesArb(table: Table): fc.Arbitrary<LiveChanges> {
-  const others = table.specs.filter((s) => s.id !== table.key);
-  const keySpec = table.specs.find((s) => s.id === table.key) as ColumnSpec;
-  const values = fc.tuple(...others.map(valueArb));
-  const key: fc.Arbitrary<number | string> = keySpec.kind === "text" ? fc.stringMatching(/^[0-9a-f]{6}-new$/) : fc.integer({ min: 1000, max: 5000 });
-  return fc.record({
-    updates: fc.array(fc.record({ pick: fc.nat(), values }), { maxLength: 6 }),
-    deletes: fc.array(fc.nat(), { maxLength: 3 }),
-    inserts: fc.uniqueArray(fc.record({ key, values }), { maxLength: 6, selector: (i) => i.key }),
-    rekeys: fc.array(fc.record({ pick: fc.nat(), key, values }), { maxLength: 2 }),
-  });
-}
-
-/** Applies the changes to the records (the oracle's table) and returns them as a batch holds them. */
-function applyToRecords(table: Table, records: TableRecord[], changes: LiveChanges): Change[] {
-  const others = table.specs.filter((s) => s.id !== table.key);
-  const out: Change[] = [];
-  const make = (key: unknown, values: unknown[]): TableRecord => {
-    const record: TableRecord = Object.create(null);
-    for (const spec of table.specs) record[spec.id] = spec.id === table.key ? key : values[others.indexOf(spec)];
-    return { ...record };
-  };
-  for (const u of changes.updates) {
-    if (records.length === 0) break;
-    const i = u.pick % records.length;
-    records[i] = make(records[i][table.key], u.values);
-    out.push({ op: "upsert", record: records[i] });
-  }
-  for (const d of changes.deletes) {
-    if (records.length <= 1) break;
-    const [gone] = records.splice(d % records.length, 1);
-    out.push({ op: "delete", key: gone[table.key] as number | string });
-  }
-  for (const ins of changes.inserts) {
-    if (records.some((r) => r[table.key] === ins.key)) continue;
-    const record = make(ins.key, ins.values);
-    records.push(record);
-    out.push({ op: "upsert", record });
-  }
-  for (const r of changes.rekeys) {
-    if (records.length <= 1 || records.some((x) => x[table.key] === r.key)) continue;
-    const [gone] = records.splice(r.pick % records.length, 1);
-    out.push({ op: "delete", key: gone[table.key] as number | string });
-    const record = make(r.key, r.values);
-    records.push(record);
-    out.push({ op: "upsert", record });
-  }
-  return out;
-}
-
 /** What a handler answered: status and parsed body (text for CSV). */
 async function answered(response: Response | Promise<Response>): Promise<{ status: number; body: unknown; text: string; headers: Headers }> {
   const r = await response;
@@ -234,18 +164,22 @@ describe("a role's view against the oracle over its rows and columns", () => {
         let engine = createEngine(buildTableStore(rows, table));
         // the version before the last batch, to show its tags are not the last one's
         let before: Engine | null = null;
+        let rowsBefore: TableRecord[] = [];
         let lsn = 0x100;
         // the records the batches inserted or updated
         const changed: TableRecord[] = [];
         for (const batch of live ?? []) {
           before = engine;
+          rowsBefore = rows.map((r) => ({ ...r }));
           const changes = applyToRecords(table, rows, batch);
           for (const c of changes) if (c.op === "upsert") changed.push(c.record as TableRecord);
           engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes });
         }
-        const version = live === null ? engine.store.snapshotId : `${engine.store.snapshotId}@${lsnText(lsn)}`;
         const grant = viewOf(role, engine);
         const view = grant.view;
+        // X-Snapshot-Id: the version for a role of every row and column, the snapshot id without
+        // the LSN for a restricted one (other tenants' writes are not its business)
+        const version = live === null || !view.unrestricted ? engine.store.snapshotId : `${engine.store.snapshotId}@${lsnText(lsn)}`;
         const seen = roleTable(table, rows, view, role.oracleModel);
         const visible = new Set(view.schema.columns.map((c) => c.id));
         const ids = view.schema.columns.map((c) => c.id);
@@ -256,7 +190,7 @@ describe("a role's view against the oracle over its rows and columns", () => {
         expect(schema.status).toBe(200);
         expect((schema.body as { columns: ColumnSpec[] }).columns).toEqual(table.specs.filter((s) => visible.has(s.id)).map((s) => ({ ...s })));
         expect((schema.body as { rows: number; snapshotId: string }).rows).toBe(seen.records.length);
-        expect((schema.body as { snapshotId: string }).snapshotId).toBe(version);
+        expect((schema.body as { snapshotId?: string }).snapshotId).toBe(view.unrestricted ? version : undefined);
         expect(schema.headers.get("x-snapshot-id")).toBe(version);
 
         // entity tags: the version's and the role's; another role's tag (every row and column,
@@ -274,10 +208,15 @@ describe("a role's view against the oracle over its rows and columns", () => {
         }
         expect(((await handlers.get(conditional(listing, tag), grant)) as Response).status).toBe(304);
         if (before !== null) {
+          // the tag before the last batch: another for a role of every row and column; for a
+          // restricted role, the same exactly when the batch changed none of the rows it sees
           const earlier = before;
           const old = (await dataHandlers({ engine: () => earlier, maxPageSize: 1000, logger }).get(get(listing), grant)) as Response;
-          expect(old.headers.get("etag")).not.toBe(tag);
-          expect(((await handlers.get(conditional(listing, old.headers.get("etag") as string), grant)) as Response).status).toBe(200);
+          const seenBefore = roleTable(table, rowsBefore, view, role.oracleModel);
+          const sorted = (records: TableRecord[]) => records.map((r) => JSON.stringify(written(seen.table, r))).sort();
+          const unchanged = !view.unrestricted && JSON.stringify(sorted(seenBefore.records)) === JSON.stringify(sorted(seen.records));
+          expect(old.headers.get("etag") === tag).toBe(unchanged);
+          expect(((await handlers.get(conditional(listing, old.headers.get("etag") as string), grant)) as Response).status).toBe(unchanged ? 304 : 200);
         }
 
         for (const b of bodies) {

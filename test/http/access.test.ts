@@ -181,6 +181,19 @@ describe("401: a missing, invalid or expired credential", () => {
     expect((await call("/readyz", null)).status).toBe(200);
   });
 
+  test("/healthz and /readyz: counts and ids for a role that sees every row and column alone; the status code the same for every caller", async () => {
+    const org2 = await token({ role: "support", org_id: 2 });
+    const full = { rows: RECORDS.length, snapshotId: server.engine().store.snapshotId };
+    for (const [path, status] of [["/healthz", "ok"], ["/readyz", "ready"]] as const) {
+      const admin = await call(path, ADMIN_KEY);
+      expect({ code: admin.status, rows: admin.body?.rows, snapshotId: admin.body?.snapshotId }).toEqual({ code: 200, ...full });
+      for (const credential of [null, SUPPORT_KEY, org2, "not-a-key-of-the-policy"]) {
+        const answer = await call(path, credential);
+        expect({ code: answer.status, body: answer.body }).toEqual({ code: 200, body: { status } });
+      }
+    }
+  });
+
   test("each invalid credential, with its reason and never its text", async () => {
     const cases: [string, string | Promise<string>, string][] = [
       ["another scheme", "", "this endpoint needs a credential: send Authorization: Bearer <token or key>"],
@@ -260,7 +273,7 @@ describe("what each role sees, on every route", () => {
       const posted = await call("/api/users", credential, postJson({ startRow: 0, endRow: 100, sortModel: [{ colId: "id", sort: "desc" }] }));
       expect(posted.body).toEqual({ data: rows.map(cut).reverse(), total: rows.length });
       const schema = await call("/api/users/schema", credential);
-      expect({ columns: (schema.body?.columns as { id: string }[]).map((c) => c.id), rows: schema.body?.rows, partition: schema.body?.partition }).toEqual({ columns, rows: rows.length, partition: "status" });
+      expect({ columns: (schema.body?.columns as { id: string }[]).map((c) => c.id), rows: schema.body?.rows, partition: schema.body?.partition }).toEqual({ columns, rows: rows.length, partition: null });
       const facets = await call("/api/users/facets?columns=org_id,status", credential);
       expect(facets.body).toEqual({
         facets: {
@@ -334,7 +347,7 @@ describe("entity tags per role and claims", () => {
 });
 
 describe("over a live replica's changes", () => {
-  test("the rows a batch inserted or updated are in a role's rows exactly when they pass its filter, cut to its columns, on every route; tags carry the LSN and never cross roles", async () => {
+  test("the rows a batch inserted or updated are in a role's rows exactly when they pass its filter, cut to its columns, on every route; an admin's tags carry the LSN, a tenant's the snapshot id alone; tags never cross roles, and a batch of other tenants' rows leaves a tenant's tags as they were", async () => {
     const live = startServer({ snapshot, port: 0, host: "127.0.0.1", maxPageSize: 100, logger: pino({ level: "silent" }), access: policyFile, cacheDir: join(dir, "cache-live") });
     try {
       const snapshotId = live.engine().store.snapshotId;
@@ -356,7 +369,8 @@ describe("over a live replica's changes", () => {
       live.changes.apply(batch("0/1000", [{ op: "upsert", record: row(100, 2, "zqx@org2.example") }, { op: "upsert", record: row(1, 2, "one@org2.example") }, { op: "upsert", record: row(2, 3, "two@org3.example") }, { op: "delete", key: 5 }]));
       // the key of row 8 (org 2) changed, and a row inserted into org 3
       live.changes.apply(batch("0/2000", [{ op: "delete", key: 8 }, { op: "upsert", record: row(108, 2, "eight@org2.example") }, { op: "upsert", record: row(101, 3, "zqx@org3.example") }]));
-      const version = `${snapshotId}@0/2000`;
+      // a support role sees some rows and columns: X-Snapshot-Id without the LSN (other tenants' writes are not its business)
+      const version = snapshotId;
       const support = ["id", "name", "status", "org_id"];
       for (const [credential, org] of [[org2, 2], [SUPPORT_KEY, 2], [org3, 3]] as const) {
         const rows = [...model.values()].filter((r) => r.org_id === org).sort((a, b) => a.id - b.id);
@@ -369,7 +383,7 @@ describe("over a live replica's changes", () => {
         // a term only the hidden e-mails hold matches nothing; the admin finds the rows through them
         expect((await call("/api/users?q=zqx", credential, { base: live.url })).body?.total).toBe(0);
         const schema = await call("/api/users/schema", credential, { base: live.url });
-        expect({ rows: schema.body?.rows, snapshotId: schema.body?.snapshotId }).toEqual({ rows: rows.length, snapshotId: version });
+        expect({ rows: schema.body?.rows, snapshotId: schema.body?.snapshotId }).toEqual({ rows: rows.length, snapshotId: undefined });
         const facets = await call("/api/users/facets?columns=status", credential, { base: live.url });
         expect(facets.body?.total).toBe(rows.length);
         const ndjson = await call("/api/users/export?format=ndjson&sortBy=id", credential, { base: live.url });
@@ -396,6 +410,20 @@ describe("over a live replica's changes", () => {
       ] as const) {
         expect((await call(path, credential, { headers: { "if-none-match": tag as string }, base: live.url })).status).toBe(expected);
       }
+      // a batch of org 3's rows alone: org 2's tags (listing, export, schema) are as they were, org 3's are not
+      const org2Paths = [path, "/api/users/export?format=ndjson", "/api/users/schema"];
+      const tagsOf = async (credential: string) => Promise.all(org2Paths.map(async (p) => (await call(p, credential, { base: live.url })).headers.get("etag")));
+      const [org2Before, org3Before] = [await tagsOf(org2), await tagsOf(org3)];
+      const exportName = async (credential: string) => (await call("/api/users/export?format=ndjson", credential, { base: live.url })).headers.get("content-disposition");
+      const org2Name = await exportName(org2);
+      live.changes.apply(batch("0/3000", [{ op: "upsert", record: row(101, 3, "moved@org3.example") }, { op: "upsert", record: row(102, 3, "new@org3.example") }]));
+      expect(await tagsOf(org2)).toEqual(org2Before);
+      expect(await exportName(org2)).toBe(org2Name as string);
+      const org3After = await tagsOf(org3);
+      for (let i = 0; i < org2Paths.length; i++) expect(org3After[i]).not.toBe(org3Before[i]);
+      expect((await call(path, org2, { headers: { "if-none-match": org2Before[0] as string }, base: live.url })).status).toBe(304);
+      // the admin's version moved on: its tag is another
+      expect((await call(path, ADMIN_KEY, { base: live.url })).headers.get("etag")).not.toBe(tags.get("admin"));
     } finally {
       await live.stop();
     }

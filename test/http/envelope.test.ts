@@ -404,7 +404,7 @@ describe("operations", () => {
   test("/readyz is a 503 problem while starting or draining", async () => {
     for (const state of ["starting", "draining"] as const) {
       const handlers = operationsHandlers({ engine: srv.server.engine, state: () => state });
-      const res = handlers.readyz(new Request(`${srv.url}/readyz`));
+      const res = await handlers.readyz(new Request(`${srv.url}/readyz`));
       expect(res.status).toBe(503);
       expect(res.headers.get("content-type")).toBe("application/problem+json");
       expect(await res.json()).toMatchObject({ type: "/problems/not-ready", title: "Service not ready", status: 503, state });

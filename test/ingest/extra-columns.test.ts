@@ -107,7 +107,7 @@ describe("every field kept", () => {
     const b = await build("arr.ndjson", rows.map((r) => JSON.stringify(r)).join("\n"));
     expect(a.records).toEqual(b.records);
     expect(a.records).toEqual(rows);
-    expect(a.columns.slice(4)).toEqual([{ id: "plan", kind: "enum", values: ["free", "pro"] }, { id: "n", kind: "number" }, { id: "on", kind: "boolean" }]);
+    expect(a.columns.slice(4)).toEqual([{ id: "plan", kind: "enum", values: ["free", "pro"], inferred: true }, { id: "n", kind: "number" }, { id: "on", kind: "boolean" }]);
   });
 });
 

@@ -48,7 +48,7 @@ describe("raw columns converted to their kind", () => {
   test("enums and booleans: codes, 0 for null", () => {
     const raw = csv(["b", "", "a", "b"]);
     const spec = { id: "c", ...inferKind(raw.profile, 40) } as ColumnSpec;
-    expect(spec).toEqual({ id: "c", kind: "enum", values: ["a", "b"] });
+    expect(spec).toEqual({ id: "c", kind: "enum", values: ["a", "b"], inferred: true });
     expect(convertColumn(raw, spec)).toEqual({ kind: "enum", codes: Uint8Array.of(2, 0, 1, 2), values: ["a", "b"], nulls: 1 });
     expect(convertColumn(csv(["TRUE", "false", ""]), { id: "c", kind: "boolean" })).toEqual({ kind: "boolean", codes: Uint8Array.of(2, 1, 0), values: ["false", "true"], nulls: 1 });
     expect(convertColumn(json([true, null, false]), { id: "c", kind: "boolean" })).toEqual({ kind: "boolean", codes: Uint8Array.of(2, 0, 1), values: ["false", "true"], nulls: 1 });

@@ -36,7 +36,7 @@ describe("kind inference (docs/api.md)", () => {
 
   test("strings: enum with at most 32 distinct values and one per 10 rows, in collation order; else text", () => {
     const roles = Array.from({ length: 30 }, (_, i) => ["viewer", "Admin", "member"][i % 3]);
-    expect(fromJson(roles)).toEqual({ kind: "enum", values: ["Admin", "member", "viewer"] });
+    expect(fromJson(roles)).toEqual({ kind: "enum", values: ["Admin", "member", "viewer"], inferred: true });
     // 3 distinct values need 30 rows
     expect(fromJson(roles.slice(0, 29))).toEqual({ kind: "text" });
     const many = Array.from({ length: 1000 }, (_, i) => `v${i % 33}`);
@@ -48,7 +48,7 @@ describe("kind inference (docs/api.md)", () => {
   });
 
   test("JSON types are kept: the string \"42\" is a string, a number among strings makes text", () => {
-    expect(fromJson(Array.from({ length: 20 }, () => "42"))).toEqual({ kind: "enum", values: ["42"] });
+    expect(fromJson(Array.from({ length: 20 }, () => "42"))).toEqual({ kind: "enum", values: ["42"], inferred: true });
     expect(fromJson(["a", 1, "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p", "q", "r", "s", "t", "u", "v", "w"]).kind).toBe("text");
   });
 
@@ -68,10 +68,10 @@ describe("inference details of any table", () => {
   test("CSV: a quoted empty field is the empty string, which no enum holds: text", () => {
     const profile = emptyProfile();
     for (let i = 0; i < 40; i++) profileText(profile, i % 2 ? "active" : "invited");
-    expect(inferKind(profile, 41)).toEqual({ kind: "enum", values: ["active", "invited"] });
+    expect(inferKind(profile, 41)).toEqual({ kind: "enum", values: ["active", "invited"], inferred: true });
     profileText(profile, "", false);
     expect(profile.nulls).toBe(1);
-    expect(inferKind(profile, 41)).toEqual({ kind: "enum", values: ["active", "invited"] });
+    expect(inferKind(profile, 41)).toEqual({ kind: "enum", values: ["active", "invited"], inferred: true });
     profileText(profile, "", true);
     expect(inferKind(profile, 42)).toEqual({ kind: "text" });
     // "" among numbers: a string, so text
@@ -80,7 +80,7 @@ describe("inference details of any table", () => {
 
   test("a status of active, invited, suspended, deleted is an enum of those, in collation order", () => {
     const statuses = Array.from({ length: 40 }, (_, i) => ["suspended", "active", "deleted", "invited"][i % 4]);
-    expect(fromJson(statuses)).toEqual({ kind: "enum", values: ["active", "deleted", "invited", "suspended"] });
+    expect(fromJson(statuses)).toEqual({ kind: "enum", values: ["active", "deleted", "invited", "suspended"], inferred: true });
   });
 
   test("the key's kind: number when every value is one, else text", () => {

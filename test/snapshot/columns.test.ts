@@ -125,7 +125,7 @@ describe("no other column is special", () => {
     const inferred = await table(file("ndjson", ndjson(rows)), { key: "user_id" });
     expect(inferred.columns).toEqual([
       { id: "user_id", kind: "text" },
-      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"] },
+      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"], inferred: true },
     ]);
     const declared = await table(file("ndjson", ndjson(rows)), { key: "user_id", schemaFile: schemaFile({ columns: [{ id: "status", kind: "enum", values: statuses }] }) });
     expect(declared.columns[1]).toEqual({ id: "status", kind: "enum", values: statuses });
@@ -253,7 +253,7 @@ describe("a UUID-keyed users table", () => {
     expect(warned.columns).toEqual([
       { id: "id", kind: "text" },
       { id: "name", kind: "text" },
-      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"] },
+      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"], inferred: true },
       { id: "password_hash", kind: "text" },
       { id: "created_at", kind: "datetime" },
     ]);

@@ -41,7 +41,7 @@ describe("snapshot build of any users table", () => {
     expect(store.schema.columns).toEqual([
       { id: "id", kind: "text" },
       { id: "name", kind: "text" },
-      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"] },
+      { id: "status", kind: "enum", values: ["active", "deleted", "invited", "suspended"], inferred: true },
     ]);
     // rows in key order: a text key orders by code point
     const expected = rows.map(({ password_hash: _, ...r }) => r).sort((a, b) => (a.id < b.id ? -1 : 1));
