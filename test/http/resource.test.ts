@@ -132,6 +132,7 @@ describe("serve --resource people", () => {
       "/api/people/facets",
       "/api/people/export",
       "/api/people/explain",
+      "/api/people/changes",
       "/api",
       "/healthz",
       "/readyz",
