@@ -213,6 +213,29 @@ describe("GET /api/users/changes", () => {
     }
   }, 60_000);
 
+  test("serve --workers 2 with --source: a stream on any worker is told of each batch; SIGTERM ends the streams of every worker", async () => {
+    const source = location("workers");
+    await source.snapshot(firstRows(), true);
+    const server = await spawnServe(null, ["--workers", "2", "--source", source.at, "--poll", "0.1", "--cache-dir", join(dir, "workers-cache")]);
+    const streams: EventStreamClient[] = [];
+    try {
+      await server.waitForLine(() => server.logs().filter((l) => l.msg === "HTTP envelope").length >= 2, { what: "two workers serving" });
+      // new connections spread over the workers (SO_REUSEPORT): enough of them that both have some
+      for (let i = 0; i < 8; i++) streams.push(await stream(server, null, { connection: "close" }));
+      for (const client of streams) expect((await client.event(0)).event).toBe("version");
+      const changes: Change[] = [{ op: "upsert", record: { id: 10, name: "ten", email: "e10@x", status: "inactive" } }];
+      const version = `${(streams[0].events[0].data as { version: string }).version}@${await source.batch(changes)}`;
+      for (const client of streams) await client.until(() => changesOf(client).length === 1, "the batch's event");
+      for (const client of streams) expect(changesOf(client)[0].data).toEqual({ version, keys: [10], more: false });
+      server.child.kill("SIGTERM");
+      for (const client of streams) await client.until(() => client.ended(), "the stream's end");
+      expect(await server.child.exited).toBe(0);
+    } finally {
+      for (const client of streams) client.close();
+      await server.dispose();
+    }
+  }, 60_000);
+
   test("--max-event-streams: one more stream is a 503 problem with Retry-After; a closed one frees its place", async () => {
     const source = location("limit");
     await source.snapshot(firstRows(), true);
