@@ -64,8 +64,10 @@ const decoder = new TextDecoder();
 function visibleRecords(engine: Engine, view: RoleView | null, keys: readonly (number | string)[]): Map<string, string> {
   const wanted = new Set(keys.map(String));
   const filter = withinScope(view?.filter ?? null, keyIn(engine, keys));
-  // a text key's folded set may match a few more rows than asked: every one is read
-  const page = executeQuery(engine, { filter, sort: [], offset: 0, limit: Number.MAX_SAFE_INTEGER });
+  // a text key's folded set may match a few more rows than asked: every one is read (the window
+  // is allocated at its limit: asked for the keys first, then for the total when it is more)
+  let page = executeQuery(engine, { filter, sort: [], offset: 0, limit: keys.length });
+  if (page.total > page.rows.length) page = executeQuery(engine, { filter, sort: [], offset: 0, limit: page.total });
   const out = new Map<string, string>();
   const extra = extraRecords(engine);
   const span = new Float64Array(2);
