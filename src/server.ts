@@ -258,9 +258,9 @@ export function startServer(options: ServeOptions): RunningServer {
     lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
     apply: (batch: ChangeBatch) => {
       const started = performance.now();
-      const before = engine;
+      const prepared = events.prepare(engine, batch);
       engine = applyChanges(engine, batch);
-      events.applied(before, engine, batch);
+      events.applied(prepared, engine);
       if (live !== null) live.pendingSince = null;
       logger.debug({ lsn: batch.lsn, changes: batch.changes.length, ms: Math.round((performance.now() - started) * 100) / 100 }, "applied a change batch");
     },

@@ -3,8 +3,9 @@
  * "GET /api/users/changes"): Server-Sent Events streams that tell each role which of its rows a
  * batch inserted, updated or deleted, and that a snapshot swap changed its rows.
  *
- * - The server tells the feed of each batch it applied ({@link ChangeFeed.applied}: the engine
- *   states before and after it, and the batch) and of each snapshot swapped in
+ * - The server tells the feed of each batch before it applies it ({@link ChangeFeed.prepare}: the
+ *   rows it is about to change, read by key) and once it is applied ({@link ChangeFeed.applied}),
+ *   and of each snapshot swapped in
  *   ({@link ChangeFeed.swapped}); the feed works out, per role with a stream open (or open a
  *   little while ago), what changed for that role (visible-changes.ts) and holds it, so that a
  *   reconnect with `Last-Event-ID` gets what it missed.
@@ -25,7 +26,8 @@ import { type Engine, versionId } from "../engine/execute.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import type { Schema } from "../schema/kinds.ts";
 import { ProblemError } from "../query/errors.ts";
-import { batchKeys, visibleChange } from "./visible-changes.ts";
+import { type BatchRows, type VisibleChange, batchChange, batchKeys, batchRows, seesEverything, visibleChange } from "./visible-changes.ts";
+import type { KeyValue } from "../live/delta.ts";
 
 /** Default bound on open event streams per process (`--max-event-streams`, env `MAX_EVENT_STREAMS`; INTERFACE.md "Live change events"). */
 export const DEFAULT_MAX_EVENT_STREAMS = 1000;
@@ -96,6 +98,14 @@ interface Subscription {
   start: string | null;
 }
 
+/** A batch about to be applied: its keys and their rows before it ({@link ChangeFeed.prepare}). */
+export interface PreparedBatch {
+  lsn: string;
+  keys: KeyValue[];
+  /** Their rows before the batch; null when every role listening sees everything (nothing read). */
+  before: BatchRows | null;
+}
+
 /** The change feed (see the module comment). */
 export interface ChangeFeed {
   /**
@@ -106,8 +116,13 @@ export interface ChangeFeed {
    * @throws ProblemError `TOO_MANY_STREAMS` when `maxStreams` are open; `NOT_READY` once closed
    */
   open: (engine: Engine, view: RoleView | null, lastEventId: string | null, signal: AbortSignal) => Response;
-  /** A batch was applied: `before` served until now, `after` serves from now on. */
-  applied: (before: Engine, after: Engine, batch: ChangeBatch) => void;
+  /**
+   * Reads the rows `batch` is about to change in the state `engine` serves (call it just before
+   * applying the batch to that state); null when no role is listening (nothing is read).
+   */
+  prepare: (engine: Engine, batch: ChangeBatch) => PreparedBatch | null;
+  /** The prepared batch was applied: `after` serves from now on. Does nothing for null. */
+  applied: (prepared: PreparedBatch | null, after: Engine) => void;
   /**
    * A snapshot was swapped in: `after` serves from now on. `rowsChanged` false when the new
    * state holds exactly the rows the old one did (a compaction: the snapshot at the position
@@ -304,18 +319,26 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       return startStream(subscription, first, signal);
     },
 
-    applied(before, after, batch) {
-      if (subscriptions.size === 0) return;
-      const keys = batchKeys(batch, after.store.schema.key);
+    prepare(engine, batch) {
+      if (subscriptions.size === 0) return null;
+      const keys = batchKeys(batch, engine.store.schema);
+      let restricted = false;
+      for (const subscription of subscriptions.values()) if (!seesEverything(subscription.view)) restricted = true;
+      return { lsn: batch.lsn, keys, before: restricted ? batchRows(engine, keys) : null };
+    },
+
+    applied(prepared, after) {
+      if (prepared === null) return;
+      const batch = prepared.before === null ? null : batchChange(after.store.schema, prepared.keys, prepared.before, batchRows(after, prepared.keys));
       for (const subscription of subscriptions.values()) {
         const view = subscription.view;
         const version = roleVersion(after, view);
-        let change: ReturnType<typeof visibleChange>;
+        let change: VisibleChange | null;
         try {
-          change = visibleChange(before, after, view, keys);
+          change = visibleChange(prepared.keys, batch, view);
         } catch (error) {
           // never a lost event: the role refreshes everything
-          logger.error({ err: error, lsn: batch.lsn }, "working out a batch's changed keys for a role failed; telling it to refresh everything");
+          logger.error({ err: error, lsn: prepared.lsn }, "working out a batch's changed keys for a role failed; telling it to refresh everything");
           change = { keys: null, more: true };
         }
         if (change === null) continue;

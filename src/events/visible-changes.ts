@@ -3,33 +3,39 @@
  * "GET /api/users/changes"): a key counts when the role's record of it — the row cut to its
  * columns, if the role's filter lets it see the row — differs between the state before the
  * batch and the state after it. A row that enters or leaves the role's rows counts; a change to
- * a column the role does not see, or to a row it never sees, does not (the tenant rule). The
- * rows are found by the engine itself (the role's filter ANDed with a set filter on the key),
- * so the role's rule lives in one place: its filter.
+ * a column the role does not see, or to a row it never sees, does not (the tenant rule).
+ *
+ * The batch's rows are read by key before and after it is applied (live/delta.ts
+ * `currentRecord`: a key lookup, never a pass over the table), then built into two small stores
+ * of those rows alone, over which the engine runs each role's filter: the role's rule stays its
+ * filter, evaluated by the same code as every request's, at a cost that grows with the batch,
+ * not with the table.
  */
 import type { RoleView } from "../access/view.ts";
-import { type Engine, executeQuery, extraRecords } from "../engine/execute.ts";
-import { compileColumnModel } from "../kinds/operators.ts";
-import { KINDS } from "../kinds/registry.ts";
-import { withinScope } from "../query/columns.ts";
-import type { Predicate } from "../query/types.ts";
+import { type Engine, createEngine, executeQuery } from "../engine/execute.ts";
 import type { ChangeBatch } from "../live/changes.ts";
-import { columnSpec } from "../schema/kinds.ts";
-import { writeProjected } from "../store/record-fields.ts";
-import { recordIn } from "../store/records.ts";
+import { type KeyValue, currentRecord } from "../live/delta.ts";
+import type { Schema } from "../schema/kinds.ts";
+import { tableOfObjects } from "../snapshot/objects.ts";
+import { buildStore } from "../store/build.ts";
+import { recordAt } from "../store/rows-json.ts";
 
 /** Most keys an event lists (INTERFACE.md "Live change events": at most 1,000, else `null` and `more`). */
 export const MAX_EVENT_KEYS = 1000;
 
-/** Keys tested in one engine query: a set filter of at most this many values. */
-const KEYS_PER_QUERY = 1000;
+/** The rows a batch touches, read from one state: key (as text) → the whole record, or null where no live row holds the key. */
+export type BatchRows = Map<string, Record<string, unknown> | null>;
 
-/** The keys a batch touches, each once, in first-touch order: an upsert's record key, a delete's key. */
-export function batchKeys(batch: ChangeBatch, keyId: string): (number | string)[] {
+/** The keys a batch touches, each once, in first-touch order (an upsert's record key, a delete's key), as the key's kind holds them. */
+export function batchKeys(batch: ChangeBatch, schema: Schema): KeyValue[] {
+  const keyId = schema.key;
+  const numeric = schema.columns.find((c) => c.id === keyId)?.kind === "number";
   const seen = new Set<string>();
-  const keys: (number | string)[] = [];
+  const keys: KeyValue[] = [];
   for (const change of batch.changes) {
-    const key = change.op === "upsert" ? (change.record[keyId] as number | string) : change.key;
+    const raw = change.op === "upsert" ? (change.record[keyId] as KeyValue) : change.key;
+    // a number key's value as the store holds it (a delete may name it as text)
+    const key = numeric && typeof raw === "string" ? Number(raw) : raw;
     const text = String(key);
     if (seen.has(text)) continue;
     seen.add(text);
@@ -39,84 +45,84 @@ export function batchKeys(batch: ChangeBatch, keyId: string): (number | string)[
 }
 
 /**
- * The predicate "the key is one of `keys`": the key column's set filter (kinds/operators.ts,
- * the same one AG Grid's set filter model compiles to; a text key's values are compared folded,
- * so it may also match keys that fold alike: callers keep only the keys they asked for).
- * @throws Error when the key's kind refuses a value (a batch the engine applied holds none)
+ * The records of `keys` in the state `engine` serves, each found by its key.
+ * @param keys as {@link batchKeys} gives them
  */
-function keyIn(engine: Engine, keys: readonly (number | string)[]): Predicate {
-  const schema = engine.store.schema;
-  const spec = columnSpec(schema, schema.key);
-  if (spec === undefined) throw new Error(`the schema has no key column "${schema.key}"`);
-  const problems: string[] = [];
-  const test = compileColumnModel(KINDS[spec.kind], spec, { filterType: "set", values: keys.map(String) }, `/${spec.id}`, (_at, detail) => problems.push(detail));
-  if (test === null) throw new Error(`the key values of a batch do not make a set filter: ${problems.join("; ")}`);
-  return { kind: "column", column: spec.id, test };
+export function batchRows(engine: Engine, keys: readonly KeyValue[]): BatchRows {
+  const rows: BatchRows = new Map();
+  for (const key of keys) rows.set(String(key), currentRecord(engine.store, engine.live, key));
+  return rows;
 }
 
-const decoder = new TextDecoder();
+/** The batch's rows of one state as a small engine of their own (null when none is live), for the roles' filters. */
+function smallEngine(schema: Schema, rows: BatchRows): Engine | null {
+  const records: Record<string, unknown>[] = [];
+  for (const record of rows.values()) if (record !== null) records.push(record);
+  if (records.length === 0) return null;
+  return createEngine(buildStore(tableOfObjects(records, { key: schema.key, columns: schema.columns })));
+}
 
-/**
- * The role's records of `keys` in `engine`'s state: key (as text) → the record cut to the
- * role's columns (JSON text), for each key whose row the role may see.
- * @param keys at most {@link KEYS_PER_QUERY}
- */
-function visibleRecords(engine: Engine, view: RoleView | null, keys: readonly (number | string)[]): Map<string, string> {
-  const wanted = new Set(keys.map(String));
-  const filter = withinScope(view?.filter ?? null, keyIn(engine, keys));
-  // a text key's folded set may match a few more rows than asked: every one is read (the window
-  // is allocated at its limit: asked for the keys first, then for the total when it is more)
-  let page = executeQuery(engine, { filter, sort: [], offset: 0, limit: keys.length });
-  if (page.total > page.rows.length) page = executeQuery(engine, { filter, sort: [], offset: 0, limit: page.total });
-  const out = new Map<string, string>();
-  const extra = extraRecords(engine);
-  const span = new Float64Array(2);
-  const keyId = engine.store.schema.key;
+/** The records a role sees among a small engine's rows: key (as text) → the record cut to the role's columns, as JSON text. */
+function seenBy(engine: Engine | null, view: RoleView): Map<string, string> {
+  const seen = new Map<string, string>();
+  if (engine === null) return seen;
+  const ids = view.schema.columns.map((c) => c.id);
+  const page = executeQuery(engine, { filter: view.filter, sort: [], offset: 0, limit: engine.store.rowCount });
   for (let i = 0; i < page.rows.length; i++) {
-    const bytes = recordIn(engine.store.records, extra, page.rows[i], span);
-    let text: string;
-    if (view === null || view.projection === null) text = decoder.decode(bytes.subarray(span[0], span[1]));
-    else {
-      const cut = new Uint8Array(span[1] - span[0] + 2);
-      text = decoder.decode(cut.subarray(0, writeProjected(bytes, span[0], span[1], view.projection, cut, 0)));
-    }
-    const key = String((JSON.parse(text) as Record<string, unknown>)[keyId]);
-    if (wanted.has(key)) out.set(key, text);
+    const record = recordAt(engine.store, page.rows[i]);
+    const cut: Record<string, unknown> = {};
+    for (const id of ids) cut[id] = record[id];
+    seen.set(String(record[engine.store.schema.key]), JSON.stringify(cut));
   }
-  return out;
+  return seen;
 }
 
 /** What a batch changed for one role: the keys (at most {@link MAX_EVENT_KEYS}), or null with `more` when there are more. */
 export interface VisibleChange {
   /** Keys of the role's rows inserted, updated or deleted, in the batch's order; null when more than {@link MAX_EVENT_KEYS}. */
-  keys: (number | string)[] | null;
+  keys: KeyValue[] | null;
   more: boolean;
 }
 
+/** A batch's rows before and after it, ready for the roles' questions ({@link visibleChange}). */
+export interface BatchChange {
+  keys: KeyValue[];
+  before: BatchRows;
+  after: BatchRows;
+  schema: Schema;
+  /** The small engines, made on the first restricted role's question. */
+  engines: { before: Engine | null; after: Engine | null } | null;
+}
+
+/** A batch's change from its rows read before it was applied and after (see the module comment). */
+export function batchChange(schema: Schema, keys: KeyValue[], before: BatchRows, after: BatchRows): BatchChange {
+  return { keys, before, after, schema, engines: null };
+}
+
+/** True when a role is told of every key a batch touches, with no rows read: no view (access control off), or one of every row and column. */
+export function seesEverything(view: RoleView | null): boolean {
+  return view === null || view.unrestricted;
+}
+
 /**
- * What a batch changed that a role may see, from the engine states before and after it (see the
- * module comment); null when nothing (the role is then told nothing). Without a view (access
- * control off) every key the batch touches counts, with no query.
- * @param keys the batch's keys ({@link batchKeys}), as the key's kind holds them
+ * What a batch changed that a role may see; null when nothing (the role is then told nothing).
+ * A role that sees every row and column ({@link seesEverything}) is told of every key the batch
+ * touches; another of each key whose record, cut to its columns among its rows, differs.
+ * @param change null only for a role that sees everything (no rows were read)
  */
-export function visibleChange(before: Engine, after: Engine, view: RoleView | null, keys: readonly (number | string)[]): VisibleChange | null {
+export function visibleChange(keys: readonly KeyValue[], change: BatchChange | null, view: RoleView | null): VisibleChange | null {
   if (keys.length === 0) return null;
-  if (view === null) return keys.length > MAX_EVENT_KEYS ? { keys: null, more: true } : { keys: [...keys], more: false };
-  const changed: (number | string)[] = [];
-  for (let from = 0; from < keys.length; from += KEYS_PER_QUERY) {
-    const chunk = keys.slice(from, from + KEYS_PER_QUERY);
-    const was = visibleRecords(before, view, chunk);
-    const now = visibleRecords(after, view, chunk);
-    for (const key of chunk) {
-      const text = String(key);
-      const a = was.get(text);
-      const b = now.get(text);
-      if (a === b) continue;
-      // the key as the role's record shows it (a number key's number), else as the batch gave it
-      const shown = JSON.parse((b ?? a) as string)[after.store.schema.key] as number | string;
-      changed.push(shown);
-      if (changed.length > MAX_EVENT_KEYS) return { keys: null, more: true };
-    }
+  if (seesEverything(view) || change === null || view === null) return keys.length > MAX_EVENT_KEYS ? { keys: null, more: true } : { keys: [...keys], more: false };
+  change.engines ??= { before: smallEngine(change.schema, change.before), after: smallEngine(change.schema, change.after) };
+  // the batch's keys are `change.keys`: the same list
+  const was = seenBy(change.engines.before, view);
+  const now = seenBy(change.engines.after, view);
+  const changed: KeyValue[] = [];
+  for (const key of change.keys) {
+    const text = String(key);
+    if (was.get(text) === now.get(text)) continue;
+    changed.push(key);
+    if (changed.length > MAX_EVENT_KEYS) return { keys: null, more: true };
   }
   return changed.length === 0 ? null : { keys: changed, more: false };
 }

@@ -43,9 +43,10 @@ describe("the change feed", () => {
     expect(feed.streams()).toBe(2);
     for (let i = 0; i < 40; i++) {
       const changes: Change[] = Array.from({ length: 20 }, (_, k) => ({ op: "upsert", record: { ...rows[i * 20 + k], name: `b${i}` } }));
-      const before = engine;
-      engine = applyChanges(engine, { lsn: `0/${(i + 1) * 16}`, commitTime: Date.now(), changes });
-      feed.applied(before, engine, { lsn: `0/${(i + 1) * 16}`, commitTime: Date.now(), changes });
+      const batch = { lsn: `0/${(i + 1) * 16}`, commitTime: Date.now(), changes };
+      const prepared = feed.prepare(engine, batch);
+      engine = applyChanges(engine, batch);
+      feed.applied(prepared, engine);
       // the reading stream's reader runs between batches, as a socket's writes do
       await Promise.resolve();
       await new Promise((resolve) => setImmediate(resolve));
@@ -69,10 +70,10 @@ describe("the change feed", () => {
     const read = readEvents(response.body as ReadableStream<Uint8Array>, 3);
     for (const n of [MAX_EVENT_KEYS + 1, MAX_EVENT_KEYS]) {
       const changes: Change[] = rows.slice(0, n).map((r) => ({ op: "upsert", record: { ...r, name: `m${n}` } }));
-      const before = engine;
       const batch = { lsn: `0/${n === MAX_EVENT_KEYS ? 2000 : 1000}`, commitTime: Date.now(), changes };
+      const prepared = feed.prepare(engine, batch);
       engine = applyChanges(engine, batch);
-      feed.applied(before, engine, batch);
+      feed.applied(prepared, engine);
     }
     const events = await read;
     const data = events.map((e) => JSON.parse(e.split("\ndata: ")[1]));
