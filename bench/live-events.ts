@@ -129,6 +129,8 @@ const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "src", "c
   stdout: "ignore",
   stderr: "pipe",
 });
+// the replica goes with this process, whatever happens
+process.on("exit", () => child.kill("SIGKILL"));
 let url = "";
 {
   const reader = child.stderr.getReader();
