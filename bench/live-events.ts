@@ -13,7 +13,8 @@
  *    for each batch, the time from its publication (the manifest naming it) to its event at
  *    each of 10 listeners: p50, p99, max. The replica polls every 0.1 s: that is most of it.
  *
- * Usage: bun bench/live-events.ts --rows 1m [--streams 1000] [--seconds 20]
+ * Usage: BUN_CONFIG_MAX_HTTP_REQUESTS=2000 bun bench/live-events.ts --rows 1m [--streams 1000] [--seconds 20] [--only feed|replica]
+ * (Bun's fetch opens at most 256 connections at once unless told more: the streams are fetches.)
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,7 +36,7 @@ import { recordAt } from "../src/store/rows-json.ts";
 import { datasetPaths, datasetReady, parseSize, sizeLabel } from "./datasets.ts";
 import { changeBatches } from "./live-changes.ts";
 
-const { values } = parseArgs({ options: { rows: { type: "string" }, streams: { type: "string", default: "1000" }, seconds: { type: "string", default: "20" } } });
+const { values } = parseArgs({ options: { rows: { type: "string" }, streams: { type: "string", default: "1000" }, seconds: { type: "string", default: "20" }, only: { type: "string" } } });
 if (values.rows === undefined) {
   process.stderr.write("usage: bun bench/live-events.ts --rows 1m [--streams 1000] [--seconds 20]\n");
   process.exit(2);
@@ -81,7 +82,7 @@ const setups: { label: string; views: (RoleView | null)[] }[] = [
 console.log(`${sizeLabel(rows)}: ${batches.length} batches of ${batches[0].changes.length} changes`);
 console.log("| roles streaming | apply per batch (ms, median) | feed per batch (ms, median) | feed / apply |");
 console.log("|---|---|---|---|");
-for (const setup of setups) {
+for (const setup of values.only === "replica" ? [] : setups) {
   const feed = createChangeFeed({ logger });
   let engine: Engine = createEngine(store);
   const aborts: AbortController[] = [];
@@ -118,6 +119,8 @@ for (const setup of setups) {
 }
 
 // ---- 2. a replica as a process ----------------------------------------------------------------
+if (values.only === "feed") process.exit(0);
+if (streamCount > Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS ?? 256)) throw new Error(`set BUN_CONFIG_MAX_HTTP_REQUESTS to ${streamCount} or more: Bun's fetch opens at most that many connections at once`);
 const dir = mkdtempSync(join(tmpdir(), "bench-live-events-"));
 const location = join(dir, "published");
 let lsn = 0x1000;
