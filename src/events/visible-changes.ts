@@ -108,13 +108,16 @@ export function seesEverything(view: RoleView | null): boolean {
  * What a batch changed that a role may see; null when nothing (the role is then told nothing).
  * A role that sees every row and column ({@link seesEverything}) is told of every key the batch
  * touches; another of each key whose record, cut to its columns among its rows, differs.
- * @param change null only for a role that sees everything (no rows were read)
+ * @param keys the batch's keys ({@link batchKeys})
+ * @param change its rows before and after; null only when every role listening sees everything (no rows were read)
+ * @throws Error for a role limited to some rows and no rows read (a caller's mistake)
  */
 export function visibleChange(keys: readonly KeyValue[], change: BatchChange | null, view: RoleView | null): VisibleChange | null {
   if (keys.length === 0) return null;
-  if (seesEverything(view) || change === null || view === null) return keys.length > MAX_EVENT_KEYS ? { keys: null, more: true } : { keys: [...keys], more: false };
+  if (seesEverything(view) || view === null) return keys.length > MAX_EVENT_KEYS ? { keys: null, more: true } : { keys: [...keys], more: false };
+  // never every key for a role of some rows: its rows were to be read (change-feed.ts `prepare`)
+  if (change === null) throw new Error("internal: a batch's rows were not read for a role limited to some rows");
   change.engines ??= { before: smallEngine(change.schema, change.before), after: smallEngine(change.schema, change.after) };
-  // the batch's keys are `change.keys`: the same list
   const was = seenBy(change.engines.before, view);
   const now = seenBy(change.engines.after, view);
   const changed: KeyValue[] = [];
