@@ -26,16 +26,14 @@ export const MAX_EVENT_KEYS = 1000;
 /** The rows a batch touches, read from one state: key (as text) → the whole record, or null where no live row holds the key. */
 export type BatchRows = Map<string, Record<string, unknown> | null>;
 
-/** The keys a batch touches, each once, in first-touch order (an upsert's record key, a delete's key), as the key's kind holds them. */
+/** The keys a batch touches, each once, in first-touch order (an upsert's record key, a delete's key), as the batch gives them. */
 export function batchKeys(batch: ChangeBatch, schema: Schema): KeyValue[] {
   const keyId = schema.key;
-  const numeric = schema.columns.find((c) => c.id === keyId)?.kind === "number";
   const seen = new Set<string>();
   const keys: KeyValue[] = [];
   for (const change of batch.changes) {
-    const raw = change.op === "upsert" ? (change.record[keyId] as KeyValue) : change.key;
-    // a number key's value as the store holds it (a delete may name it as text)
-    const key = numeric && typeof raw === "string" ? Number(raw) : raw;
+    // as the batch gives it: the value live/delta.ts applies the change to
+    const key = change.op === "upsert" ? (change.record[keyId] as KeyValue) : change.key;
     const text = String(key);
     if (seen.has(text)) continue;
     seen.add(text);
