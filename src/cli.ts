@@ -40,6 +40,7 @@ import { type RunningServer, parsePort, startServer } from "./server.ts";
 import { checkListenHost } from "./http/listen.ts";
 import { type DataFileOptions, ensureDataSnapshot, isDataFile } from "./snapshot/data-file.ts";
 import { DEFAULT_MAX_QUEUED, DEFAULT_QUERY_TIMEOUT_MS } from "./engine/scheduler.ts";
+import { DEFAULT_MAX_EVENT_STREAMS } from "./events/change-feed.ts";
 
 /** The embedded default dataset: path, rows and seed (more than the seed's 1000-row threshold). */
 export const DEFAULT_DATA = { path: "data/users.snap", count: 100_000, seed: 1 } as const;
@@ -176,6 +177,9 @@ export function ensureGeneratedSnapshot(path: string, spec: { count: number; see
 /** Largest `--query-timeout-ms`: a day, in ms. */
 const MAX_QUERY_TIMEOUT_MS = 86_400_000;
 
+/** Largest `--max-event-streams`, in streams. */
+const MAX_EVENT_STREAMS_LIMIT = 1_000_000;
+
 /** Largest `--max-queued`, in queries. */
 const MAX_QUEUED_LIMIT = 1_000_000;
 
@@ -255,6 +259,7 @@ export function createCli(): Command {
     .option("--workers <n>", "run N server processes on the port (SO_REUSEPORT), each over its own private copy of the snapshot; restarted when one dies", integer(1, 256), 1)
     .option("--resource <name>", `serve the API under /api/NAME instead of /api/${DEFAULT_RESOURCE}: [a-z][a-z0-9_-]{0,63} (env RESOURCE)`)
     .option("--query-timeout-ms <ms>", "answer 503 (query_timeout, Retry-After: 1) to an expensive query still running after this many ms (env QUERY_TIMEOUT_MS; default 30000)", integer(1, MAX_QUERY_TIMEOUT_MS))
+    .option("--max-event-streams <n>", "answer 503 (Retry-After: 1) to a change event stream (GET /api/<resource>/changes) while this many are open in the process (env MAX_EVENT_STREAMS; default 1000)", integer(0, MAX_EVENT_STREAMS_LIMIT))
     .option("--max-queued <n>", "answer 503 (overloaded, Retry-After: 1) to an expensive query at once while this many wait to run (env MAX_QUEUED; default 1024)", integer(0, MAX_QUEUED_LIMIT))
     .option("--access <file>", "access control: who sees which rows and columns, from a JSON policy of roles, JWT settings and keys (env ACCESS_FILE; replaces --api-keys-file; SIGHUP re-reads it)")
     .option(
@@ -306,6 +311,7 @@ export function createCli(): Command {
       };
       const queryTimeoutMs: number = opts.queryTimeoutMs ?? fromEnv("QUERY_TIMEOUT_MS", process.env.QUERY_TIMEOUT_MS, integer(1, MAX_QUERY_TIMEOUT_MS)) ?? DEFAULT_QUERY_TIMEOUT_MS;
       const maxQueued: number = opts.maxQueued ?? fromEnv("MAX_QUEUED", process.env.MAX_QUEUED, integer(0, MAX_QUEUED_LIMIT)) ?? DEFAULT_MAX_QUEUED;
+      const maxEventStreams: number = opts.maxEventStreams ?? fromEnv("MAX_EVENT_STREAMS", process.env.MAX_EVENT_STREAMS, integer(0, MAX_EVENT_STREAMS_LIMIT)) ?? DEFAULT_MAX_EVENT_STREAMS;
       const logger = createLogger();
       // A worker of serve --workers: once its supervisor is gone (SIGKILL included), it drains
       // and exits; before it serves, it exits at once.
@@ -460,6 +466,8 @@ export function createCli(): Command {
         resource,
         queryTimeoutMs,
         maxQueued,
+        maxEventStreams,
+        eventKeepAliveMs: fromEnv("EVENT_KEEPALIVE_MS", process.env.EVENT_KEEPALIVE_MS, integer(1, 3_600_000)),
         access: opts.access ?? (process.env.ACCESS_FILE || undefined),
       });
       // SIGHUP also re-reads the access policy (after the snapshot: the policy is checked against the schema served then)
@@ -473,7 +481,7 @@ export function createCli(): Command {
       });
       const stopWatching = dataFile !== undefined && opts.watch === true ? watchDataFile(dataFile, dataOptions, dataDir, running, logger) : () => {};
       let stopFollowing = () => {};
-      if (follow !== null) stopFollowing = followSource({ snapshotId: () => running.engine().store.snapshotId, reload: running.reload, changes: running.changes }, follow);
+      if (follow !== null) stopFollowing = followSource({ snapshotId: () => running.engine().store.snapshotId, reload: (fetched, batches, entry) => running.reload(fetched, batches, entry.lsn ?? null), changes: running.changes }, follow);
       else if (opts.changesFrom !== undefined) {
         // a worker of a replica: its supervisor downloads the snapshots, it swaps each in with
         // its change batches and applies the batches after it

@@ -12,11 +12,12 @@ import type { Logger } from "pino";
 import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
 import { QueryScheduler } from "./engine/scheduler.ts";
 import { type AccessControl, createAccessControl } from "./access/control.ts";
-import type { ChangeBatch } from "./live/changes.ts";
+import { type ChangeBatch, compareLsn } from "./live/changes.ts";
+import { type ChangeFeed, createChangeFeed } from "./events/change-feed.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
 import { type ServerState, createService } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
-import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
+import { PREFIX as METRIC_PREFIX, type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
 import { problemResponse } from "./http/responses.ts";
 import type { Plugin } from "./http/routes.ts";
@@ -136,6 +137,12 @@ export interface ServeOptions {
    * schema at start-up; when given, `apiKeys` is not used. Absent: access control off.
    */
   access?: string;
+  /** Most change event streams open at once (docs/operations.md `--max-event-streams`); default 1000. */
+  maxEventStreams?: number;
+  /** Time between the event streams' keep-alive comments, in ms (default 15000; tests set it short). */
+  eventKeepAliveMs?: number;
+  /** Unread bytes an event stream may queue before its reader is dropped (default events/change-feed.ts `DEFAULT_MAX_QUEUED_BYTES`). */
+  eventQueueBytes?: number;
 }
 
 /** A running server. */
@@ -152,6 +159,8 @@ export interface RunningServer {
    */
   changes: ChangesTarget;
   metrics: ServerMetrics;
+  /** The change events of `/api/<resource>/changes` (events/change-feed.ts). */
+  events: ChangeFeed;
   /** The access control (its `reload` re-reads the policy: SIGHUP), or null when off. */
   access: AccessControl | null;
   /**
@@ -162,10 +171,13 @@ export interface RunningServer {
    * @param batches a live table's batches listed after that snapshot: applied to it, one at a
    *   time between requests, before it is swapped in (the old state serves meanwhile), so that the
    *   state served never goes back to the snapshot's LSN
+   * @param snapshotLsn the new snapshot's LSN (its manifest entry's), null or absent for one that
+   *   is not live: when the new state reaches the LSN the old one had reached, the swap changed
+   *   no row (a compaction) and the change events say nothing
    * @throws (rejects) SnapshotError or IoError when the new file is refused, BatchError when a
    *   batch does not apply to it; the old snapshot keeps serving
    */
-  reload: (fetched?: FetchResult, batches?: readonly ChangeBatch[]) => Promise<void>;
+  reload: (fetched?: FetchResult, batches?: readonly ChangeBatch[], snapshotLsn?: string | null) => Promise<void>;
   /**
    * Drains (SIGTERM): /readyz turns 503, the listening socket closes (new connections are
    * refused) and so do idle keep-alive connections (Bun's `server.stop(false)`), requests in
@@ -246,7 +258,9 @@ export function startServer(options: ServeOptions): RunningServer {
     lsn: () => (engine.live !== null && engine.live.sequence > 0 ? engine.live.lsn : null),
     apply: (batch: ChangeBatch) => {
       const started = performance.now();
+      const prepared = events.prepare(engine, batch);
       engine = applyChanges(engine, batch);
+      events.applied(prepared, engine);
       if (live !== null) live.pendingSince = null;
       logger.debug({ lsn: batch.lsn, changes: batch.changes.length, ms: Math.round((performance.now() - started) * 100) / 100 }, "applied a change batch");
     },
@@ -282,6 +296,7 @@ export function startServer(options: ServeOptions): RunningServer {
   if (access !== null && options.apiKeys !== undefined && options.apiKeys.length > 0) {
     logger.warn({ access: options.access }, "--access replaces --api-keys-file and API_KEYS: the API keys are not used (give them to the policy's \"keys\" as SHA-256)");
   }
+  const events = createChangeFeed({ logger, maxStreams: options.maxEventStreams, keepAliveMs: options.eventKeepAliveMs, maxQueuedBytes: options.eventQueueBytes, registry: metrics.registry, metricPrefix: METRIC_PREFIX });
   const sourceStatus = options.source;
   const service = createService({
     engine: () => engine,
@@ -296,6 +311,7 @@ export function startServer(options: ServeOptions): RunningServer {
     state: () => state,
     snapshotCreatedAt: () => createdAt,
     scheduler,
+    changes: events,
     status:
       sourceStatus === undefined
         ? undefined
@@ -326,7 +342,7 @@ export function startServer(options: ServeOptions): RunningServer {
   state = "ready";
 
   /** One reload: prepare on an I/O thread, then map and swap here. */
-  const reloadOnce = async (fetched?: FetchResult, batches: readonly ChangeBatch[] = []): Promise<void> => {
+  const reloadOnce = async (fetched?: FetchResult, batches: readonly ChangeBatch[] = [], snapshotLsn: string | null = null): Promise<void> => {
     const started = performance.now();
     let next: PrivatelyLoaded;
     let swapMs: number;
@@ -355,7 +371,13 @@ export function startServer(options: ServeOptions): RunningServer {
         swapMs += performance.now() - t;
       }
       metrics.retireEngine(engine);
+      // the position each state has reached: equal for a compaction (no row changed)
+      const reached = changes.lsn() ?? live?.snapshotLsn ?? null;
+      const reaches = batches.length > 0 ? batches[batches.length - 1].lsn : snapshotLsn;
+      const before = engine;
       engine = fresh;
+      if (live !== null && snapshotLsn !== null) live.snapshotLsn = snapshotLsn;
+      events.swapped(before, fresh, reached === null || reaches === null || compareLsn(reached, reaches) !== 0);
     } catch (error) {
       metrics.reloaded("refused");
       throw error;
@@ -380,9 +402,9 @@ export function startServer(options: ServeOptions): RunningServer {
   };
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
-  const reload = (fetched?: FetchResult, batches?: readonly ChangeBatch[]): Promise<void> => {
+  const reload = (fetched?: FetchResult, batches?: readonly ChangeBatch[], snapshotLsn?: string | null): Promise<void> => {
     if (running === null) {
-      running = reloadOnce(fetched, batches).finally(() => {
+      running = reloadOnce(fetched, batches, snapshotLsn ?? null).finally(() => {
         running = null;
       });
       return running;
@@ -391,7 +413,7 @@ export function startServer(options: ServeOptions): RunningServer {
       .catch(() => {})
       .then(() => {
         queued = null;
-        return reload(fetched, batches);
+        return reload(fetched, batches, snapshotLsn);
       });
     return queued;
   };
@@ -414,6 +436,8 @@ export function startServer(options: ServeOptions): RunningServer {
     // Closes the listening socket and the idle keep-alive connections now; resolves once the
     // requests in flight are answered.
     const stopped = server.stop(false);
+    // every event stream ends now (its requests would otherwise hold the drain to its limit)
+    events.close();
     logger.info({ inFlight }, "draining: new connections refused, finishing the requests in flight");
     drained = (async () => {
       const timedOut = await settlesWithin(stopped, DRAIN_TIMEOUT_MS);
@@ -442,12 +466,14 @@ export function startServer(options: ServeOptions): RunningServer {
     state: () => state,
     changes,
     metrics,
+    events,
     access,
     reload,
     drain,
     stop: async () => {
       process.off("SIGHUP", onHup);
       state = "draining";
+      events.close();
       await server.stop(true);
       pruner.stop();
       if (ownThreads) threads.close();

@@ -6,7 +6,12 @@
  * - `window.gridApi`: the AG Grid api (GridApi<Row>);
  * - `window.agRequests`: every POST <base> the grid sent ({@link AgRequestRecord}), in completion order;
  * - `window.tanstackDemo`: the TanStack hook ({@link TanstackHook});
- * - `window.demoSchema`: the schema the page mounted with, or null until then.
+ * - `window.demoSchema`: the schema the page mounted with, or null until then;
+ * - `window.demoChanges`: every change event received (live.ts), in order.
+ * Both clients refresh themselves on each change event (docs/api.md "GET /api/users/changes"):
+ * AG Grid's cache (`refreshInfiniteCache`: its loaded blocks asked again) and TanStack's current
+ * page, at most one refresh of each at a time. The server sends a role only changes of rows it
+ * may see, and any of them (an insert) may belong in the rows shown, so every event refreshes.
  * The page's query string may carry `tsUrl=raw` (or `encoded`, the default) to pick the
  * TanStack URL spelling. The search box drives both clients (docs/api.md "Global search": AG
  * Grid's `quickFilter`, TanStack's global filter as `q`). The Authorization field holds a key or
@@ -17,6 +22,7 @@
 import type { GridApi } from "ag-grid-community";
 import { type AgRequestRecord, exportAgView, mountAgGrid } from "./ag-grid.ts";
 import { type Row, type SchemaBody, apiBase, apiFetch, currentCredential, failureText, problemOf, setCredential } from "./api.ts";
+import { type ChangeEvent, coalesced, subscribeChanges } from "./live.ts";
 import { type TanstackHook, type UrlMode, mountTanstack } from "./tanstack.ts";
 
 declare global {
@@ -25,6 +31,7 @@ declare global {
     agRequests: AgRequestRecord[];
     tanstackDemo: TanstackHook;
     demoSchema: SchemaBody | null;
+    demoChanges: ChangeEvent[];
   }
 }
 
@@ -149,6 +156,14 @@ async function start(): Promise<void> {
   document.getElementById("ts-toolbar")?.addEventListener("submit", (event) => event.preventDefault());
   const mode: UrlMode = new URLSearchParams(location.search).get("tsUrl") === "raw" ? "raw" : "encoded";
   window.tanstackDemo = mountTanstack(base, mode, schema);
+  window.demoChanges = [];
+  const refreshGrid = coalesced(async () => window.gridApi.refreshInfiniteCache());
+  const refreshPage = coalesced(() => window.tanstackDemo.reload());
+  subscribeChanges(base, (change) => {
+    window.demoChanges.push(change);
+    refreshGrid();
+    refreshPage();
+  });
 }
 
 if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", () => void start());

@@ -248,6 +248,8 @@ export interface TanstackHook {
   setSearch: (text: string) => void;
   /** Clears every column filter (and its box or select) and reloads from page 1. */
   clearFilters: () => void;
+  /** Loads the current page again (a change event: docs/api.md "GET /api/users/changes"); resolves when it is shown. */
+  reload: () => Promise<void>;
 }
 
 /**
@@ -562,6 +564,10 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: Sc
       facets: Object.fromEntries([...serverFacets].map(([id, counts]) => [id, [...counts]])),
     }),
     idle: () => (inFlight === 0 ? Promise.resolve() : new Promise((resolve) => idleWaiters.push(resolve))),
+    reload: () => {
+      load();
+      return new Promise((resolve) => idleWaiters.push(resolve));
+    },
     setUrlMode: (mode: UrlMode) => {
       urlMode = mode;
       el.urlModeSelect.value = mode;

@@ -13,8 +13,9 @@ import type { Logger } from "pino";
 import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial, seesEverything } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
-import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf } from "../engine/execute.ts";
-import { printScoped, printStep } from "../engine/plan.ts";
+import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
+import { type PrintedStep, printScoped, printStep } from "../engine/plan.ts";
+import type { ChangeFeed } from "../events/change-feed.ts";
 import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
@@ -44,6 +45,7 @@ import {
   getExplainDoc,
   getExportDoc,
   getFacetsDoc,
+  changesDoc,
   getRowsDoc,
   healthDoc,
   metricsDoc,
@@ -57,7 +59,7 @@ import {
   schemaDoc,
 } from "./openapi-doc.ts";
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
-import { JSON_HEADERS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
+import { JSON_HEADERS, PROBLEM_STATUS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
 import { type Plugin, type Route, routesByPath } from "./routes.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
@@ -104,6 +106,8 @@ export interface AppOptions {
    * docs/operations.md); absent: none.
    */
   status?: () => Record<string, unknown>;
+  /** The change feed served at `/api/<resource>/changes` (events/change-feed.ts); null or absent: the route is not served. */
+  changes?: ChangeFeed | null;
 }
 
 /** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
@@ -161,6 +165,12 @@ export interface DataHandlers {
   explainGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
   /** POST /api/users/explain: {@link explainGet} from POST /api/users's body and `"analyze"`; never a 304. */
   explainPost: (request: Request, grant?: Grant) => Promise<Response>;
+  /**
+   * GET /api/users/changes (docs/api.md "GET /api/users/changes"): the change feed's stream for
+   * the request's role, resumed from its `Last-Event-ID`; 503 with `Retry-After` beyond
+   * `--max-event-streams`. A 404 problem when the server has no feed.
+   */
+  changes: (request: Request, grant?: Grant) => Response;
 }
 
 /** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
@@ -198,7 +208,7 @@ function projectionOf(view: RoleView | null): Projection | null {
  * hidden column is an unknown one), the role's filter ANDed in (access/scope.ts), records cut
  * to its columns, entity tags per role and claims.
  */
-export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access">): DataHandlers {
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access" | "changes">): DataHandlers {
   const { maxPageSize, logger } = options;
   /**
    * The view a request's grant gives over `engine`'s table (null: every row and column, access
@@ -465,7 +475,18 @@ export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" 
       return fail(request, error, coding);
     }
   };
-  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost };
+  const changes = (request: Request, grant?: Grant): Response => {
+    const coding = negotiateCoding(request.headers.get("accept-encoding"));
+    try {
+      if (options.changes == null) throw new ProblemError("NOT_FOUND", "this server has no change events");
+      const engine = options.engine();
+      return options.changes.open(engine, viewFor(grant, engine), request.headers.get("last-event-id"), request.signal);
+    } catch (error) {
+      if (error instanceof ProblemError && PROBLEM_STATUS[error.code] === 503) return problemResponse(error.code, error.detail, [], { "retry-after": "1" }, {}, coding);
+      return fail(request, error, coding);
+    }
+  };
+  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost, changes };
 }
 
 /**
@@ -628,6 +649,7 @@ export function routeTable(options: AppOptions): Route[] {
     dataRoute("POST", paths.export, data.exportPost, postExportDoc),
     dataRoute("GET", paths.explain, data.explainGet, getExplainDoc),
     dataRoute("POST", paths.explain, data.explainPost, postExplainDoc),
+    ...(options.changes == null ? [] : [dataRoute("GET", paths.changes, data.changes, changesDoc)]),
     { method: "GET", path: RESOURCE_INDEX, handler: resourceIndexHandler(paths), operation: resourceIndexDoc, keyed: true },
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
@@ -637,6 +659,23 @@ export function routeTable(options: AppOptions): Route[] {
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
   ];
   return routes;
+}
+
+/**
+ * The change events' route takes its credential from an `access_token` query parameter too
+ * (docs/api.md "GET /api/users/changes": a browser's EventSource cannot send headers, RFC 6750
+ * §2.3): the request goes on with it as `Authorization: Bearer <token>` when it has none. Only
+ * this route reads the parameter; the logs never show a query string (envelope.ts `pathOf`).
+ */
+function withQueryToken(served: Served): Served {
+  return (request) => {
+    if (request.headers.has("authorization")) return served(request);
+    const token = new URL(request.url).searchParams.get("access_token");
+    if (token === null || token === "") return served(request);
+    const headers = new Headers(request.headers);
+    headers.set("authorization", `Bearer ${token}`);
+    return served(new Request(request.url, { method: request.method, headers, signal: request.signal }));
+  };
 }
 
 /** What Bun.serve needs to serve the route table (see {@link createService}). */
@@ -676,7 +715,7 @@ export function createService(options: AppOptions): Service {
   for (const entry of byPath) {
     const wrapped: Record<string, Served> = {};
     for (const [method, handler] of Object.entries(entry.methods)) wrapped[method] = envelope.wrap(entry, handler);
-    routes[entry.path] = wrapped;
+    routes[entry.path] = entry.path === resourcePaths(options.resource).changes ? { GET: withQueryToken(wrapped.GET) } : wrapped;
   }
   return { table, routes, fetch: envelope.fallback };
 }

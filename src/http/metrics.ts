@@ -14,7 +14,8 @@ import { type SourceStatus, stalenessSeconds } from "../publish/follow.ts";
 import { lsnValue } from "../live/changes.ts";
 
 /** Metric names' common prefix. */
-const PREFIX = "users_listing_";
+/** Prefix of every metric name this server exports. */
+export const PREFIX = "users_listing_";
 
 /**
  * Request duration buckets, in seconds: from 0.25 ms (a cheap page) to 2.5 s (a queued

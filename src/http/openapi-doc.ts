@@ -772,6 +772,21 @@ export function healthDoc(): Operation {
   };
 }
 
+/** GET /api/users/changes (docs/api.md "GET /api/users/changes"): Server-Sent Events. */
+export function changesDoc({ paths }: DocContext): Operation {
+  return {
+    operationId: "getChanges",
+    summary: "Change events (Server-Sent Events): the version on connect, then the keys of the rows each applied batch changed",
+    tags: [paths.name],
+    responses: {
+      200: { description: "A text/event-stream of `version` and `change` events", content: { "text/event-stream": { schema: { type: "string" } } } },
+      405: response("MethodNotAllowed"),
+      500: response("InternalError"),
+      503: response("NotReady"),
+    },
+  };
+}
+
 /** GET /readyz. */
 export function readyDoc(): Operation {
   return {

@@ -38,6 +38,8 @@ export interface ResourcePaths {
   export: string;
   /** `/api/<name>/explain`. */
   explain: string;
+  /** `/api/<name>/changes`: the change events (docs/api.md "GET /api/users/changes"). */
+  changes: string;
 }
 
 /**
@@ -46,5 +48,5 @@ export interface ResourcePaths {
  */
 export function resourcePaths(name: string = DEFAULT_RESOURCE): ResourcePaths {
   const rows = `/api/${parseResourceName(name, "the resource name")}`;
-  return { name, rows, schema: `${rows}/schema`, facets: `${rows}/facets`, export: `${rows}/export`, explain: `${rows}/explain` };
+  return { name, rows, schema: `${rows}/schema`, facets: `${rows}/facets`, export: `${rows}/export`, explain: `${rows}/explain`, changes: `${rows}/changes` };
 }

@@ -212,6 +212,7 @@ export const PROBLEM_STATUS: Record<ProblemCode, number> = {
   NOT_READY: 503,
   QUERY_TIMEOUT: 503,
   OVERLOADED: 503,
+  TOO_MANY_STREAMS: 503,
 };
 
 /**

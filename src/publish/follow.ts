@@ -305,9 +305,10 @@ export interface SupervisedTarget {
   changes: ChangesTarget;
   /**
    * Serves the prepared copy, with `batches` (listed after it) applied before it serves;
-   * rejects when it is refused (the old state keeps serving).
+   * rejects when it is refused (the old state keeps serving). `snapshotLsn` is the copy's LSN
+   * (null for a snapshot that is not live).
    */
-  reload: (fetched: FetchResult, batches: readonly ChangeBatch[]) => Promise<void>;
+  reload: (fetched: FetchResult, batches: readonly ChangeBatch[], snapshotLsn: string | null) => Promise<void>;
 }
 
 /** A running worker's follower: told of each version its supervisor downloads; stopped on shutdown. */
@@ -346,14 +347,14 @@ export function followSupervised(target: SupervisedTarget, options: Omit<FollowO
     try {
       const version = announced;
       if (version !== null && version.lsn === null && version.prepared.snapshotId !== target.snapshotId()) {
-        await target.reload(preparedResult(version.prepared), []);
+        await target.reload(preparedResult(version.prepared), [], null);
       } else {
         const manifest = await currentManifest(options as FollowOptions);
         const current = manifest.current.snapshotId;
         // the announced version with the batches listed after it, or nothing (the supervisor
         // announces the manifest's next version once it has it)
         if (version !== null && current === version.prepared.snapshotId && current !== target.snapshotId()) {
-          await target.reload(preparedResult(version.prepared), await listedBatches(options, manifest));
+          await target.reload(preparedResult(version.prepared), await listedBatches(options, manifest), version.lsn);
         }
         if (current === target.snapshotId()) await applyListed(options as FollowOptions, manifest, target.changes);
       }

@@ -20,6 +20,7 @@ export const PROBLEMS = {
   NOT_READY: { title: "Service not ready", type: "/problems/not-ready" },
   QUERY_TIMEOUT: { title: "Query timed out", type: "/problems/query-timeout" },
   OVERLOADED: { title: "Too many queries waiting", type: "/problems/overloaded" },
+  TOO_MANY_STREAMS: { title: "Too many event streams", type: "/problems/too-many-streams" },
 } as const;
 
 /** A problem kind. */

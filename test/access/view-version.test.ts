@@ -104,7 +104,7 @@ describe("a role's version token", () => {
     // both sides of the property were exercised
     expect(equalCases).toBeGreaterThan(10);
     expect(differentCases).toBeGreaterThan(10);
-  });
+  }, 240_000);
 
   test("kept up to date over live batches: equal to the token from scratch at every version, unchanged by a batch that changes none of its rows", () => {
     let unchangedBatches = 0;
@@ -143,5 +143,5 @@ describe("a role's version token", () => {
       { numRuns: 200 },
     );
     expect(unchangedBatches).toBeGreaterThan(5);
-  });
+  }, 240_000);
 });

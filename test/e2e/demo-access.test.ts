@@ -28,7 +28,9 @@ beforeAll(async () => {
   page = session.page;
   page.on("request", (request: Request) => {
     const url = new URL(request.url());
-    if (url.pathname.startsWith("/api/")) apiRequests.push({ method: request.method(), path: url.pathname, authorization: request.headers().authorization ?? null });
+    // the change events' EventSource cannot send headers: its credential is the access_token parameter (docs/api.md "GET /api/users/changes")
+    const token = url.pathname.endsWith("/changes") ? url.searchParams.get("access_token") : null;
+    if (url.pathname.startsWith("/api/")) apiRequests.push({ method: request.method(), path: url.pathname, authorization: request.headers().authorization ?? (token === null ? null : `Bearer ${token}`) });
   });
 }, TEST_MS);
 
@@ -88,7 +90,7 @@ describe("the demo page with API keys on", () => {
       expect(await download("#ag-export")).toMatch(/^users-[0-9a-f]{16}\.csv$/);
       expect(await download("#ts-export")).toMatch(/^users-[0-9a-f]{16}\.csv$/);
       const kinds = new Set(apiRequests.map((r) => `${r.method} ${r.path}`));
-      expect([...kinds].sort()).toEqual(["GET /api/users", "GET /api/users/export", "GET /api/users/facets", "GET /api/users/schema", "POST /api/users", "POST /api/users/export", "POST /api/users/facets"]);
+      expect([...kinds].sort()).toEqual(["GET /api/users", "GET /api/users/changes", "GET /api/users/export", "GET /api/users/facets", "GET /api/users/schema", "POST /api/users", "POST /api/users/export", "POST /api/users/facets"]);
       expect(apiRequests.filter((r) => r.authorization !== `Bearer ${KEY}`)).toEqual([]);
 
       // a reload keeps the key (sessionStorage); a new tab starts without it
@@ -140,7 +142,9 @@ describe("the demo page under another API base path", () => {
       await page.route(`${server.url}/api/people**`, async (route) => {
         const url = new URL(route.request().url());
         url.pathname = url.pathname.replace(/^\/api\/people/, "/api/users");
-        await route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+        // the event stream never ends: passed on as it comes, not fetched whole
+        if (url.pathname.endsWith("/changes")) await route.continue({ url: url.toString() });
+        else await route.fulfill({ response: await route.fetch({ url: url.toString() }) });
       });
       try {
         await page.evaluate(([k, v]) => sessionStorage.setItem(k, v), [CREDENTIAL_STORAGE_KEY, KEY] as const);

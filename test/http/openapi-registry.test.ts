@@ -185,7 +185,7 @@ describe("the OpenAPI document and the registry", () => {
   });
 
   test("its paths and methods are the route table's, each keyed route with the key's security and a 401", () => {
-    const table = routeTable({ engine: () => createEngine(srv.server.engine().store), maxPageSize: 1000, logger: pino({ level: "silent" }) });
+    const table = routeTable({ engine: () => createEngine(srv.server.engine().store), maxPageSize: 1000, logger: pino({ level: "silent" }), changes: srv.server.events });
     const documented = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     expect(documented).toEqual(table.filter((r) => r.operation !== null).map((r) => `${r.method} ${r.path}`));
     for (const route of table) {

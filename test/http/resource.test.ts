@@ -118,7 +118,7 @@ describe("serve --resource people", () => {
     expect(r.status).toBe(200);
     expect(await r.json()).toEqual({
       resource: "people",
-      paths: { rows: "/api/people", schema: "/api/people/schema", facets: "/api/people/facets", export: "/api/people/export", explain: "/api/people/explain" },
+      paths: { rows: "/api/people", schema: "/api/people/schema", facets: "/api/people/facets", export: "/api/people/export", explain: "/api/people/explain", changes: "/api/people/changes" },
       openapi: "/openapi/json",
     });
     expect((await call("GET", "/api", undefined, null)).status).toBe(401);
@@ -132,6 +132,7 @@ describe("serve --resource people", () => {
       "/api/people/facets",
       "/api/people/export",
       "/api/people/explain",
+      "/api/people/changes",
       "/api",
       "/healthz",
       "/readyz",
@@ -158,7 +159,7 @@ describe("the resource name", () => {
     for (const name of ["", "Users", "1users", "-users", "_users", "user accounts", "users/x", "üsers", "users.json", "a".repeat(65)]) {
       expect(() => parseResourceName(name, "--resource")).toThrow(`--resource must be a lower-case letter followed by at most 63 lower-case letters, digits, "_" or "-" (got ${JSON.stringify(name)})`);
     }
-    expect(resourcePaths()).toEqual({ name: DEFAULT_RESOURCE, rows: "/api/users", schema: "/api/users/schema", facets: "/api/users/facets", export: "/api/users/export", explain: "/api/users/explain" });
+    expect(resourcePaths()).toEqual({ name: DEFAULT_RESOURCE, rows: "/api/users", schema: "/api/users/schema", facets: "/api/users/facets", export: "/api/users/export", explain: "/api/users/explain", changes: "/api/users/changes" });
   });
 
   test("a bad --resource or RESOURCE stops serve at start-up with exit code 1 and the rule", () => {

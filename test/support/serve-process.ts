@@ -53,12 +53,14 @@ export interface ServeProcess {
 
 /**
  * Spawns `serve --snapshot <snapshot> --port 0 --no-demo <args>` (no `--snapshot` when null: a
- * replica with `--source` in `args`) and waits for "listening".
+ * replica with `--source` in `args`; no `--no-demo` when `args` holds `--demo`, which is not
+ * passed on) and waits for "listening".
  * @throws Error with the process's output when it exits first or `timeoutMs` passes
  */
 export async function spawnServe(snapshot: string | null, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeProcess> {
   const source = snapshot === null ? [] : ["--snapshot", snapshot];
-  const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", ...source, "--port", "0", "--no-demo", ...args], {
+  const demo = args.includes("--demo") ? [] : ["--no-demo"];
+  const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", ...source, "--port", "0", ...demo, ...args.filter((a) => a !== "--demo")], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: "info", ...env },
     stdin: "ignore",
