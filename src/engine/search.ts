@@ -56,11 +56,11 @@ export function termTester(store: Store, term: TermStep): (row: number) => boole
   const ranked = term.ranked.map((r) => ({ ranks: r.column.rankByRow as Uint32Array, pass: r.pass }));
   const n = store.rowCount;
   // a term's one exact dense list answers its text part bit by bit
-  const index = store.search.grams[term.gram - 1];
+  const index = term.index;
   const bits = term.exact && term.lists.length === 1 && isDense(index.counts[term.lists[0]], n) ? denseBitmap(index, term.lists[0], n) : null;
   const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [];
   let decimals: Float64Array | null = null;
-  if (bits === null && term.lists.length > 0) {
+  if (bits === null && (term.lists.length > 0 || term.unions.length > 0)) {
     for (const column of term.columns) {
       if (column.folded !== null && column.foldedOffsets !== null) texts.push({ folded: column.folded, offsets: column.foldedOffsets });
       else if (column.key && column.distinct !== null && couldBeInNumber(term.needle)) decimals = column.distinct;
@@ -260,7 +260,7 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
 function pureLists(store: Store, terms: TermStep[]): TermList[] {
   const out: TermList[] = [];
   for (const term of terms) {
-    const index = store.search.grams[term.gram - 1];
+    const index = term.index;
     for (const k of term.lists) {
       if (out.some((l) => l.index === index && l.k === k)) continue;
       out.push({ term, index, k, count: index.counts[k], dense: isDense(index.counts[k], store.rowCount) });
@@ -285,14 +285,14 @@ function* termListRows(store: Store, term: TermStep): Work<Uint32Array> {
   return term.exact && unchecked.length === 0 ? rows : yield* checkRows(store, rows, { ...term, codes: 0, ranked: [] });
 }
 
-/** A term over every row: its lists' rows and its enum values' rows, united. */
+/** A term over every row: its lists' rows (of each column of its `unions`), and its enum values' rows, united. */
 function* termNode(ctx: RunContext, term: TermStep): Work<Node> {
   const store = ctx.store;
   const parts: Node[] = [];
-  if (term.lists.length > 0) {
-    const index = store.search.grams[term.gram - 1];
-    if (term.exact && term.lists.length === 1) parts.push(listNode(store, { index, k: term.lists[0] }));
-    else parts.push(bitsNode(store, null, yield* termListRows(store, term)));
+  const own = term.unions.map((u) => ({ ...term, index: u.index, lists: u.lists, columns: [u.column], unions: [] }));
+  for (const t of term.lists.length > 0 ? [term, ...own] : own) {
+    if (t.exact && t.lists.length === 1) parts.push(listNode(store, { index: t.index, k: t.lists[0] }));
+    else parts.push(bitsNode(store, null, yield* termListRows(store, t)));
   }
   if (term.codes !== 0) parts.push(codesNode(store, term.codes));
   const contains: ColumnTest = { op: "text", type: "contains", value: term.term };
@@ -337,7 +337,7 @@ export function* evaluateSearch(ctx: RunContext, terms: TermStep[]): Work<Node> 
     } else if (lists[0].dense) {
       const joined = terms.filter((t) => joinsWords(store, t));
       const pairs: Bitmap[] = [];
-      for (const t of joined) pairs.push(denseBitmap(store.search.grams[t.gram - 1], t.lists[0], n), maskBits(store, t.codes));
+      for (const t of joined) pairs.push(denseBitmap(t.index, t.lists[0], n), maskBits(store, t.codes));
       node = yield* wordsAnd(
         store,
         lists.map((l) => denseBitmap(l.index, l.k, n)),
