@@ -80,8 +80,8 @@ export type TermStep = StepBase & {
    * The index its `lists` are in: `store.search.grams[gram - 1]` for a search through every
    * covered column, else the one covered column's own (store/types.ts `columnGrams`).
    */
-  index: TrigramIndex;
-  /** Its lists in `index`, fewest rows first; empty when no indexed value holds it, or when `unions` holds its lists. */
+  gramIndex: TrigramIndex;
+  /** Its lists in `gramIndex`, fewest rows first; empty when no indexed value holds it, or when `unions` holds its lists. */
   lists: number[];
   /**
    * For a search through two or more, but not every, covered column (an access role's): per

@@ -320,7 +320,7 @@ export function termCheckCost(store: Store, term: TermStep | null, rows: number)
   let perRow = COST.WALK_ROW;
   if (term !== null) perRow += term.ranked.length * COST.WALK_ROW;
   if (term !== null && term.lists.length === 0 && term.unions.length === 0) return rows * perRow;
-  const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(term.index.counts[term.lists[0]], store.rowCount);
+  const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(term.gramIndex.counts[term.lists[0]], store.rowCount);
   return rows * (perRow + (bitTest ? COST.WALK_ROW : textCheckCost(store, term)));
 }
 
@@ -419,7 +419,7 @@ function termBase(
   ranked: TermStep["ranked"],
   children: FilterStep[],
 ): Omit<TermStep, "estimatedRows" | "estimatedCost"> {
-  return { op: "term", term, strategy: "list", needle, gram, index, lists, unions, exact, columns, codes, ranked, children };
+  return { op: "term", term, strategy: "list", needle, gram, gramIndex: index, lists, unions, exact, columns, codes, ranked, children };
 }
 
 /**
@@ -452,7 +452,7 @@ export function isPureTerm(term: TermStep): boolean {
  */
 export function joinsWords(store: Store, term: TermStep): boolean {
   if (isPureTerm(term) || term.ranked.length > 0 || !term.exact || term.lists.length !== 1) return false;
-  return isDense(term.index.counts[term.lists[0]], store.rowCount);
+  return isDense(term.gramIndex.counts[term.lists[0]], store.rowCount);
 }
 
 /**
@@ -486,7 +486,7 @@ function planSearch(store: Store, terms: string[], names: readonly string[] | un
   const checked: TermStep[] = [];
   if (pure.length > 0) {
     const lists: { term: TermStep; count: number }[] = [];
-    for (const term of pure) for (const k of term.lists) lists.push({ term, count: term.index.counts[k] });
+    for (const term of pure) for (const k of term.lists) lists.push({ term, count: term.gramIndex.counts[k] });
     lists.sort((a, b) => a.count - b.count);
     if (isDense(lists[0].count, store.rowCount)) {
       // every list dense: their bitmaps ANDed word by word (with the terms that join them)

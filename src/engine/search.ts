@@ -56,7 +56,7 @@ export function termTester(store: Store, term: TermStep): (row: number) => boole
   const ranked = term.ranked.map((r) => ({ ranks: r.column.rankByRow as Uint32Array, pass: r.pass }));
   const n = store.rowCount;
   // a term's one exact dense list answers its text part bit by bit
-  const index = term.index;
+  const index = term.gramIndex;
   const bits = term.exact && term.lists.length === 1 && isDense(index.counts[term.lists[0]], n) ? denseBitmap(index, term.lists[0], n) : null;
   const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [];
   let decimals: Float64Array | null = null;
@@ -260,7 +260,7 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
 function pureLists(store: Store, terms: TermStep[]): TermList[] {
   const out: TermList[] = [];
   for (const term of terms) {
-    const index = term.index;
+    const index = term.gramIndex;
     for (const k of term.lists) {
       if (out.some((l) => l.index === index && l.k === k)) continue;
       out.push({ term, index, k, count: index.counts[k], dense: isDense(index.counts[k], store.rowCount) });
@@ -289,9 +289,9 @@ function* termListRows(store: Store, term: TermStep): Work<Uint32Array> {
 function* termNode(ctx: RunContext, term: TermStep): Work<Node> {
   const store = ctx.store;
   const parts: Node[] = [];
-  const own = term.unions.map((u) => ({ ...term, index: u.index, lists: u.lists, columns: [u.column], unions: [] }));
+  const own = term.unions.map((u) => ({ ...term, gramIndex: u.index, lists: u.lists, columns: [u.column], unions: [] }));
   for (const t of term.lists.length > 0 ? [term, ...own] : own) {
-    if (t.exact && t.lists.length === 1) parts.push(listNode(store, { index: t.index, k: t.lists[0] }));
+    if (t.exact && t.lists.length === 1) parts.push(listNode(store, { index: t.gramIndex, k: t.lists[0] }));
     else parts.push(bitsNode(store, null, yield* termListRows(store, t)));
   }
   if (term.codes !== 0) parts.push(codesNode(store, term.codes));
@@ -337,7 +337,7 @@ export function* evaluateSearch(ctx: RunContext, terms: TermStep[]): Work<Node> 
     } else if (lists[0].dense) {
       const joined = terms.filter((t) => joinsWords(store, t));
       const pairs: Bitmap[] = [];
-      for (const t of joined) pairs.push(denseBitmap(t.index, t.lists[0], n), maskBits(store, t.codes));
+      for (const t of joined) pairs.push(denseBitmap(t.gramIndex, t.lists[0], n), maskBits(store, t.codes));
       node = yield* wordsAnd(
         store,
         lists.map((l) => denseBitmap(l.index, l.k, n)),

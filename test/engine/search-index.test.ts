@@ -32,7 +32,7 @@ import { restrictSearch } from "../../src/access/scope.ts";
 import { columnGrams, storedColumn } from "../../src/store/types.ts";
 import { findList, gramKey, listRows } from "../../src/bits/trigrams.ts";
 import { fold } from "../../src/collation/collation.ts";
-import { printStep } from "../../src/engine/plan.ts";
+import { type PrintedStep, printStep } from "../../src/engine/plan.ts";
 import { buildTableStore, keysOf } from "../support/table-store.ts";
 
 /** Syllables the values are made of: few enough that n-grams repeat across rows, some accented. */
@@ -276,6 +276,25 @@ describe("a search through some columns (an access role's) reads those columns' 
     expect(searchedIn(table, records, ["city"], "Ωx").length).toBeGreaterThan(0);
     expect(JSON.stringify(printStep(hidden.root))).toEqual(JSON.stringify(printStep(absent.root)).replaceAll("Ωq", "Ωx"));
   });
+
+  test("explain names each list a search through some columns reads by its column, and prints no list's data", () => {
+    const { records, table } = TABLES[0];
+    const store = buildTableStore(records, table);
+    const names: unknown[] = [];
+    const walk = (step: PrintedStep) => {
+      if (step.index !== undefined) names.push(step.index);
+      for (const child of step.children ?? []) walk(child);
+    };
+    for (const [term, columns] of [["ma", ["key", "city"]], ["ma", ["city"]], ["mari", ["name", "city"]], ["ma", undefined], ["ma", ["key", "name", "city", "status"]]] as const) {
+      const query = parsePostBody({ quickFilter: term }, 1000, store.schema).query;
+      names.length = 0;
+      walk(printStep(planOf(createEngine(store), { ...query, filter: { kind: "search", terms: [term], columns: columns === undefined ? undefined : [...columns] } }).root));
+      const lists = names.filter((n) => typeof n !== "string" || /search|trigrams/.test(n));
+      expect(lists.length).toBeGreaterThan(0);
+      // every covered column (with or without the enums): the lists across them
+      for (const n of lists) expect(n).toMatch(columns === undefined || columns.length > 3 ? /^search\.[123]$/ : /^col\.(key|name|city)\.(search\.[12]|trigrams)$/);
+    }
+  });
 });
 
 describe("the search through the search index over a live replica's change batches, against the naive oracle", () => {
@@ -323,6 +342,38 @@ describe("the search through the search index over a live replica's change batch
       }
     }, 300_000);
   }
+
+  test("a search through some columns (an access role's) on each version, against the naive oracle over those columns", () => {
+    for (const [t, { table, records }] of TABLES.entries()) {
+      const textKey = t === 1;
+      const store = buildTableStore(records, table);
+      const caseArb = fc.record({
+        batches: fc.array(fc.array(changeArb, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 3 }),
+        columns: roleColumnsArb,
+        terms: fc.array(fc.oneof({ weight: 4, arbitrary: termArb(records) }, { weight: 1, arbitrary: rareTerms }), { minLength: 1, maxLength: 3 }),
+        status: fc.option(fc.constantFrom("active", "inactive"), { nil: null }),
+      });
+      fc.assert(
+        fc.property(caseArb, ({ batches, columns, terms, status }) => {
+          const model = new Map<unknown, TableRecord>(records.map((r) => [r.key, r]));
+          const keys = records.map((r) => r.key);
+          let engine = createEngine(store);
+          let lsn = 0x1000;
+          for (const specs of batches) {
+            engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolveChanges(textKey, model, keys, specs) });
+            const kept = searchedIn(table, [...model.values()], columns, terms.join(" "));
+            for (let block = 0; block < 2; block++) {
+              const body = searchBody(terms, status, [], block * 40, 40);
+              const query = parsePostBody(body, 1000, store.schema).query;
+              const page = executeQuery(engine, { ...query, filter: restrictSearch(query.filter, columns) });
+              expect({ keys: keysOf(engine.store, page.rows, extraRecords(engine)), total: page.total }).toEqual(oraclePost(kept, table, { ...body, quickFilter: "" }));
+            }
+          }
+        }),
+        { numRuns: Math.max(10, Math.floor(Number(process.env.PROPERTY_RUNS ?? 150) / 6)) },
+      );
+    }
+  }, 300_000);
 
   test("a compaction's store has the search index a build of the same rows has", () => {
     const { table, records } = TABLES[0];
