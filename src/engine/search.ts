@@ -16,7 +16,7 @@
  *
  * A term of 1–3 code points is one list, so no term scans every row.
  */
-import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
+import { type Bitmap, emptyBitmap, popcount32 } from "../bits/bitmap.ts";
 import { bytesMatch } from "../bits/folded-match.ts";
 import { denseBitmap, isDense, listGroups, mergeGroups } from "../bits/trigrams.ts";
 import { PIECE, type Work } from "../bits/work.ts";
@@ -228,7 +228,7 @@ const pieceWords = new Uint32Array(PIECE);
 /**
  * The AND of dense bitmaps and of ORs of pairs, word by word, a piece of words at a time: the
  * rows as a list while they are few (at most 1/32 of the rows, the size at which a list and a
- * bitmap cost the same), else a bitmap (counted when first asked).
+ * bitmap cost the same), else a bitmap, its rows counted as its words are written.
  */
 function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
   const n = store.rowCount;
@@ -238,6 +238,8 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
   const limit = Math.floor(n / 32);
   let list: RowList | null = { rows: new Uint32Array(Math.min(limit, 1024)), k: 0 };
   let bits: Bitmap | null = null;
+  // the bitmap's rows, counted word by word as the AND writes them (no second pass for the total)
+  let count = 0;
   for (let from = 0; from < words; from += PIECE) {
     const to = Math.min(words, from + PIECE);
     andWords(dense, pairs, from, to, piece);
@@ -245,12 +247,20 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
       // too many for a list: the words so far again, as a bitmap
       bits = emptyBitmap(n);
       for (let w = 0; w < from; w += PIECE) andWords(dense, pairs, w, Math.min(from, w + PIECE), bits.subarray(w));
+      for (let w = 0; w < from; w++) if (bits[w] !== 0) count += popcount32(bits[w]);
       list = null;
     }
-    if (bits !== null) bits.set(piece.subarray(0, to - from), from);
+    if (bits !== null) {
+      bits.set(piece.subarray(0, to - from), from);
+      for (let i = 0; i < to - from; i++) if (piece[i] !== 0) count += popcount32(piece[i]);
+    }
     yield;
   }
-  if (bits !== null || list === null) return bitsNode(store, bits);
+  if (bits !== null || list === null) {
+    const node = bitsNode(store, bits);
+    node.count = count;
+    return node;
+  }
   const node = bitsNode(store, null, list.rows.slice(0, list.k));
   node.count = list.k;
   return node;
