@@ -17,7 +17,7 @@
  *   engine; their p50 ratio is what the role can learn of the hidden values by timing
  *   (INTERFACE.md "Tenant isolation": cost isolation);
  *
- *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export] [--only hidden]
+ *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export] [--only hidden|searches]
  *
  * Uses bench/.cache/wide-<rows>.ndjson (bench/wide.ts makes it) and builds
  * bench/.cache/wide-<rows>.snap from it when missing or unreadable. Writes
@@ -76,7 +76,7 @@ say();
 
 // ---------------------------------------------------------------- hidden columns
 
-{
+if (values.only !== "searches") {
   // a role that sees every column but `email` and `notes` (its search looks into the others)
   const HIDDEN = ["email", "notes"];
   const seen = store.searchable.map((c) => c.spec.id).filter((id) => !HIDDEN.includes(id));
@@ -213,6 +213,11 @@ for (const sortModel of [[], [{ colId: "name", sort: "asc" as const }]]) {
   say(`| ${sortModel.length === 0 ? "id (none)" : "name asc"} | ${summarize(matches).p50_ms.toFixed(0)} | ${formatMs(f.p50_ms)} | ${formatMs(f.p99_ms)} | ${formatMs(g.p50_ms)} | ${formatMs(g.p99_ms)} |`);
 }
 say();
+
+if (values.only === "searches") {
+  writeFileSync(join(ROOT, "bench", "results", `search-searches-${label}.md`), `${lines.join("\n")}\n`);
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------- short terms
 
