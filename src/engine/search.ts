@@ -2,7 +2,8 @@
  * The global search (docs/api.md "Global search"): every term, folded, must be contained in some
  * searchable column's folded output string. The planner (planner.ts `planSearch`) looked up each
  * term's lists in the search index (store/types.ts `SearchIndex`: one list per n-gram across the
- * columns that hold a value per row) and the enum values that contain it, and ordered the terms
+ * columns that hold a value per row; for a search through some of them, an access role's, each
+ * column's own lists, united per term) and the enum values that contain it, and ordered the terms
  * by their expected rows; this module runs that plan, pausing between pieces (bits/work.ts):
  *
  * 1. The terms no enum value holds ("pure" terms) are intersected through their lists, fewest
