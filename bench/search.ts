@@ -12,7 +12,12 @@
  *   row (the searchable columns, folded, one per line), and DuckDB scanning them with
  *   `contains`; each search's count and first block checked equal to ours before it is timed.
  *
- *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export]
+ * - a role's search through the columns it sees (every one but `email` and `notes`): terms found
+ *   only in those two columns against terms found in no column (1–5 characters), each on a fresh
+ *   engine; their p50 ratio is what the role can learn of the hidden values by timing
+ *   (INTERFACE.md "Tenant isolation": cost isolation);
+ *
+ *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export] [--only hidden|searches]
  *
  * Uses bench/.cache/wide-<rows>.ndjson (bench/wide.ts makes it) and builds
  * bench/.cache/wide-<rows>.snap from it when missing or unreadable. Writes
@@ -38,7 +43,7 @@ const ROOT = resolve(import.meta.dir, "..");
 const CACHE = join(ROOT, "bench", ".cache");
 
 const { values } = parseArgs({
-  options: { rows: { type: "string", default: "10m" }, peers: { type: "string", default: "sqlite,duckdb" }, searches: { type: "string", default: "30" }, "no-export": { type: "boolean", default: false } },
+  options: { rows: { type: "string", default: "10m" }, peers: { type: "string", default: "sqlite,duckdb" }, searches: { type: "string", default: "30" }, "no-export": { type: "boolean", default: false }, only: { type: "string" } },
 });
 const rows = parseSize(values.rows as string);
 const label = sizeLabel(rows);
@@ -66,8 +71,80 @@ const store = loaded.store;
 const n = store.rowCount;
 say(`# Search, facets and export, wide table, ${label} rows`);
 say();
-say(`Machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}. Command: \`bun bench/search.ts --rows ${label}\`.`);
+say(`Machine: ${navigator.hardwareConcurrency} cores; Bun ${Bun.version}. Command: \`bun bench/search.ts --rows ${label}${values.only === undefined ? "" : ` --only ${values.only}`}\`.`);
 say();
+
+// ---------------------------------------------------------------- hidden columns
+
+if (values.only !== "searches") {
+  // a role that sees every column but `email` and `notes` (its search looks into the others)
+  const HIDDEN = ["email", "notes"];
+  const seen = store.searchable.map((c) => c.spec.id).filter((id) => !HIDDEN.includes(id));
+  type Run = { total: number; p50: number };
+  /** Count and fresh-engine p50 (5 runs) of a one-term search's first block through `columns` (every one when undefined). */
+  const measure = (term: string, columns: string[] | undefined): Run => {
+    const runs: number[] = [];
+    let total = 0;
+    const query = parsePostBody({ startRow: 0, endRow: 100, sortModel: [], filterModel: {}, quickFilter: term }, 1000, store.schema).query;
+    const restricted = { ...query, filter: { kind: "search" as const, terms: [term], columns } };
+    for (let i = 0; i < 5; i++) {
+      const engine = createEngine(store);
+      runs.push(time(() => (total = executeQuery(engine, restricted).total)));
+    }
+    return { total, p50: summarize(runs).p50_ms };
+  };
+  const pick = prng(0x41dd);
+  const hidden: { term: string; everywhere: number; run: Run }[] = [];
+  const candidates = new Set<string>(["@", ".", "@e", "e.", "com", "xam", "mple", "ex"]);
+  for (let tries = 0; candidates.size < 60 && tries < 5000; tries++) {
+    const r = recordAt(store, pick() % n);
+    const text = fold(`${(r.email as string) ?? ""} ${(r.notes as string) ?? ""}`);
+    const length = 1 + (pick() % 5);
+    const start = pick() % Math.max(1, text.length - length);
+    const term = text.slice(start, start + length).trim();
+    if (term.length > 0 && !/\s/.test(term)) candidates.add(term);
+  }
+  for (const term of candidates) {
+    if (hidden.length >= 20) break;
+    const everywhere = measure(term, undefined).total;
+    const run = measure(term, seen);
+    if (everywhere > 0 && run.total === 0) hidden.push({ term, everywhere, run });
+  }
+  const absent: { term: string; run: Run }[] = [];
+  // letters no generated value holds, 1–5 of them
+  const letters = "ŋʒƣǂɮ";
+  for (let i = 0; absent.length < hidden.length && i < 500; i++) {
+    let term = "";
+    const length = 1 + (i % 5);
+    for (let c = 0; c < length; c++) term += letters[pick() % letters.length];
+    const everywhere = measure(term, undefined).total;
+    if (everywhere === 0) absent.push({ term, run: measure(term, seen) });
+  }
+  // measured again, interleaved, now that every path has run (the first measures warmed the JIT)
+  for (let i = 0; i < hidden.length; i++) {
+    hidden[i].run = measure(hidden[i].term, seen);
+    if (i < absent.length) absent[i].run = measure(absent[i].term, seen);
+  }
+  const h = summarize(hidden.map((x) => x.run.p50));
+  const a = summarize(absent.map((x) => x.run.p50));
+  say("## A role's search: terms only in columns it cannot see, against terms in no column");
+  say();
+  say(`A role seeing every column but ${HIDDEN.map((c) => `\`${c}\``).join(" and ")} searches ${seen.map((c) => `\`${c}\``).join(", ")}; each term's first block and count on a fresh engine, 5 runs, p50.`);
+  say();
+  say("| terms | count | rows in hidden columns p50 | p50 of the terms' p50 | p99 |");
+  say("|---|---|---|---|---|");
+  say(`| only in hidden columns (e.g. ${hidden.slice(0, 4).map((x) => `\`${x.term}\``).join(", ")}) | ${hidden.length} | ${summarize(hidden.map((x) => x.everywhere)).p50_ms.toFixed(0)} | ${formatMs(h.p50_ms)} | ${formatMs(h.p99_ms)} |`);
+  say(`| in no column (e.g. ${absent.slice(0, 4).map((x) => `\`${x.term}\``).join(", ")}) | ${absent.length} | 0 | ${formatMs(a.p50_ms)} | ${formatMs(a.p99_ms)} |`);
+  say();
+  say(`Hidden / absent: p50 ${(h.p50_ms / a.p50_ms).toFixed(2)}×, p99 ${(h.p99_ms / a.p99_ms).toFixed(2)}× (target: within 1.2×).`);
+  const slowest = [...hidden].sort((x, y) => y.run.p50 - x.run.p50).slice(0, 3);
+  say(`Slowest terms only in hidden columns: ${slowest.map((x) => `\`${x.term}\` ${formatMs(x.run.p50)} (${x.everywhere} rows in hidden columns)`).join(", ")}.`);
+  say();
+  if (values.only === "hidden") {
+    writeFileSync(join(ROOT, "bench", "results", `search-hidden-${label}.md`), `${lines.join("\n")}\n`);
+    process.exit(0);
+  }
+}
 
 // ---------------------------------------------------------------- the searches
 
@@ -100,10 +177,16 @@ function time(fn: () => void): number {
 }
 
 const SCHEMA = store.schema;
+/**
+ * Each row's id from the number key's values (row r holds the (r+1)-th key), as SQLite reads
+ * its integer id column: decoding 100 wide JSON records for their ids took 0.3–0.5 ms, several
+ * times a following block's own time.
+ */
+const KEYS = store.columns.get(SCHEMA.key)?.distinct ?? null;
 /** Our answer to a body: total and the ids of its window. */
 function ours(engine: ReturnType<typeof createEngine>, body: Body): { total: number; ids: number[] } {
   const page = executeQuery(engine, parsePostBody(body, 1000, SCHEMA).query);
-  return { total: page.total, ids: Array.from(page.rows, (row) => recordAt(store, row).id as number) };
+  return { total: page.total, ids: Array.from(page.rows, (row) => (KEYS !== null ? KEYS[row] : (recordAt(store, row).id as number))) };
 }
 
 say("## 2-term search (AG Grid blocks of 100 rows)");
@@ -130,6 +213,11 @@ for (const sortModel of [[], [{ colId: "name", sort: "asc" as const }]]) {
   say(`| ${sortModel.length === 0 ? "id (none)" : "name asc"} | ${summarize(matches).p50_ms.toFixed(0)} | ${formatMs(f.p50_ms)} | ${formatMs(f.p99_ms)} | ${formatMs(g.p50_ms)} | ${formatMs(g.p99_ms)} |`);
 }
 say();
+
+if (values.only === "searches") {
+  writeFileSync(join(ROOT, "bench", "results", `search-searches-${label}.md`), `${lines.join("\n")}\n`);
+  process.exit(0);
+}
 
 // ---------------------------------------------------------------- short terms
 

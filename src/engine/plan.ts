@@ -76,16 +76,27 @@ export type TermStep = StepBase & {
   needle: string;
   /** Code points per gram of its lists: the term's length up to 3. */
   gram: 1 | 2 | 3;
-  /** Its lists in `store.search.grams[gram - 1]`, fewest rows first; empty when no indexed value holds it. */
+  /**
+   * The index its `lists` are in: `store.search.grams[gram - 1]` for a search through every
+   * covered column, else the one covered column's own (store/types.ts `columnGrams`).
+   */
+  gramIndex: TrigramIndex;
+  /** Its lists in `gramIndex`, fewest rows first; empty when no indexed value holds it, or when `unions` holds its lists. */
   lists: number[];
-  /** True when the lists (intersected) hold exactly the rows whose indexed values contain the term. */
+  /**
+   * For a search through two or more, but not every, covered column (an access role's): per
+   * column where every n-gram of the term occurs, that column's own lists of them (fewest rows
+   * first); the term's text rows are the union over these columns of each one's lists
+   * intersected. Empty otherwise.
+   */
+  unions: { column: StoredColumn; index: TrigramIndex; lists: number[] }[];
+  /** True when the lists (intersected; of each column of `unions`) hold exactly the rows whose searched values contain the term. */
   exact: boolean;
   /** Partition codes whose value contains the term (bit c = code c; 0 for none). */
   codes: number;
   /**
    * The searched columns holding a value per row (text columns and the key) whose values a check
-   * of the term reads: every one the search index covers, or an access role's of them (then the
-   * lists are a superset: `exact` is false).
+   * of the term reads: every one the search index covers, or an access role's of them.
    */
   columns: readonly StoredColumn[];
   /** Other searchable enum columns with a value containing the term: the passing ranks of each (index = rank). */
@@ -145,7 +156,8 @@ export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep
   if (s.column !== undefined) out.column = s.column;
   if (s.index !== undefined) out.index = s.index;
   if (step.op === "term") out.detail = `${JSON.stringify(s.term)}: ${s.strategy}`;
-  if (step.op === "term" && (step as TermStep).lists.length > 0) out.index = `search.${(step as TermStep).gram}`;
+  // a term's lists' index as its first list names it (search.<n>, or a column's own)
+  if (step.op === "term" && (step as TermStep).lists.length > 0) out.index = ((step as TermStep).children[0] as { index: string }).index;
   else if (s.offset !== undefined && s.keys !== undefined) {
     out.detail = `rows ${s.offset}..${s.offset + (s.limit as number)} by ${s.keys.map((k) => `${k.column} ${k.direction}${k.absolute ? " absolute" : ""}`).join(", ")}`;
     const changes = (step as WindowStep).changes;

@@ -22,7 +22,7 @@ import type { StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { positiveText } from "../kinds/text.ts";
 import type { ColumnTest, Predicate, Query, SortKey } from "../query/types.ts";
-import { type Store, allCodes, partitionCounts, searchIndexColumns, searchedColumns, storedColumn } from "../store/types.ts";
+import { type Store, type TrigramIndex, allCodes, columnGrams, partitionCounts, searchIndexColumns, searchedColumns, storedColumn } from "../store/types.ts";
 import { isKeyOrder, normalizeSort, orderIndexName } from "./order.ts";
 import type { FilterStep, TermStep, TextSource, WindowOp, WindowStep } from "./plan.ts";
 import { type FilterResult, rowsInMask } from "./row-set.ts";
@@ -319,8 +319,8 @@ function textCheckCost(store: Store, term: TermStep | null): number {
 export function termCheckCost(store: Store, term: TermStep | null, rows: number): number {
   let perRow = COST.WALK_ROW;
   if (term !== null) perRow += term.ranked.length * COST.WALK_ROW;
-  if (term !== null && term.lists.length === 0) return rows * perRow;
-  const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(store.search.grams[term.gram - 1].counts[term.lists[0]], store.rowCount);
+  if (term !== null && term.lists.length === 0 && term.unions.length === 0) return rows * perRow;
+  const bitTest = term !== null && term.exact && term.lists.length === 1 && isDense(term.gramIndex.counts[term.lists[0]], store.rowCount);
   return rows * (perRow + (bitTest ? COST.WALK_ROW : textCheckCost(store, term)));
 }
 
@@ -355,27 +355,29 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
   const cps: number[] = [];
   for (const ch of needle) cps.push(ch.codePointAt(0) as number);
   const gram = Math.min(3, cps.length) as 1 | 2 | 3;
-  const index = store.search.grams[gram - 1];
   const keys = cps.length <= 3 ? [gramKey(cps)] : (needleTrigrams(needle) as NonNullable<ReturnType<typeof needleTrigrams>>).keys;
   // a needle of 1–3 code points is exactly its one list, unless a code point shares a key
-  // the index covers every searchable column with a value per row; a search through some of them
-  // (an access role's) reads its lists as a superset, checked on the searched columns' values
+  const exact = cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
+  // a search through every covered column reads the lists across them; one through some of them
+  // (an access role's) reads only those columns' own lists, so what it costs depends on nothing
+  // it may not see (INTERFACE.md "Tenant isolation": cost isolation)
   const columns = searchIndexColumns(searched);
   const everyColumn = columns.length === searchIndexColumns(store.searchable).length;
-  const exact = everyColumn && cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
-  let lists: number[] = [];
-  for (const key of columns.length === 0 ? [] : keys) {
-    const k = findList(index, key);
-    if (k < 0) {
-      // a gram no indexed value holds: only an enum value can hold the term
-      lists = [];
-      break;
+  const index = everyColumn || columns.length === 0 ? store.search.grams[gram - 1] : columnGrams(store, columns[0], gram);
+  let lists = columns.length === 0 ? [] : listsOf(index, keys);
+  const unions: TermStep["unions"] = [];
+  if (!everyColumn && columns.length > 1) {
+    lists = [];
+    for (const column of columns) {
+      const own = columnGrams(store, column, gram);
+      const found = listsOf(own, keys);
+      if (found.length > 0) unions.push({ column, index: own, lists: found });
     }
-    if (!lists.includes(k)) lists.push(k);
   }
-  lists.sort((a, b) => index.counts[a] - index.counts[b]);
   const contains: ColumnTest = { op: "text", type: "contains", value: term };
-  const children: FilterStep[] = lists.map((k) => ({ op: "gramList", index: `search.${gram}`, list: index, k, detail: JSON.stringify(needle), estimatedRows: index.counts[k], estimatedCost: COST.SEARCH }));
+  const where = everyColumn ? `search.${gram}` : columns.length === 1 ? gramIndexName(columns[0], gram) : "";
+  const children: FilterStep[] = lists.map((k) => ({ op: "gramList", index: where, list: index, k, detail: JSON.stringify(needle), estimatedRows: index.counts[k], estimatedCost: COST.SEARCH }));
+  for (const u of unions) for (const k of u.lists) children.push({ op: "gramList", index: gramIndexName(u.column, gram), list: u.index, k, detail: JSON.stringify(needle), estimatedRows: u.index.counts[k], estimatedCost: COST.SEARCH });
   let codes = 0;
   const ranked: TermStep["ranked"] = [];
   let enumRows = 0;
@@ -397,9 +399,10 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
     ranked.push({ column, pass });
     enumRows += rows;
   }
-  const textRows = lists.length === 0 ? 0 : index.counts[lists[0]];
+  let textRows = lists.length === 0 ? 0 : index.counts[lists[0]];
+  for (const u of unions) textRows += u.index.counts[u.lists[0]];
   if (textRows === 0 && codes === 0 && ranked.length === 0) return "none";
-  return { ...termBase(term, needle, gram, lists, exact, columns, codes, ranked, children), estimatedRows: Math.min(store.rowCount, textRows + enumRows), estimatedCost: COST.SEARCH * keys.length };
+  return { ...termBase(term, needle, gram, index, lists, unions, exact, columns, codes, ranked, children), estimatedRows: Math.min(store.rowCount, textRows + enumRows), estimatedCost: COST.SEARCH * keys.length };
 }
 
 /** The fields of a term step but its estimates. */
@@ -407,19 +410,40 @@ function termBase(
   term: string,
   needle: string,
   gram: 1 | 2 | 3,
+  index: TrigramIndex,
   lists: number[],
+  unions: TermStep["unions"],
   exact: boolean,
   columns: readonly StoredColumn[],
   codes: number,
   ranked: TermStep["ranked"],
   children: FilterStep[],
 ): Omit<TermStep, "estimatedRows" | "estimatedCost"> {
-  return { op: "term", term, strategy: "list", needle, gram, lists, exact, columns, codes, ranked, children };
+  return { op: "term", term, strategy: "list", needle, gram, gramIndex: index, lists, unions, exact, columns, codes, ranked, children };
 }
 
-/** True when a term's rows are its lists' alone (no enum value holds it). */
+/**
+ * The lists of `index` holding every key of `keys` (a term's n-grams), fewest rows first; empty
+ * when one of them is in no list (no indexed value holds the term).
+ */
+function listsOf(index: TrigramIndex, keys: readonly number[]): number[] {
+  const lists: number[] = [];
+  for (const key of keys) {
+    const k = findList(index, key);
+    if (k < 0) return [];
+    if (!lists.includes(k)) lists.push(k);
+  }
+  return lists.sort((a, b) => index.counts[a] - index.counts[b]);
+}
+
+/** What explain calls one column's own lists of n-grams of `gram` code points (snapshot sections `col.<id>.search.<n>`, or its trigrams). */
+function gramIndexName(column: StoredColumn, gram: 1 | 2 | 3): string {
+  return gram === 3 ? `col.${column.spec.id}.trigrams` : `col.${column.spec.id}.search.${gram}`;
+}
+
+/** True when a term's rows are its lists' alone (no enum value holds it, and its lists are of one index). */
 export function isPureTerm(term: TermStep): boolean {
-  return term.codes === 0 && term.ranked.length === 0;
+  return term.codes === 0 && term.ranked.length === 0 && term.unions.length === 0;
 }
 
 /**
@@ -428,7 +452,7 @@ export function isPureTerm(term: TermStep): boolean {
  */
 export function joinsWords(store: Store, term: TermStep): boolean {
   if (isPureTerm(term) || term.ranked.length > 0 || !term.exact || term.lists.length !== 1) return false;
-  return isDense(store.search.grams[term.gram - 1].counts[term.lists[0]], store.rowCount);
+  return isDense(term.gramIndex.counts[term.lists[0]], store.rowCount);
 }
 
 /**
@@ -462,7 +486,7 @@ function planSearch(store: Store, terms: string[], names: readonly string[] | un
   const checked: TermStep[] = [];
   if (pure.length > 0) {
     const lists: { term: TermStep; count: number }[] = [];
-    for (const term of pure) for (const k of term.lists) lists.push({ term, count: store.search.grams[term.gram - 1].counts[k] });
+    for (const term of pure) for (const k of term.lists) lists.push({ term, count: term.gramIndex.counts[k] });
     lists.sort((a, b) => a.count - b.count);
     if (isDense(lists[0].count, store.rowCount)) {
       // every list dense: their bitmaps ANDed word by word (with the terms that join them)
@@ -498,7 +522,7 @@ function planSearch(store: Store, terms: string[], names: readonly string[] | un
     const first = planned[0];
     first.strategy = "list";
     rows = first.estimatedRows;
-    cost += first.lists.length === 0 ? COST.CONSTANT : first.estimatedRows * COST.POSTING + words * COST.BITMAP_WORD;
+    cost += first.lists.length === 0 && first.unions.length === 0 ? COST.CONSTANT : first.estimatedRows * COST.POSTING + words * COST.BITMAP_WORD;
     detail = "the first term's rows, the others checked on them";
     checked.push(...planned.slice(1));
   }

@@ -2,7 +2,8 @@
  * The global search (docs/api.md "Global search"): every term, folded, must be contained in some
  * searchable column's folded output string. The planner (planner.ts `planSearch`) looked up each
  * term's lists in the search index (store/types.ts `SearchIndex`: one list per n-gram across the
- * columns that hold a value per row) and the enum values that contain it, and ordered the terms
+ * columns that hold a value per row; for a search through some of them, an access role's, each
+ * column's own lists, united per term) and the enum values that contain it, and ordered the terms
  * by their expected rows; this module runs that plan, pausing between pieces (bits/work.ts):
  *
  * 1. The terms no enum value holds ("pure" terms) are intersected through their lists, fewest
@@ -16,7 +17,7 @@
  *
  * A term of 1–3 code points is one list, so no term scans every row.
  */
-import { type Bitmap, emptyBitmap } from "../bits/bitmap.ts";
+import { type Bitmap, emptyBitmap, popcount32 } from "../bits/bitmap.ts";
 import { bytesMatch } from "../bits/folded-match.ts";
 import { denseBitmap, isDense, listGroups, mergeGroups } from "../bits/trigrams.ts";
 import { PIECE, type Work } from "../bits/work.ts";
@@ -56,11 +57,11 @@ export function termTester(store: Store, term: TermStep): (row: number) => boole
   const ranked = term.ranked.map((r) => ({ ranks: r.column.rankByRow as Uint32Array, pass: r.pass }));
   const n = store.rowCount;
   // a term's one exact dense list answers its text part bit by bit
-  const index = store.search.grams[term.gram - 1];
+  const index = term.gramIndex;
   const bits = term.exact && term.lists.length === 1 && isDense(index.counts[term.lists[0]], n) ? denseBitmap(index, term.lists[0], n) : null;
   const texts: { folded: Uint8Array; offsets: Uint32Array }[] = [];
   let decimals: Float64Array | null = null;
-  if (bits === null && term.lists.length > 0) {
+  if (bits === null && (term.lists.length > 0 || term.unions.length > 0)) {
     for (const column of term.columns) {
       if (column.folded !== null && column.foldedOffsets !== null) texts.push({ folded: column.folded, offsets: column.foldedOffsets });
       else if (column.key && column.distinct !== null && couldBeInNumber(term.needle)) decimals = column.distinct;
@@ -228,7 +229,7 @@ const pieceWords = new Uint32Array(PIECE);
 /**
  * The AND of dense bitmaps and of ORs of pairs, word by word, a piece of words at a time: the
  * rows as a list while they are few (at most 1/32 of the rows, the size at which a list and a
- * bitmap cost the same), else a bitmap (counted when first asked).
+ * bitmap cost the same), else a bitmap, its rows counted as its words are written.
  */
 function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
   const n = store.rowCount;
@@ -238,6 +239,8 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
   const limit = Math.floor(n / 32);
   let list: RowList | null = { rows: new Uint32Array(Math.min(limit, 1024)), k: 0 };
   let bits: Bitmap | null = null;
+  // the bitmap's rows, counted word by word as the AND writes them (no second pass for the total)
+  let count = 0;
   for (let from = 0; from < words; from += PIECE) {
     const to = Math.min(words, from + PIECE);
     andWords(dense, pairs, from, to, piece);
@@ -245,12 +248,20 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
       // too many for a list: the words so far again, as a bitmap
       bits = emptyBitmap(n);
       for (let w = 0; w < from; w += PIECE) andWords(dense, pairs, w, Math.min(from, w + PIECE), bits.subarray(w));
+      for (let w = 0; w < from; w++) if (bits[w] !== 0) count += popcount32(bits[w]);
       list = null;
     }
-    if (bits !== null) bits.set(piece.subarray(0, to - from), from);
+    if (bits !== null) {
+      bits.set(piece.subarray(0, to - from), from);
+      for (let i = 0; i < to - from; i++) if (piece[i] !== 0) count += popcount32(piece[i]);
+    }
     yield;
   }
-  if (bits !== null || list === null) return bitsNode(store, bits);
+  if (bits !== null || list === null) {
+    const node = bitsNode(store, bits);
+    node.count = count;
+    return node;
+  }
   const node = bitsNode(store, null, list.rows.slice(0, list.k));
   node.count = list.k;
   return node;
@@ -260,7 +271,7 @@ function* wordsAnd(store: Store, dense: Bitmap[], pairs: Bitmap[]): Work<Node> {
 function pureLists(store: Store, terms: TermStep[]): TermList[] {
   const out: TermList[] = [];
   for (const term of terms) {
-    const index = store.search.grams[term.gram - 1];
+    const index = term.gramIndex;
     for (const k of term.lists) {
       if (out.some((l) => l.index === index && l.k === k)) continue;
       out.push({ term, index, k, count: index.counts[k], dense: isDense(index.counts[k], store.rowCount) });
@@ -285,14 +296,14 @@ function* termListRows(store: Store, term: TermStep): Work<Uint32Array> {
   return term.exact && unchecked.length === 0 ? rows : yield* checkRows(store, rows, { ...term, codes: 0, ranked: [] });
 }
 
-/** A term over every row: its lists' rows and its enum values' rows, united. */
+/** A term over every row: its lists' rows (of each column of its `unions`), and its enum values' rows, united. */
 function* termNode(ctx: RunContext, term: TermStep): Work<Node> {
   const store = ctx.store;
   const parts: Node[] = [];
-  if (term.lists.length > 0) {
-    const index = store.search.grams[term.gram - 1];
-    if (term.exact && term.lists.length === 1) parts.push(listNode(store, { index, k: term.lists[0] }));
-    else parts.push(bitsNode(store, null, yield* termListRows(store, term)));
+  const own = term.unions.map((u) => ({ ...term, gramIndex: u.index, lists: u.lists, columns: [u.column], unions: [] }));
+  for (const t of term.lists.length > 0 ? [term, ...own] : own) {
+    if (t.exact && t.lists.length === 1) parts.push(listNode(store, { index: t.gramIndex, k: t.lists[0] }));
+    else parts.push(bitsNode(store, null, yield* termListRows(store, t)));
   }
   if (term.codes !== 0) parts.push(codesNode(store, term.codes));
   const contains: ColumnTest = { op: "text", type: "contains", value: term.term };
@@ -337,7 +348,7 @@ export function* evaluateSearch(ctx: RunContext, terms: TermStep[]): Work<Node> 
     } else if (lists[0].dense) {
       const joined = terms.filter((t) => joinsWords(store, t));
       const pairs: Bitmap[] = [];
-      for (const t of joined) pairs.push(denseBitmap(store.search.grams[t.gram - 1], t.lists[0], n), maskBits(store, t.codes));
+      for (const t of joined) pairs.push(denseBitmap(t.gramIndex, t.lists[0], n), maskBits(store, t.codes));
       node = yield* wordsAnd(
         store,
         lists.map((l) => denseBitmap(l.index, l.k, n)),

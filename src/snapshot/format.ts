@@ -1,5 +1,5 @@
 /**
- * The snapshot file format, version 7 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
+ * The snapshot file format, version 8 (docs/snapshot-format.md): an 8-byte magic, a 32-bit
  * header length and CRC-32, a msgpackr header, then 8-byte-aligned binary sections that the
  * loader views in place out of a memory map.
  */
@@ -10,7 +10,7 @@ import type { Schema } from "../schema/kinds.ts";
 export const MAGIC = new Uint8Array([0x55, 0x53, 0x45, 0x52, 0x53, 0x4e, 0x41, 0x50]);
 
 /** The format version this build writes and reads. */
-export const FORMAT_VERSION = 7;
+export const FORMAT_VERSION = 8;
 
 /** Fixed prefix before the header: magic (8) + header length u32 (4) + header CRC-32 u32 (4), in bytes. */
 export const PREFIX_BYTES = 16;
@@ -88,6 +88,14 @@ export const INDEX_FIELD_TYPES = { keys: "f64", counts: "u32", groupCounts: "u32
  */
 export function searchSectionName(n: number, field: (typeof INDEX_FIELDS)[number]): string {
   return `search.${n}.${field}`;
+}
+
+/**
+ * Name of the section holding `field` of column `id`'s own lists of n-grams of `n` code points
+ * (n = 1 or 2; store/types.ts `SearchIndex.columns`): `col.<id>.search.<n>.<field>`.
+ */
+export function columnSearchSectionName(id: string, n: 1 | 2, field: (typeof INDEX_FIELDS)[number]): string {
+  return `col.${id}.search.${n}.${field}`;
 }
 
 /** Sections of the partition (store/types.ts `Partition`): each row's code, and the rows per code. */

@@ -8,8 +8,8 @@ import { COLUMN_ID, COLUMN_KINDS, type ColumnKind, MAX_PARTITION_VALUES, type Sc
 import { ALL_PARTS, PART_TYPES, type StoredPart, emptyStoredColumn, partOf, setPart } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
-import { type Partition, type Records, type SearchIndex, type Store, type TrigramIndex, searchableColumns } from "../store/types.ts";
-import { ELEMENT_BYTES, FORMAT_VERSION, MAGIC, PREFIX_BYTES, SECTION_ALIGN, type SectionEntry, type SnapshotHeader, columnSectionName, hashBytes, recordChunkName, headerPackr, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName } from "./format.ts";
+import { type Partition, type Records, type SearchIndex, type Store, type TrigramIndex, searchIndexColumns, searchableColumns } from "../store/types.ts";
+import { ELEMENT_BYTES, FORMAT_VERSION, MAGIC, PREFIX_BYTES, SECTION_ALIGN, type SectionEntry, type SnapshotHeader, columnSectionName, hashBytes, recordChunkName, headerPackr, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName, columnSearchSectionName } from "./format.ts";
 
 /** Why a snapshot was refused; its message names the file and the reason. */
 export class SnapshotError extends Error {
@@ -327,13 +327,26 @@ function fromSource(path: string, file: SnapshotBytes & { plan?(entries: readonl
     checkTrigrams(lists, `search.${n}`);
     return lists;
   }) as unknown as SearchIndex["grams"];
+  const own = new Map<string, readonly [TrigramIndex, TrigramIndex]>();
+  for (const column of searchIndexColumns(searchableColumns(columns, header.schema))) {
+    const id = column.spec.id;
+    const pair = ([1, 2] as const).map((n) => {
+      const index = {} as Record<(typeof INDEX_FIELDS)[number], Uint8Array | Uint32Array | Float64Array>;
+      for (const field of INDEX_FIELDS) index[field] = section(columnSearchSectionName(id, n, field), INDEX_FIELD_TYPES[field]);
+      const lists = index as unknown as TrigramIndex;
+      checkTrigrams(lists, `col.${id}.search.${n}`);
+      return lists;
+    });
+    own.set(id, [pair[0], pair[1]]);
+    if (column.trigrams === null) fail(`corrupt: column ${id} is searched through the search index but lacks its trigrams`);
+  }
   const store: Store = {
     rowCount,
     schema: header.schema,
     columns,
     partition,
     searchable: searchableColumns(columns, header.schema),
-    search: { grams },
+    search: { grams, columns: own },
     records,
     snapshotId: header.checksum,
   };

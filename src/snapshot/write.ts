@@ -9,7 +9,7 @@ import { closeSync, fsync, fsyncSync, openSync, readdirSync, renameSync, rmSync,
 import { basename, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import type { Store } from "../store/types.ts";
-import { ELEMENT_BYTES, type ElementType, FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SectionEntry, type SnapshotHeader, alignUp, hashBytes, headerPackr, columnSectionName, recordChunkName, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName } from "./format.ts";
+import { ELEMENT_BYTES, type ElementType, FORMAT_VERSION, MAGIC, PREFIX_BYTES, type SectionEntry, type SnapshotHeader, alignUp, hashBytes, headerPackr, columnSectionName, recordChunkName, PARTITION_CODES_SECTION, PARTITION_COUNTS_SECTION, INDEX_FIELDS, INDEX_FIELD_TYPES, searchSectionName, columnSearchSectionName } from "./format.ts";
 import { ALL_PARTS, PART_TYPES, partOf } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
 
@@ -53,6 +53,12 @@ export function storeSections(store: Store): { name: string; type: ElementType; 
   for (let n = 1; n <= 3; n++) {
     const index = store.search.grams[n - 1];
     for (const field of INDEX_FIELDS) sections.push({ name: searchSectionName(n, field), type: INDEX_FIELD_TYPES[field], data: index[field] });
+  }
+  for (const [id, own] of store.search.columns) {
+    for (const n of [1, 2] as const) {
+      const index = own[n - 1];
+      for (const field of INDEX_FIELDS) sections.push({ name: columnSearchSectionName(id, n, field), type: INDEX_FIELD_TYPES[field], data: index[field] });
+    }
   }
   return sections;
 }

@@ -5,7 +5,7 @@
  */
 import { type GramSource, buildGramIndex, decimalStrings } from "../bits/trigrams.ts";
 import type { PartitionCodes, StoredColumn } from "../kinds/kind.ts";
-import type { SearchIndex } from "./types.ts";
+import type { SearchIndex, TrigramIndex } from "./types.ts";
 
 /**
  * A covered column's per-row output strings as the search compares them: a text column's folded
@@ -20,12 +20,18 @@ export function searchSource(column: StoredColumn): GramSource {
 
 /**
  * The search index of `rowCount` rows over `columns` (their values in row order): the 1-, 2-
- * and 3-gram lists, each n-gram listing every row holding it in any of the columns once.
+ * and 3-gram lists, each n-gram listing every row holding it in any of the columns once; and
+ * each column's own 1- and 2-gram lists (its 3-gram lists are its trigram index).
  * @param partition the rows' partition codes (lists are grouped by them), or null
  * @throws RangeError as bits/trigrams.ts `buildGramIndex` (postings beyond 2^32, gaps beyond 4 GiB)
  */
 export function buildSearchIndex(columns: readonly StoredColumn[], rowCount: number, partition: PartitionCodes | null): SearchIndex {
   const sources = columns.map(searchSource);
   const groups = partition === null ? null : { codes: partition.codes, count: partition.counts.length };
-  return { grams: [buildGramIndex(sources, rowCount, 1, groups), buildGramIndex(sources, rowCount, 2, groups), buildGramIndex(sources, rowCount, 3, groups)] };
+  const own = new Map<string, readonly [TrigramIndex, TrigramIndex]>();
+  for (let i = 0; i < columns.length; i++) {
+    const one = [sources[i]];
+    own.set(columns[i].spec.id, [buildGramIndex(one, rowCount, 1, groups), buildGramIndex(one, rowCount, 2, groups)]);
+  }
+  return { grams: [buildGramIndex(sources, rowCount, 1, groups), buildGramIndex(sources, rowCount, 2, groups), buildGramIndex(sources, rowCount, 3, groups)], columns: own };
 }

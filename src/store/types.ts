@@ -71,14 +71,33 @@ export interface Partition {
  * The search index (docs/api.md "Global search"): posting lists of the n-grams (n = 1, 2 and 3
  * code points; bits/trigrams.ts `gramKey`) of each row's values in the searchable columns that
  * hold one value per row — every text column (its folded values) and the key (a number key's
- * decimal forms) — one list per n-gram across those columns, grouped by partition code like a
- * column's trigram lists. A search term of 1, 2 or 3 code points is exactly one list; a longer
- * one is a superset: the intersection of its trigrams' lists. Enum columns are not in it: a term
- * is decided once per enum value.
+ * decimal forms) — grouped by partition code like a column's trigram lists. Twice: one list per
+ * n-gram across those columns (`grams`, what a search through every column reads), and one per
+ * n-gram of each column alone (`columns`, what a search through some of them reads: an access
+ * role's, which so reads nothing of a column it may not see; INTERFACE.md "Tenant isolation",
+ * cost isolation). A search term of 1, 2 or 3 code points is exactly one list; a longer one is a
+ * superset: the intersection of its trigrams' lists. Enum columns are not in it: a term is
+ * decided once per enum value.
  */
 export interface SearchIndex {
-  /** The lists of n-grams of n code points at `grams[n - 1]`. */
+  /** The lists of n-grams of n code points across the covered columns at `grams[n - 1]`. */
   grams: readonly [TrigramIndex, TrigramIndex, TrigramIndex];
+  /**
+   * Each covered column's own lists, by column id: its 1-grams at [0], its 2-grams at [1]; its
+   * 3-grams are its trigram index (kind.ts `StoredColumn.trigrams`), not stored twice.
+   */
+  columns: ReadonlyMap<string, readonly [TrigramIndex, TrigramIndex]>;
+}
+
+/**
+ * The lists of n-grams of `gram` code points of one covered column alone (types.ts `SearchIndex`).
+ * @throws Error for a column the search index does not cover (not in {@link searchIndexColumns})
+ */
+export function columnGrams(store: Store, column: StoredColumn, gram: 1 | 2 | 3): TrigramIndex {
+  const own = store.search.columns.get(column.spec.id);
+  const index = gram === 3 ? column.trigrams : own === undefined ? null : own[gram - 1];
+  if (own === undefined || index === null) throw new Error(`internal: the search index does not cover column "${column.spec.id}"`);
+  return index;
 }
 
 /** The whole store. */

@@ -27,7 +27,12 @@ import { compactTable } from "../../src/live/compact.ts";
 import { buildStore } from "../../src/store/build.ts";
 import { parsePostBody } from "../../src/query/post.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
-import { type Table, type TableRecord, oraclePost } from "../support/table-oracle.ts";
+import { type Table, type TableRecord, oraclePost, searchMatches } from "../support/table-oracle.ts";
+import { restrictSearch } from "../../src/access/scope.ts";
+import { columnGrams, storedColumn } from "../../src/store/types.ts";
+import { findList, gramKey, listRows } from "../../src/bits/trigrams.ts";
+import { fold } from "../../src/collation/collation.ts";
+import { type PrintedStep, printStep } from "../../src/engine/plan.ts";
 import { buildTableStore, keysOf } from "../support/table-store.ts";
 
 /** Syllables the values are made of: few enough that n-grams repeat across rows, some accented. */
@@ -195,6 +200,103 @@ function answerOf(engine: Engine, body: ReturnType<typeof searchBody>): { keys: 
   return { keys: keysOf(engine.store, page.rows, extraRecords(engine)), total: page.total };
 }
 
+/** The records among `records` holding every term in one of `columns`' values (the oracle's search over those columns alone), in key order as the table keeps them. */
+function searchedIn(table: Table, records: readonly TableRecord[], columns: readonly string[], text: string): TableRecord[] {
+  const seen: Table = { specs: table.specs.filter((spec) => columns.includes(spec.id)), key: table.key };
+  return records.filter((r) => searchMatches(seen, r, text));
+}
+
+/** A role's searchable columns: any subset of the table's (the key among them or not), in any order. */
+const SEARCHABLE = ["key", "name", "city", "status", "role"];
+const roleColumnsArb = fc.subarray(SEARCHABLE, { minLength: 0 }).chain((ids) => fc.shuffledSubarray(ids, { minLength: ids.length, maxLength: ids.length }));
+
+describe("a search through some columns (an access role's) reads those columns' own lists, against the naive oracle", () => {
+  for (const plan of ["auto", "walk", "sort"] as const) {
+    test(`random column sets, 1 to 3 terms, a status filter, the first blocks and the total (plan ${plan})`, () => {
+      for (const { table, records } of TABLES) {
+        const store = buildTableStore(records, table);
+        const caseArb = fc.record({
+          columns: roleColumnsArb,
+          terms: fc.array(termArb(records), { minLength: 1, maxLength: 3 }),
+          status: fc.option(fc.constantFrom("active", "inactive"), { nil: null }),
+          startRow: fc.constantFrom(0, 0, 7, 150),
+        });
+        fc.assert(
+          fc.property(caseArb, ({ columns, terms, status, startRow }) => {
+            const engine = createEngine(store, { plan });
+            const filterModel: Record<string, Record<string, unknown>> = status === null ? {} : { status: { filterType: "set", values: [status] } };
+            const text = terms.join(" ");
+            // the oracle: the records the search through those columns keeps, then the request without its search
+            const kept = searchedIn(table, records, columns, text);
+            for (let block = 0; block < 2; block++) {
+              const body = { startRow: startRow + block * 50, endRow: startRow + block * 50 + 50, sortModel: [], filterModel, quickFilter: text };
+              const query = parsePostBody(body, 1000, store.schema).query;
+              const page = executeQuery(engine, { ...query, filter: restrictSearch(query.filter, columns) });
+              expect({ keys: keysOf(store, page.rows), total: page.total }).toEqual(oraclePost(kept, table, { ...body, quickFilter: "" }));
+            }
+          }),
+          { numRuns: Math.max(20, Math.floor(Number(process.env.PROPERTY_RUNS ?? 150) / 3)) },
+        );
+      }
+    }, 300_000);
+  }
+
+  test("each covered column's own 1- and 2-gram lists hold exactly the rows whose value in that column holds the n-gram", () => {
+    const { table, records } = TABLES[0];
+    const store = buildTableStore(records, table);
+    expect([...store.search.columns.keys()]).toEqual(["key", "name", "city"]);
+    const byKey = new Map(records.map((r) => [r.key, r]));
+    const rowRecords = keysOf(store, Uint32Array.from({ length: store.rowCount }, (_, i) => i)).map((k) => byKey.get(k) as TableRecord);
+    for (const id of ["key", "name", "city"]) {
+      const folded = rowRecords.map((r) => (r[id] === null ? "" : fold(String(r[id]))));
+      for (const n of [1, 2] as const) {
+        const index = columnGrams(store, storedColumn(store, id), n);
+        const grams = new Set<string>();
+        for (const value of folded) {
+          const cps = [...value];
+          for (let i = 0; i + n <= cps.length; i++) grams.add(cps.slice(i, i + n).join(""));
+        }
+        expect(index.keys.length).toBe(grams.size);
+        for (const gram of grams) {
+          const k = findList(index, gramKey([...gram].map((c) => c.codePointAt(0) as number)));
+          const want = folded.flatMap((value, row) => (value.includes(gram) ? [row] : []));
+          expect([...listRows(index, k, store.rowCount)]).toEqual(want);
+        }
+      }
+    }
+  });
+
+  test("a term only in a column the search does not look into plans as a term no row holds", () => {
+    const { table, records } = TABLES[0];
+    const store = buildTableStore(records, table);
+    // "Ωx" is only in some cities: a search through the key and the name finds no row, planned
+    // as "none" from their own lists, exactly as a term no value holds at all
+    const hidden = planOf(createEngine(store), { ...parsePostBody({ quickFilter: "Ωx" }, 1000, store.schema).query, filter: { kind: "search", terms: ["Ωx"], columns: ["key", "name"] } });
+    const absent = planOf(createEngine(store), { ...parsePostBody({ quickFilter: "Ωq" }, 1000, store.schema).query, filter: { kind: "search", terms: ["Ωq"], columns: ["key", "name"] } });
+    expect(searchedIn(table, records, ["city"], "Ωx").length).toBeGreaterThan(0);
+    expect(JSON.stringify(printStep(hidden.root))).toEqual(JSON.stringify(printStep(absent.root)).replaceAll("Ωq", "Ωx"));
+  });
+
+  test("explain names each list a search through some columns reads by its column, and prints no list's data", () => {
+    const { records, table } = TABLES[0];
+    const store = buildTableStore(records, table);
+    const names: unknown[] = [];
+    const walk = (step: PrintedStep) => {
+      if (step.index !== undefined) names.push(step.index);
+      for (const child of step.children ?? []) walk(child);
+    };
+    for (const [term, columns] of [["ma", ["key", "city"]], ["ma", ["city"]], ["mari", ["name", "city"]], ["ma", undefined], ["ma", ["key", "name", "city", "status"]]] as const) {
+      const query = parsePostBody({ quickFilter: term }, 1000, store.schema).query;
+      names.length = 0;
+      walk(printStep(planOf(createEngine(store), { ...query, filter: { kind: "search", terms: [term], columns: columns === undefined ? undefined : [...columns] } }).root));
+      const lists = names.filter((n) => typeof n !== "string" || /search|trigrams/.test(n));
+      expect(lists.length).toBeGreaterThan(0);
+      // every covered column (with or without the enums): the lists across them
+      for (const n of lists) expect(n).toMatch(columns === undefined || columns.length > 3 ? /^search\.[123]$/ : /^col\.(key|name|city)\.(search\.[12]|trigrams)$/);
+    }
+  });
+});
+
 describe("the search through the search index over a live replica's change batches, against the naive oracle", () => {
   const rareTerms = fc.constantFrom("Ωx", "ω", "ђ", "zz9", "z", "9", "x m");
   for (const plan of ["auto", "walk", "sort"] as const) {
@@ -240,6 +342,38 @@ describe("the search through the search index over a live replica's change batch
       }
     }, 300_000);
   }
+
+  test("a search through some columns (an access role's) on each version, against the naive oracle over those columns", () => {
+    for (const [t, { table, records }] of TABLES.entries()) {
+      const textKey = t === 1;
+      const store = buildTableStore(records, table);
+      const caseArb = fc.record({
+        batches: fc.array(fc.array(changeArb, { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 3 }),
+        columns: roleColumnsArb,
+        terms: fc.array(fc.oneof({ weight: 4, arbitrary: termArb(records) }, { weight: 1, arbitrary: rareTerms }), { minLength: 1, maxLength: 3 }),
+        status: fc.option(fc.constantFrom("active", "inactive"), { nil: null }),
+      });
+      fc.assert(
+        fc.property(caseArb, ({ batches, columns, terms, status }) => {
+          const model = new Map<unknown, TableRecord>(records.map((r) => [r.key, r]));
+          const keys = records.map((r) => r.key);
+          let engine = createEngine(store);
+          let lsn = 0x1000;
+          for (const specs of batches) {
+            engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolveChanges(textKey, model, keys, specs) });
+            const kept = searchedIn(table, [...model.values()], columns, terms.join(" "));
+            for (let block = 0; block < 2; block++) {
+              const body = searchBody(terms, status, [], block * 40, 40);
+              const query = parsePostBody(body, 1000, store.schema).query;
+              const page = executeQuery(engine, { ...query, filter: restrictSearch(query.filter, columns) });
+              expect({ keys: keysOf(engine.store, page.rows, extraRecords(engine)), total: page.total }).toEqual(oraclePost(kept, table, { ...body, quickFilter: "" }));
+            }
+          }
+        }),
+        { numRuns: Math.max(10, Math.floor(Number(process.env.PROPERTY_RUNS ?? 150) / 6)) },
+      );
+    }
+  }, 300_000);
 
   test("a compaction's store has the search index a build of the same rows has", () => {
     const { table, records } = TABLES[0];

@@ -14,7 +14,7 @@ import { buildStoreFromRecords } from "../support/table-store.ts";
 import { recordAt, rowsToJson } from "../../src/store/rows-json.ts";
 import { gramKey, listRows, trigramKey } from "../../src/bits/trigrams.ts";
 
-const GOLDEN = join(import.meta.dir, "../fixtures/golden-v7.snap");
+const GOLDEN = join(import.meta.dir, "../fixtures/golden-v8.snap");
 const CREATED_AT = "2026-01-01T00:00:00.000Z";
 const RECORDS: UserRecord[] = [
   { id: 3, name: "Émile", email: "emile.21@x.fr", status: "active" },
@@ -36,7 +36,7 @@ function writeFixture(name = "s.snap"): string {
   return path;
 }
 
-describe("snapshot format v7", () => {
+describe("snapshot format v8", () => {
   test("is byte-for-byte the golden file", () => {
     const path = writeFixture();
     const bytes = readFileSync(path);
@@ -46,7 +46,7 @@ describe("snapshot format v7", () => {
 
   test("golden file loads to the literal store", () => {
     const { store, header } = loadSnapshot(GOLDEN);
-    expect(header.formatVersion).toBe(7);
+    expect(header.formatVersion).toBe(8);
     expect(header.rowCount).toBe(5);
     expect(header.createdAt).toBe(CREATED_AT);
     expect(header.schema).toEqual({
@@ -115,7 +115,24 @@ describe("snapshot format v7", () => {
     // each row once per n-gram; the lists grouped by the partition's 3 codes like a column's
     expect(uni.counts[uni.keys.indexOf(gramKey([0x61]))]).toBe(3);
     expect(uni.groupCounts.length).toBe(uni.keys.length * 3);
-    expect(header.sections.map((s) => s.name).slice(-18)).toEqual([1, 2, 3].flatMap((n) => ["keys", "counts", "groupCounts", "refs", "bitmaps", "gaps"].map((f) => `search.${n}.${f}`)));
+    // each covered column's own 1- and 2-gram lists (its 3-grams are its trigrams): "li" is in row
+    // 0's and row 4's name (alice) alone, "1" in ids 1 and 10 and in e-mails bob.111, alice.21,
+    // emile.21, alice.111; the key's "-" is in no e-mail
+    expect([...store.search.columns.keys()]).toEqual(["id", "name", "email"]);
+    const own = (id: string, n: 1 | 2) => (store.search.columns.get(id) as readonly [typeof uni, typeof uni])[n - 1];
+    expect(rowsOf(own("name", 2), "li")).toEqual([0, 4]);
+    expect(rowsOf(own("email", 2), "li")).toEqual([0, 4]);
+    expect(rowsOf(own("id", 1), "1")).toEqual([1, 4]);
+    expect(rowsOf(own("email", 1), "1")).toEqual([0, 1, 2, 4]);
+    expect(rowsOf(own("id", 1), "-")).toEqual([0]);
+    expect(rowsOf(own("email", 1), "-")).toEqual([]);
+    expect(rowsOf(own("name", 2), "ив")).toEqual([3]);
+    expect(own("name", 1).groupCounts.length).toBe(own("name", 1).keys.length * 3);
+    const fields = ["keys", "counts", "groupCounts", "refs", "bitmaps", "gaps"];
+    expect(header.sections.map((s) => s.name).slice(-54)).toEqual([
+      ...[1, 2, 3].flatMap((n) => fields.map((f) => `search.${n}.${f}`)),
+      ...["id", "name", "email"].flatMap((id) => [1, 2].flatMap((n) => fields.map((f) => `col.${id}.search.${n}.${f}`))),
+    ]);
     expect(store.snapshotId).toBe(header.checksum);
   });
 });
@@ -154,23 +171,24 @@ describe("refused files", () => {
   });
 
   test("another format version is refused with a rebuild hint", () => {
-    const path = writeFixture("v8.snap");
+    const path = writeFixture("v9.snap");
     const bytes = readFileSync(path);
     const view = new DataView(bytes.buffer, bytes.byteOffset);
     const length = view.getUint32(8, true);
     const header = headerPackr.unpack(bytes.subarray(PREFIX_BYTES, PREFIX_BYTES + length));
-    header.formatVersion = 8;
+    header.formatVersion = 9;
     const encoded = headerPackr.pack(header);
     // Same length: only one small integer changed.
     expect(encoded.length).toBe(length);
     bytes.set(encoded, PREFIX_BYTES);
     view.setUint32(12, Bun.hash.crc32(encoded), true);
     writeFileSync(path, bytes);
-    expectRefused(path, /format version 8 is not supported \(this build reads version 7\); rebuild/);
+    expectRefused(path, /format version 9 is not supported \(this build reads version 8\); rebuild/);
     // Files of older builds: literal columns (2), the seed's four hard-wired (3), no trigram lists
-    // (4), the seed's four as a second engine beside the other columns (5), no search index (6).
-    for (const version of [2, 3, 4, 5, 6]) {
-      expectRefused(join(import.meta.dir, `../fixtures/golden-v${version}.snap`), new RegExp(`format version ${version} is not supported \\(this build reads version 7\\); rebuild`));
+    // (4), the seed's four as a second engine beside the other columns (5), no search index (6),
+    // a search index across columns only (7).
+    for (const version of [2, 3, 4, 5, 6, 7]) {
+      expectRefused(join(import.meta.dir, `../fixtures/golden-v${version}.snap`), new RegExp(`format version ${version} is not supported \\(this build reads version 8\\); rebuild`));
     }
   });
 
