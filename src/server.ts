@@ -14,7 +14,7 @@ import { QueryScheduler } from "./engine/scheduler.ts";
 import { type AccessControl, createAccessControl } from "./access/control.ts";
 import type { ChangeBatch } from "./live/changes.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
-import { type ServerState, createService } from "./http/app.ts";
+import { type ServerState, adopt, createApp } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
 import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
@@ -283,7 +283,7 @@ export function startServer(options: ServeOptions): RunningServer {
     logger.warn({ access: options.access }, "--access replaces --api-keys-file and API_KEYS: the API keys are not used (give them to the policy's \"keys\" as SHA-256)");
   }
   const sourceStatus = options.source;
-  const service = createService({
+  const app = createApp({
     engine: () => engine,
     maxPageSize: options.maxPageSize,
     logger,
@@ -305,22 +305,21 @@ export function startServer(options: ServeOptions): RunningServer {
             return { ...(status === null ? {} : { source: publicSourceStatus(status) }), ...(replication === null ? {} : replication) };
           },
   });
-  const handlers = {
-    routes: service.routes as never,
-    fetch: service.fetch,
-    // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
-    error(error: Error) {
-      const requestId = crypto.randomUUID();
-      logger.error({ err: error, requestId }, "unexpected error");
-      return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
-    },
-  };
   let server: Server<unknown>;
   if (options.listener !== undefined) {
     server = options.listener;
-    server.reload(handlers);
+    adopt(app, server);
   } else {
-    server = Bun.serve({ ...bunListenOptions({ port: options.port, host: options.host, reusePort: options.reusePort }), ...handlers });
+    app.listen({
+      ...bunListenOptions({ port: options.port, host: options.host, reusePort: options.reusePort }),
+      // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
+      error(error: Error) {
+        const requestId = crypto.randomUUID();
+        logger.error({ err: error, requestId }, "unexpected error");
+        return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
+      },
+    });
+    server = app.server as Server<unknown>;
   }
   pending = () => server.pendingRequests;
   state = "ready";

@@ -9,6 +9,9 @@
  * HTTP. Each handler parses, executes and writes pre-serialized JSON, and turns every failure
  * into problem+json.
  */
+import type { Server } from "bun";
+import { Elysia } from "elysia";
+import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import type { Logger } from "pino";
 import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial } from "../access/control.ts";
 import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
@@ -628,25 +631,24 @@ export function routeTable(options: AppOptions): Route[] {
   return routes;
 }
 
-/** What Bun.serve needs to serve the route table (see {@link createService}). */
-export interface Service {
-  /** The route table it was made from. */
-  table: readonly Route[];
-  /** Bun.serve `routes`: path → method → handler inside the envelope. */
-  routes: Record<string, Record<string, Served>>;
-  /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
-  fetch: Served;
-}
+/**
+ * The server's Elysia app ({@link createApp}): every route of the {@link routeTable} declared
+ * through Elysia (so that `listen` hands them to Bun's native router), each handler inside the
+ * envelope (envelope.ts), and Elysia's not-found path answering what no route matched.
+ */
+export type App = Elysia<any, any, any, any, any, any, any>;
 
 /**
- * The routes Bun serves ({@link routeTable}), each handler inside the envelope (envelope.ts:
- * API keys for the keyed routes, CORS, `Connection: close` while draining, metrics), called
- * by Bun's router with nothing in between; anything else reaches `fetch`: 405 with `Allow` on a
- * known path, 204 to `OPTIONS`, else 404 (a path with a trailing slash too: Bun's router matches
- * paths exactly).
+ * The routes served ({@link routeTable}) as an Elysia app: each route declared with its
+ * method and path, its handler inside the envelope (envelope.ts: API keys for the keyed routes,
+ * CORS, `Connection: close` while draining, metrics) returning a `Response`, which Elysia hands
+ * on without mapping; a request no route matches reaches Elysia's not-found error, answered by
+ * the envelope's fallback: 405 with `Allow` on a known path, 204 to `OPTIONS`, else 404 (a path
+ * with a trailing slash too: `strictPath`). Start it with `listen` (server.ts), or hand it a
+ * bound socket ({@link adopt}).
  * @throws Error as {@link routeTable}, or when the table serves a method of a path twice
  */
-export function createService(options: AppOptions): Service {
+export function createApp(options: AppOptions): App {
   const table = routeTable(options);
   const access = options.access ?? null;
   const byPath = routesByPath(table);
@@ -661,11 +663,30 @@ export function createService(options: AppOptions): Service {
     },
     byPath,
   );
-  const routes: Record<string, Record<string, Served>> = {};
+  const app = new Elysia({ strictPath: true, aot: true }).onError(({ code, request, error }) => {
+    if (code === "NOT_FOUND") return envelope.fallback(request);
+    return envelope.internalError(error, request);
+  });
   for (const entry of byPath) {
-    const wrapped: Record<string, Served> = {};
-    for (const [method, handler] of Object.entries(entry.methods)) wrapped[method] = envelope.wrap(entry, handler);
-    routes[entry.path] = wrapped;
+    for (const [method, handler] of Object.entries(entry.methods)) {
+      const served = envelope.wrap(entry, handler);
+      app.route(method, entry.path, ({ request }: { request: Request }) => served(request));
+    }
   }
-  return { table, routes, fetch: envelope.fallback };
+  return app;
+}
+
+/**
+ * Serves `app` on a socket bound already (http/starting.ts's placeholder): its routes handed to
+ * Bun's native router as Elysia's `listen` hands them (one compiled handler per method and path),
+ * everything else to the app's `fetch`, so that the connections open on the socket carry on.
+ */
+export function adopt(app: App, server: Server<unknown>): void {
+  app.compile();
+  const routes: Record<string, Record<string, (request: Request) => unknown>> = {};
+  for (const route of app.router.history) {
+    if (typeof route.handler !== "function") continue;
+    (routes[route.path] ??= {})[route.method] = createBunRouteHandler(app, route) as (request: Request) => unknown;
+  }
+  server.reload({ routes: routes as never, fetch: app.fetch });
 }
