@@ -18,7 +18,7 @@ import { type ServerState, adopt, createApp } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
 import { type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
-import { problemResponse } from "./http/responses.ts";
+import { problemResponse } from "./service/responses.ts";
 import type { Plugin } from "./http/routes.ts";
 import { reasonOf } from "./files/errors.ts";
 import type { FetchResult } from "./io/jobs.ts";

@@ -10,10 +10,10 @@
 import type { Logger } from "pino";
 import { DENIAL_STATUS, type Denial, type Grant, type Need, isDenial } from "../access/control.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
-import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "./compress.ts";
+import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "../service/compress.ts";
 import { type CorsPolicy, addCorsHeaders, allowedOrigin, isPreflight, preflightHeaders } from "./cors.ts";
 import type { ServerMetrics } from "./metrics.ts";
-import { problemResponse } from "./responses.ts";
+import { internalErrorResponse, pathOf, problemResponse } from "../service/responses.ts";
 import type { PathRoutes } from "./routes.ts";
 import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
 
@@ -62,28 +62,6 @@ export const OTHER_ROUTE = "other";
  */
 export function needsApiKey(path: string): boolean {
   return path === "/metrics" || path === "/api" || path.startsWith("/api/") || path === "/openapi/json";
-}
-
-/** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
-export function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const query = url.indexOf("?", start);
-  const hash = url.indexOf("#", start);
-  let end = url.length;
-  if (query >= 0) end = query;
-  if (hash >= 0 && hash < end) end = hash;
-  return url.slice(start, end);
-}
-
-/**
- * A 500 problem with a request id, logged at error level with the error and the request id
- * (docs/api.md "Errors": never a stack trace to the client).
- */
-export function internalErrorResponse(logger: Logger, error: unknown, request: Request): Response {
-  const requestId = crypto.randomUUID();
-  logger.error({ err: error, requestId, method: request.method, path: pathOf(request.url) }, "unexpected error");
-  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId }, negotiateCoding(request.headers.get("accept-encoding")));
 }
 
 /** The `Allow` value of a path's methods: each method, `HEAD` with `GET`, and `OPTIONS`. */

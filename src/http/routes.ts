@@ -13,7 +13,7 @@ export type RouteMethod = "GET" | "POST";
 
 /** What an operation's description depends on: the served snapshot's schema and the server's settings. */
 export interface DocContext {
-  /** The served snapshot's schema (docs/api.md "Columns beyond the four": the document describes its columns). */
+  /** The served snapshot's schema (docs/api.md "Any users table: the schema": the document describes its columns). */
   schema: Schema;
   /** Largest page size / row window, in rows. */
   maxPageSize: number;

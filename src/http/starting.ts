@@ -9,7 +9,7 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Logger } from "pino";
 import { type ListenOptions, bunListenOptions, listenUrl } from "./listen.ts";
-import { problemResponse } from "./responses.ts";
+import { problemResponse } from "../service/responses.ts";
 
 /** A listening placeholder: its URL, its bound port, and Bun's server to hand over. */
 export interface StartingServer {
