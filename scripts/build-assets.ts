@@ -22,7 +22,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wri
 import { basename, join, relative, resolve } from "node:path";
 import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import { DEMO_PATH } from "../src/demo/plugin.ts";
-import { COMPRESS_MIN_BYTES } from "../src/http/compress.ts";
+import { COMPRESS_MIN_BYTES } from "../src/service/compress.ts";
 import {
   ASSETS_DIR,
   type AssetGroup,
