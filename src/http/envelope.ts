@@ -2,8 +2,9 @@
  * The HTTP envelope (docs/api.md "HTTP envelope"): what every request gets whatever its route —
  * API key check, CORS headers and preflights, `OPTIONS`, 404 and 405, `Connection: close`
  * while draining, the request duration metric — as plain functions wrapped around each route's
- * handler, so that Bun's router calls them with no framework layer in between. Conditional
- * requests and compression of the data routes live in their handlers (app.ts), which know the
+ * handler inside the route Elysia declares (app.ts `createApp`), so that nothing but a
+ * context object lies between Bun's native router and the handler. Conditional
+ * requests and compression of the data routes live in the query service (service/pipeline.ts), which knows the
  * normalized request before running the query; the other routes (the OpenAPI document) get the
  * generic treatment here ({@link genericHandler}).
  */
@@ -24,7 +25,7 @@ import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
  */
 export type Handler = (request: Request, grant?: Grant) => Response | Promise<Response>;
 
-/** What Bun's router and `fetch` call: a wrapped handler (the envelope's), a Request in, a Response out. */
+/** What the Elysia routes and the not-found answer call: a wrapped handler (the envelope's), a Request in, a Response out. */
 export type Served = (request: Request) => Response | Promise<Response>;
 
 /**
@@ -81,7 +82,7 @@ export interface Envelope {
    */
   wrap: (route: PathRoutes, handler: Handler) => Served;
   /**
-   * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
+   * The answer to a request no route matched (Elysia's not-found error, app.ts `createApp`): a known path with another
    * method is 405 with `Allow`, or 204 to `OPTIONS`, with or without a key (a CORS preflight
    * from an allowed origin gets the preflight headers); any other path (one with a trailing
    * slash too) is 404.

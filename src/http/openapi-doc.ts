@@ -2,8 +2,8 @@
  * The OpenAPI 3.1 document the server serves at /openapi/json (docs/api.md "The OpenAPI
  * document and the docs UI"), for the docs UI and for code generators (openapi-typescript, openapi-generator).
  *
- * Made from the route table (routes.ts), never written beside it: the paths are the table's
- * routes that carry an operation, each operation's `security` (and its 401) follows the route's
+ * Made from the route table (routes.ts), never written beside it: the paths are the routes the
+ * Elysia app declares that carry an operation (made by @elysiajs/openapi's generator, app.ts), each operation's `security` (and its 401) follows the route's
  * `keyed`, and the data routes' paths follow the resource name. What describes the served
  * snapshot comes from its schema and the kinds: the record (`User`: each column's
  * `jsonSchema`), the sortable and filterable column ids, a `filter[<col>]` parameter per column
