@@ -26,7 +26,7 @@ export interface ListenOptions {
 }
 
 /**
- * Bun.serve's socket options for `listen`: the port and host, SO_REUSEPORT, Bun's body limit
+ * The socket options Elysia's `listen` hands to Bun.serve (app.ts, server.ts): the port and host, SO_REUSEPORT, Bun's body limit
  * ({@link BUN_MAX_REQUEST_BODY_BYTES}) and the keep-alive idle timeout. Every server of this
  * service binds with these, the placeholder of starting.ts included, so that the server that
  * takes its socket over (server.ts `ServeOptions.listener`) keeps the same limits.
