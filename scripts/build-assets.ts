@@ -123,10 +123,12 @@ function attribute(value: string): string {
 /**
  * The docs UI page: no inline script or style, so the pages' Content-Security-Policy holds.
  * Scalar reads its configuration from the empty `#api-reference` element (an empty script
- * element is never run) and fetches the document from {@link OPENAPI_JSON_PATH}.
+ * element is never run) and fetches the document from {@link OPENAPI_JSON_PATH}. Its agent is
+ * off: on a page served from localhost it would otherwise fetch Scalar's hosted registry, and
+ * the page loads nothing from outside this server.
  */
 function docsPage(scalarUrl: string): string {
-  const configuration = { url: OPENAPI_JSON_PATH, withDefaultFonts: false, hideClientButton: true, telemetry: false };
+  const configuration = { url: OPENAPI_JSON_PATH, withDefaultFonts: false, hideClientButton: true, telemetry: false, agent: { disabled: true } };
   return `<!doctype html>
 <html lang="en">
   <head>
