@@ -10,13 +10,14 @@
  */
 import type { Logger } from "pino";
 import { type AccessControl, DENIAL_STATUS, type Grant, isDenial } from "../access/control.ts";
-import { scopedQuery } from "../access/scope.ts";
+import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
 import type { RoleView } from "../access/view.ts";
 import { type Work, finish } from "../bits/work.ts";
 import { type Engine, type Page, execute, executeWork, filterCacheKey, isExpensive, planOf, versionId } from "../engine/execute.ts";
 import { DEFER_ABOVE, type QueryPlan } from "../engine/planner.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { ProblemError } from "../query/errors.ts";
+import type { FacetQuery } from "../query/facets.ts";
 import type { Predicate, Query } from "../query/types.ts";
 import type { Schema } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
@@ -120,8 +121,17 @@ export interface Call {
    * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
    */
   run: (query: Query, analyze: boolean, respond: (page: Page, plan: QueryPlan) => Response) => Response | Promise<Response>;
+  /**
+   * True for a role limited to some rows: what it is told is counted within them, and a plan
+   * is printed without the steps evaluated over the whole table (docs/api.md "Access control").
+   */
+  restricted: boolean;
   /** `query` within the role's rows (access/scope.ts `scopedQuery`; the query itself without access control). */
   scope: (query: Query) => Query;
+  /** A facets request within the role's rows and columns (access/scope.ts `scopedFacets`). */
+  scopeFacets: (facets: FacetQuery) => FacetQuery;
+  /** `query` as the role asked it, for printing (access/scope.ts `requestQuery`: its search within its columns, its own filter not shown). */
+  asked: (query: Query) => Query;
   /** The plan of `query` within the role's rows, without running it. */
   plan: (query: Query) => QueryPlan;
   /**
@@ -273,9 +283,12 @@ export function createQueryService(options: ServiceOptions): QueryService {
       etag,
       coding,
       projection: view === null ? null : view.projection,
+      restricted: view !== null && view.filter !== null,
       resource,
       logger,
       scope,
+      scopeFacets: (facets) => scopedFacets(view, facets),
+      asked: (query) => requestQuery(view, query),
       plan,
       // A query is planned once: the plan's cost decides whether it waits its turn, and the same
       // plan runs (engine/planner.ts); the work holds this engine version and this plan.

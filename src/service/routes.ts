@@ -5,8 +5,6 @@
  * (docs/api.md "Any users table: the schema"), facets (docs/api.md "Facets"), export (docs/api.md
  * "Export") and explain (docs/api.md "Explain"), GET and POST.
  */
-import { requestQuery, scopedFacets } from "../access/scope.ts";
-import type { RoleView } from "../access/view.ts";
 import { extraRecords, filterCost, filterResultWork, printPlan, rowCountOf } from "../engine/execute.ts";
 import { exportCost, openExportWork } from "../engine/export.ts";
 import { computeFacets } from "../engine/facets.ts";
@@ -71,9 +69,9 @@ export const schemaGet: QueryRoute<null> = {
   tag: () => ({ route: TAG_ROUTE.schema, a: 0, b: 0, text: "", filterKey: "" }),
   conditional: always,
   answer: (call) => {
-    const { engine, view } = call;
+    const { engine } = call;
     const store = engine.store;
-    if (view === null || view.filter === null) return schemaResponse(store, call.etag, call.coding, call.version, rowCountOf(engine), call.schema);
+    if (!call.restricted) return schemaResponse(store, call.etag, call.coding, call.version, rowCountOf(engine), call.schema);
     const count: Query = { filter: null, sort: [], offset: 0, limit: 0 };
     return call.run(count, false, (page) => schemaResponse(store, call.etag, call.coding, call.version, page.total, call.schema));
   },
@@ -86,7 +84,7 @@ export const schemaGet: QueryRoute<null> = {
  */
 function facetsAnswer(call: Call, facets: FacetQuery): Response | Promise<Response> {
   const { engine } = call;
-  const scoped = scopedFacets(call.view, facets);
+  const scoped = call.scopeFacets(facets);
   const filters = [withinScope(scoped.scope, scoped.filter), ...scoped.columns.map((column) => withinScope(scoped.scope, withoutColumn(scoped.filter, column)))];
   if (scoped.scope !== null && scoped.scope !== undefined) filters.push(scoped.scope);
   let cost = 0;
@@ -177,20 +175,15 @@ function rootOnly(step: PrintedStep): PrintedStep {
  * the plan's root alone.
  */
 function explainAnswer(call: Call, query: Query, analyze: boolean): Response | Promise<Response> {
-  const { engine, view } = call;
+  const { engine } = call;
   // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
-  const printed = printQuery(call.schema, requestQuery(view, query));
+  const printed = printQuery(call.schema, call.asked(query));
   const respondWith = (plan: Parameters<typeof printPlan>[1], ran: boolean) => {
     const steps = printPlan(engine, plan, ran);
-    return explainResponse({ query: printed, plan: restricted(view) ? rootOnly(steps) : steps }, call.etag, call.version, call.coding);
+    return explainResponse({ query: printed, plan: call.restricted ? rootOnly(steps) : steps }, call.etag, call.version, call.coding);
   };
   if (!analyze) return respondWith(call.plan(query), false);
   return call.run(query, true, (_page, plan) => respondWith(plan, true));
-}
-
-/** True for a role limited to some rows. */
-function restricted(view: RoleView | null): boolean {
-  return view !== null && view.filter !== null;
 }
 
 /** GET explain: GET listing's parameters and `analyze`; a weak `ETag`, 304s unless analyze asks for a run. */
