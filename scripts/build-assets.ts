@@ -22,7 +22,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, wri
 import { basename, join, relative, resolve } from "node:path";
 import { brotliCompressSync, constants as zlib, gzipSync } from "node:zlib";
 import { DEMO_PATH } from "../src/demo/plugin.ts";
-import { COMPRESS_MIN_BYTES } from "../src/http/compress.ts";
+import { COMPRESS_MIN_BYTES } from "../src/service/compress.ts";
 import {
   ASSETS_DIR,
   type AssetGroup,
@@ -123,10 +123,12 @@ function attribute(value: string): string {
 /**
  * The docs UI page: no inline script or style, so the pages' Content-Security-Policy holds.
  * Scalar reads its configuration from the empty `#api-reference` element (an empty script
- * element is never run) and fetches the document from {@link OPENAPI_JSON_PATH}.
+ * element is never run) and fetches the document from {@link OPENAPI_JSON_PATH}. Its agent is
+ * off: on a page served from localhost it would otherwise fetch Scalar's hosted registry, and
+ * the page loads nothing from outside this server.
  */
 function docsPage(scalarUrl: string): string {
-  const configuration = { url: OPENAPI_JSON_PATH, withDefaultFonts: false, hideClientButton: true, telemetry: false };
+  const configuration = { url: OPENAPI_JSON_PATH, withDefaultFonts: false, hideClientButton: true, telemetry: false, agent: { disabled: true } };
   return `<!doctype html>
 <html lang="en">
   <head>

@@ -15,11 +15,11 @@ import { type AccessControl, createAccessControl } from "./access/control.ts";
 import { type ChangeBatch, compareLsn } from "./live/changes.ts";
 import { type ChangeFeed, createChangeFeed } from "./events/change-feed.ts";
 import { isLoopbackHost, createKeyCheck } from "./http/api-keys.ts";
-import { type ServerState, createService } from "./http/app.ts";
+import { type ServerState, adopt, createApp } from "./http/app.ts";
 import type { CorsPolicy } from "./http/cors.ts";
 import { PREFIX as METRIC_PREFIX, type ServerMetrics, createMetrics } from "./http/metrics.ts";
 import { bunListenOptions, listenUrl } from "./http/listen.ts";
-import { problemResponse } from "./http/responses.ts";
+import { problemResponse } from "./service/responses.ts";
 import type { Plugin } from "./http/routes.ts";
 import { reasonOf } from "./files/errors.ts";
 import type { FetchResult } from "./io/jobs.ts";
@@ -298,7 +298,7 @@ export function startServer(options: ServeOptions): RunningServer {
   }
   const events = createChangeFeed({ logger, maxStreams: options.maxEventStreams, keepAliveMs: options.eventKeepAliveMs, maxQueuedBytes: options.eventQueueBytes, registry: metrics.registry, metricPrefix: METRIC_PREFIX });
   const sourceStatus = options.source;
-  const service = createService({
+  const app = createApp({
     engine: () => engine,
     maxPageSize: options.maxPageSize,
     logger,
@@ -321,22 +321,21 @@ export function startServer(options: ServeOptions): RunningServer {
             return { ...(status === null ? {} : { source: publicSourceStatus(status) }), ...(replication === null ? {} : replication) };
           },
   });
-  const handlers = {
-    routes: service.routes as never,
-    fetch: service.fetch,
-    // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
-    error(error: Error) {
-      const requestId = crypto.randomUUID();
-      logger.error({ err: error, requestId }, "unexpected error");
-      return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
-    },
-  };
   let server: Server<unknown>;
   if (options.listener !== undefined) {
     server = options.listener;
-    server.reload(handlers);
+    adopt(app, server);
   } else {
-    server = Bun.serve({ ...bunListenOptions({ port: options.port, host: options.host, reusePort: options.reusePort }), ...handlers });
+    app.listen({
+      ...bunListenOptions({ port: options.port, host: options.host, reusePort: options.reusePort }),
+      // Every handler answers its own errors (envelope.ts); this is the last resort for Bun's.
+      error(error: Error) {
+        const requestId = crypto.randomUUID();
+        logger.error({ err: error, requestId }, "unexpected error");
+        return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId });
+      },
+    });
+    server = app.server as Server<unknown>;
   }
   pending = () => server.pendingRequests;
   state = "ready";

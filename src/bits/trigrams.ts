@@ -563,7 +563,7 @@ export function listRows(index: TrigramIndex, k: number, rowCount: number, limit
 /**
  * Every value's decimal form as JSON writes it (`String(x)` for a finite number), ASCII, back to
  * back: value r is `bytes[offsets[r] .. offsets[r+1])` — what a text filter or a search term on a
- * number key compares (docs/api.md "Filtering on any column"; never folded further: digits, sign,
+ * number key compares (docs/api.md "Filter model"; never folded further: digits, sign,
  * point and a lower-case exponent).
  * @param values finite numbers; length n
  * @returns offsets of length n + 1, in bytes

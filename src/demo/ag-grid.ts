@@ -1,7 +1,7 @@
 /**
  * The demo page's AG Grid client (browser code): AG Grid Community with the Infinite Row Model,
  * reading POST <base> (api.ts `apiBase`, `/api/users` by default) in blocks of 100 rows
- * (docs/api.md "AG Grid, Infinite Row Model"), its columns taken from the served schema.
+ * (docs/api.md "POST /api/users"), its columns taken from the served schema.
  */
 import {
   type ColDef,
@@ -44,7 +44,7 @@ export interface AgRequestRecord {
 }
 
 /**
- * AG Grid's filter for each column kind (docs/api.md "Filtering on any column"): number columns
+ * AG Grid's filter for each column kind (docs/api.md "Filter model"): number columns
  * the number filter, date and datetime the date filter, text columns (a text key included) the
  * text filter, enum and boolean columns the set filter fed by the facets endpoint
  * ({@link FacetSetFilter}, "facets"), json columns none.

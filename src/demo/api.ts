@@ -4,10 +4,10 @@
  * place the page reads its base path from), and the credential every request carries.
  */
 
-/** One row as the service returns it: every column of the served schema by id (docs/api.md "Columns beyond the four"). */
+/** One row as the service returns it: every column of the served schema by id (docs/api.md "Any users table: the schema"). */
 export type Row = Record<string, unknown>;
 
-/** The kinds of column a schema holds (docs/api.md "Columns beyond the four"). */
+/** The kinds of column a schema holds (docs/api.md "Any users table: the schema"). */
 export type ColumnKind = "number" | "text" | "enum" | "date" | "datetime" | "boolean" | "json";
 
 /** One column of the served snapshot (GET /api/users/schema). */
@@ -22,7 +22,7 @@ export interface SchemaColumn {
 export interface SchemaBody {
   /** Every column, in schema order (the order records hold them). */
   columns: SchemaColumn[];
-  /** The key column's id (docs/api.md "The key"); absent from a server that predates it, then the first column is taken. */
+  /** The key column's id (docs/api.md "Any users table: the schema"); absent from a server that predates it, then the first column is taken. */
   key?: string;
   /** The enum column that partitions the rows, or null (informational). */
   partition?: string | null;

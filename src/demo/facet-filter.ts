@@ -121,7 +121,7 @@ export class FacetSetFilter implements IFilterComp<Row> {
       if (mine !== this.request) return;
       const facet = body.facets[column];
       const listed = facet.values ?? [];
-      // null cells are a choice of their own (docs/api.md "Filtering on any column": `null` in a set filter's values)
+      // null cells are a choice of their own (docs/api.md "Filter model": `null` in a set filter's values)
       this.values = facet.nulls > 0 ? [...listed, { value: null, count: facet.nulls }] : listed;
       this.render();
       const more = (facet.distinct ?? 0) - listed.length;

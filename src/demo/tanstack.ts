@@ -1,7 +1,7 @@
 /**
  * The demo page's TanStack Table client (browser code): @tanstack/table-core v9 with manual
  * pagination, sorting and filtering, rendered into plain DOM, reading GET <base> (api.ts
- * `apiBase`, `/api/users` by default; docs/api.md "The two real clients", TanStack Table). Its
+ * `apiBase`, `/api/users` by default; docs/api.md "The demo page and static assets", TanStack Table). Its
  * columns and their filter inputs come from the served schema, by kind.
  */
 import {
@@ -479,7 +479,7 @@ export function mountTanstack(endpoint: string, initialMode: UrlMode, schema: Sc
   /** Sets column `id`'s filter value (undefined clears it): TanStack's state, then a request. */
   const setFilter = (id: string, value: string | undefined) => table.getColumn(id)?.setFilterValue(value);
 
-  // Under each header the filter of its column's kind (docs/api.md "Filtering on any column").
+  // Under each header the filter of its column's kind (docs/api.md "Filter model").
   const headerRow = document.createElement("tr");
   const filterRow = document.createElement("tr");
   filterRow.className = "filter-row";

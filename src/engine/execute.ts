@@ -375,13 +375,18 @@ function walkRows(
  */
 export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
   const plan = planOf(engine, query);
-  if (!analyze) {
-    // over a live replica's changes, the plan says what the window merges with
-    if (hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
-    return { plan: printStep(plan.root), page: null };
-  }
-  const page = execute(engine, plan, true);
-  return { plan: printStep(plan.root), page };
+  const page = analyze ? execute(engine, plan, true) : null;
+  return { plan: printPlan(engine, plan, analyze), page };
+}
+
+/**
+ * A plan printed (engine/plan.ts `printStep`), as explain shows it: one that did not run says,
+ * over a live replica's changes, what its window merges with (docs/live-replicas.md); one that
+ * ran (`ran`: executed with analyze) carries each step's rows and milliseconds.
+ */
+export function printPlan(engine: Engine, plan: QueryPlan, ran: boolean): PrintedStep {
+  if (!ran && hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
+  return printStep(plan.root);
 }
 
 /** Per version of a live engine: each filter and sort's segments and overlays, and its walk's checkpoint. */

@@ -242,7 +242,7 @@ function and(store: Store, children: FilterStep[]): FilterStep {
 }
 
 /**
- * The step that answers `test` on `column` (docs/api.md "Filtering on any column"): by the
+ * The step that answers `test` on `column` (docs/api.md "Filter model"): by the
  * column's kind and its stored parts.
  */
 export function planColumnTest(store: Store, column: StoredColumn, test: ColumnTest): FilterStep {

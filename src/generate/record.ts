@@ -1,7 +1,7 @@
 /**
  * The default data's user record: the four fields every generated user has (the embedded default
  * dataset, test and benchmark data). Nothing outside src/generate treats these fields specially:
- * the service reads them as any table's columns (docs/api.md "Any users table").
+ * the service reads them as any table's columns (docs/api.md "Any users table: the schema").
  */
 import type { ColumnSpec } from "../schema/kinds.ts";
 

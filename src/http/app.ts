@@ -2,44 +2,30 @@
  * The HTTP layer's routes (docs/api.md "Endpoints"): the data routes under `/api/<resource>`
  * (the listing's GET and POST, schema, facets, export, explain), the resource index `/api`,
  * `/healthz`, `/readyz`, `/metrics`, the OpenAPI document, the docs UI and the plugins' pages,
- * listed once in a route table (routes.ts) that Bun's router, the envelope (envelope.ts) and the
- * OpenAPI document (openapi-doc.ts) are all made from ({@link createService}). The handlers are
- * plain functions ({@link dataHandlers}, {@link operationsHandlers}) that Bun's router calls
- * inside the envelope with no framework layer in between; the engine and store know nothing of
- * HTTP. Each handler parses, executes and writes pre-serialized JSON, and turns every failure
- * into problem+json.
+ * listed once in a route table (routes.ts) that the Elysia app ({@link createApp}), the
+ * envelope (envelope.ts) and the OpenAPI document (openapi-doc.ts) are all made from. The data
+ * routes are the query service's (service/pipeline.ts: one pipeline from the credential's view
+ * to the serialised answer, over one route description each, service/routes.ts); this layer
+ * declares them, wraps them in the envelope and knows no engine internals.
  */
+import type { Server } from "bun";
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { Elysia } from "elysia";
+import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import type { Logger } from "pino";
-import { type AccessControl, DENIAL_STATUS, type Denial, type Grant, isDenial, seesEverything } from "../access/control.ts";
-import { requestQuery, scopedFacets, scopedQuery } from "../access/scope.ts";
-import type { RoleView } from "../access/view.ts";
-import { type Engine, type Page, execute, executeWork, extraRecords, filterCacheKey, filterCost, filterResultWork, isExpensive, planOf, rowCountOf, versionId } from "../engine/execute.ts";
-import { type PrintedStep, printScoped, printStep } from "../engine/plan.ts";
-import type { ChangeFeed } from "../events/change-feed.ts";
-import { withinScope, withoutColumn } from "../query/columns.ts";
-import type { Schema } from "../schema/kinds.ts";
-import type { Projection } from "../store/record-fields.ts";
-import { DEFER_ABOVE } from "../engine/planner.ts";
-import { answerVersions } from "../engine/view-version.ts";
+import { type AccessControl, seesEverything } from "../access/control.ts";
+import type { Engine } from "../engine/execute.ts";
 import { scopeSchema } from "../engine/scope-schema.ts";
-import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
-import { type Work, finish } from "../bits/work.ts";
-import { ProblemError } from "../query/errors.ts";
-import { parseGetQuery } from "../query/get.ts";
-import { parsePostBody } from "../query/post.ts";
-import type { Query } from "../query/types.ts";
+import type { ChangeFeed } from "../events/change-feed.ts";
+import type { QueryScheduler } from "../engine/scheduler.ts";
+import type { Schema } from "../schema/kinds.ts";
+import { type QueryRoute, type QueryService, createQueryService } from "../service/pipeline.ts";
+import { negotiateCoding } from "../service/compress.ts";
+import { JSON_HEADERS, problemResponse, textResponse } from "../service/responses.ts";
+import { DATA_ROUTES, changesRoute } from "../service/routes.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
-import { CLIENT_ABORT_MESSAGE, MAX_BODY_BYTES, isClientAbort, readBodyLimited } from "./body.ts";
-import { type Coding, acceptsGzip, negotiateCoding } from "./compress.ts";
-import { computeFacets } from "../engine/facets.ts";
-import { exportCost, openExportWork } from "../engine/export.ts";
-import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
-import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
-import { exportResponse, facetsResponse } from "./export-response.ts";
-import { entityTag } from "./conditional.ts";
 import type { CorsPolicy } from "./cors.ts";
-import { type Handler, type Served, createEnvelope, genericHandler, internalErrorResponse, pathOf } from "./envelope.ts";
-import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
+import { type Handler, type Served, createEnvelope, genericHandler } from "./envelope.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import {
   getExplainDoc,
@@ -49,6 +35,7 @@ import {
   getRowsDoc,
   healthDoc,
   metricsDoc,
+  documentedOperation,
   openApiDocument,
   postExplainDoc,
   postExportDoc,
@@ -59,8 +46,7 @@ import {
   schemaDoc,
 } from "./openapi-doc.ts";
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
-import { JSON_HEADERS, PROBLEM_STATUS, explainResponse, getResponse, notModified, postResponse, problemResponse, schemaResponse, textResponse } from "./responses.ts";
-import { type Plugin, type Route, routesByPath } from "./routes.ts";
+import { type DocContext, type PathRoutes, type Plugin, type Route, routesByPath } from "./routes.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
 
 /** Default largest page size / row window, in rows (docs/api.md: default max 1000). */
@@ -69,7 +55,7 @@ export const DEFAULT_MAX_PAGE_SIZE = 1000;
 /** A server's state: /readyz answers 200 only when "ready" (docs/api.md "HTTP envelope", Operations). */
 export type ServerState = "starting" | "ready" | "draining";
 
-/** Options of {@link createService}. */
+/** Options of {@link createApp}. */
 export interface AppOptions {
   /** The engine serving now; called per request so a reload can swap it. */
   engine: () => Engine;
@@ -106,55 +92,56 @@ export interface AppOptions {
    * docs/operations.md); absent: none.
    */
   status?: () => Record<string, unknown>;
+  /**
+   * The query service answering the data routes (service/pipeline.ts); absent: one made from
+   * these options. Given, its own engine, limits, scheduler and access control answer.
+   */
+  service?: QueryService;
   /** The change feed served at `/api/<resource>/changes` (events/change-feed.ts); null or absent: the route is not served. */
   changes?: ChangeFeed | null;
 }
 
-/** True for a content type that is JSON (`application/json`, `application/*+json`, any parameters). */
-function isJsonType(contentType: string): boolean {
-  const media = contentType.split(";")[0].trim().toLowerCase();
-  return media === "application/json" || (media.startsWith("application/") && media.endsWith("+json"));
-}
-
 /**
  * The data routes' handlers: a Request (and, with access control, its grant) in, a Response
- * out, every failure a problem+json response. Paths are named here as for the default resource
- * name (resource.ts): the routes are under `/api/<resource>`.
+ * out (at once, or a promise of one when the request has a body or its query is queued as
+ * expensive: engine/scheduler.ts), every failure a problem+json response. Each is the query
+ * service (service/pipeline.ts) running one route description (service/routes.ts). Paths are
+ * named here as for the default resource name (resource.ts): the routes are under
+ * `/api/<resource>`.
  */
 export interface DataHandlers {
   /**
-   * GET /api/users (docs/api.md "GET /api/users"): a Response at once, or a promise of one
-   * when the query is queued as expensive (engine/scheduler.ts). A 200 carries `ETag`,
-   * `X-Snapshot-Id` and `Cache-Control: no-cache`; a matching `If-None-Match` answers 304
-   * without running the query (docs/api.md "HTTP envelope", Conditional GET).
+   * GET /api/users (docs/api.md "GET /api/users"): a 200 carries `ETag`, `X-Snapshot-Id` and
+   * `Cache-Control: no-cache`; a matching `If-None-Match` answers 304 without running the query
+   * (docs/api.md "HTTP envelope", Conditional GET).
    */
-  get: (request: Request, grant?: Grant) => Response | Promise<Response>;
+  get: Handler;
   /**
    * POST /api/users (docs/api.md "POST /api/users"); reads the body (at most
-   * {@link MAX_BODY_BYTES}, counted as it streams in), hence async. A 200 carries `ETag` and
+   * MAX_BODY_BYTES, service/body.ts, counted as it streams in). A 200 carries `ETag` and
    * `X-Snapshot-Id` (never a 304).
    */
-  post: (request: Request, grant?: Grant) => Promise<Response>;
+  post: Handler;
   /**
-   * GET /api/users/schema (docs/api.md "Columns beyond the four"): the served snapshot's
-   * columns, row count and snapshot id (a role's columns, and the rows it sees: docs/api.md
-   * "Access control"); `ETag` and 304s as for GET /api/users.
+   * GET /api/users/schema (docs/api.md "Any users table: the schema"): the served snapshot's columns, row
+   * count and snapshot id (a role's columns, and the rows it sees: docs/api.md "Access
+   * control"); `ETag` and 304s as for GET /api/users.
    */
-  schema: (request: Request, grant?: Grant) => Response | Promise<Response>;
+  schema: Handler;
   /**
    * GET /api/users/facets (docs/api.md "Facets"): per column, counts or the range over the
    * rows matching every filter but the column's own; `ETag` and 304s as for GET /api/users.
    */
-  facetsGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
+  facetsGet: Handler;
   /** POST /api/users/facets: {@link facetsGet} from a JSON body; `ETag`, never a 304. */
-  facetsPost: (request: Request, grant?: Grant) => Promise<Response>;
+  facetsPost: Handler;
   /**
    * GET /api/users/export (docs/api.md "Export"): every matching row in order, CSV or NDJSON,
    * streamed with back-pressure; `ETag` and 304s as for GET /api/users.
    */
-  exportGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
+  exportGet: Handler;
   /** POST /api/users/export: {@link exportGet} from a JSON body; never a 304. */
-  exportPost: (request: Request, grant?: Grant) => Promise<Response>;
+  exportPost: Handler;
   /**
    * GET /api/users/explain (docs/api.md "Explain"): GET /api/users's parameters, parsed by its
    * parser (the same errors), and `analyze`: `{query, plan}` without reading rows; with
@@ -162,358 +149,60 @@ export interface DataHandlers {
    * carries its rows and milliseconds. A weak `ETag` (`W/"…"`) and `X-Snapshot-Id`; a matching
    * `If-None-Match` answers 304 unless analyze asks for a run.
    */
-  explainGet: (request: Request, grant?: Grant) => Response | Promise<Response>;
+  explainGet: Handler;
   /** POST /api/users/explain: {@link explainGet} from POST /api/users's body and `"analyze"`; never a 304. */
-  explainPost: (request: Request, grant?: Grant) => Promise<Response>;
+  explainPost: Handler;
   /**
    * GET /api/users/changes (docs/api.md "GET /api/users/changes"): the change feed's stream for
    * the request's role, resumed from its `Last-Event-ID`; 503 with `Retry-After` beyond
-   * `--max-event-streams`. A 404 problem when the server has no feed.
+   * `--max-event-streams`; a 404 problem when the server has no feed.
    */
-  changes: (request: Request, grant?: Grant) => Response;
-}
-
-/** Decodes POST bodies (UTF-8, a BOM dropped, bad bytes as U+FFFD; stateless between calls). */
-const bodyDecoder = new TextDecoder();
-
-/** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
-const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7, getExplain: 8, postExplain: 9, analyzed: 10 } as const;
-
-/** The filter's cache key of a query (cached per predicate tree, so the engine reuses it), or "". */
-function filterKeyOf(query: Query): string {
-  return query.filter === null ? "" : filterCacheKey(query.filter);
-}
-
-/** A query's sort keys as text for the entity tag, e.g. `status+,name-,id+a,`. */
-function sortText(query: Query): string {
-  let text = "";
-  for (const key of query.sort) text += `${key.column}${key.direction === "desc" ? "-" : "+"}${key.absolute ? "a" : ""},`;
-  return text;
-}
-
-/** The part of a view the entity tag holds: its role, claims and policy ("" without access control). */
-function viewTagOf(view: RoleView | null): string {
-  return view === null ? "" : view.tag;
-}
-
-/** The members a view's records keep (null: every one). */
-function projectionOf(view: RoleView | null): Projection | null {
-  return view === null ? null : view.projection;
+  changes: Handler;
 }
 
 /**
- * The handlers of the data routes, free of any framework so that Bun's router calls them
- * directly (see {@link createService}). With access control on, each gets the request's grant
- * (the role's view: access/view.ts) and answers over it: parsed against the role's schema (a
- * hidden column is an unknown one), the role's filter ANDed in (access/scope.ts), records cut
- * to its columns, entity tags per role and claims.
+ * The query service of a server's options (service/pipeline.ts): `options.service` when given,
+ * else one over its engine, page limit, scheduler and access control.
+ * @throws Error for an invalid resource name (resource.ts)
  */
-export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access" | "changes">): DataHandlers {
-  const { maxPageSize, logger } = options;
-  /**
-   * The view a request's grant gives over `engine`'s table (null: every row and column, access
-   * control off), its grant made again when another schema was swapped in since it was made.
-   * @throws ProblemError FORBIDDEN (or INTERNAL) when the principal has no view of the new schema
-   */
-  const viewFor = (grant: Grant | undefined, engine: Engine): RoleView | null => {
-    if (grant === undefined) return null;
-    if (grant.view.base === engine.store.schema) return grant.view;
-    const again = options.access?.regrant(grant, engine.store.schema);
-    if (again === undefined) return grant.view;
-    if (isDenial(again)) throw new ProblemError(DENIAL_STATUS[again.denied] === 500 ? "INTERNAL" : "FORBIDDEN", again.detail);
-    return again.view;
-  };
-  const resource = resourcePaths(options.resource).name;
-  // Expensive queries (a search of frequent terms, a scan) run here in slices, so that cheap
-  // ones, answered at once, are not held up behind them (engine/scheduler.ts).
-  const scheduler = options.scheduler ?? new QueryScheduler();
-  const fail = (request: Request, error: unknown, coding: Coding | null): Response => {
-    if (error instanceof QueryStopped) return stoppedResponse(error, scheduler.timeoutMs, coding);
-    if (!(error instanceof ProblemError)) return internalErrorResponse(logger, error, request);
-    // The rest of a body over the limit is not read: the connection cannot carry another request.
-    const headers: Record<string, string> = error.code === "PAYLOAD_TOO_LARGE" ? { connection: "close" } : {};
-    return problemResponse(error.code, error.detail, error.errors, headers, {}, coding);
-  };
-  // A query is planned once: the plan's cost decides whether it waits its turn, and the same
-  // plan runs (engine/planner.ts).
-  const answer = (request: Request, engine: Engine, query: Query, coding: Coding | null, respond: (page: Page) => Response): Response | Promise<Response> => {
-    const plan = planOf(engine, query);
-    if (!isExpensive(plan)) return respond(execute(engine, plan, false));
-    // the work holds this engine version and this plan: it answers from the state it started on
-    return scheduler.submit(() => executeWork(engine, plan, false), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
-  };
-  const get = (request: Request, grant?: Grant): Response | Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const url = request.url;
-      const q = url.indexOf("?");
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const parsed = parseGetQuery(q < 0 ? "" : url.slice(q + 1), maxPageSize, scopeSchema(engine, view));
-      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
-      const metaJson = JSON.stringify(parsed.meta);
-      // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
-      // depends on besides the snapshot and the role's view; the filter's key covers any filter
-      // `meta` does not echo.
-      const etag = entityTag(version, coding, TAG_ROUTE.getUsers, parsed.page, parsed.pageSize, metaJson, filterKeyOf(parsed.query), viewTagOf(view));
-      const unchanged = notModified(request, etag, snapshotId);
-      if (unchanged !== null) return unchanged;
-      return answer(request, engine, scopedQuery(view, parsed.query), coding, (page) =>
-        getResponse(engine.store, page.rows, page.total, parsed, metaJson, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)),
-      );
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  /** The request's JSON body (`{}` when empty), or the problem answer: 415, 413, a client gone mid-body, malformed JSON. */
-  const readJson = async (request: Request, coding: Coding | null): Promise<{ body: unknown } | Response> => {
-    const contentType = request.headers.get("content-type");
-    if (contentType !== null && contentType.trim() !== "" && !isJsonType(contentType)) {
-      return problemResponse("UNSUPPORTED_MEDIA_TYPE", `the body must be JSON (application/json), not ${contentType}`, [], {}, {}, coding);
-    }
-    let bytes: Uint8Array;
-    try {
-      bytes = await readBodyLimited(request, MAX_BODY_BYTES);
-    } catch (error) {
-      if (!isClientAbort(error)) throw error;
-      // Routine on a network (a closed tab, a superseded AG Grid block): one short line, no stack.
-      logger.info({ method: request.method, path: pathOf(request.url) }, CLIENT_ABORT_MESSAGE);
-      return problemResponse("BAD_BODY", CLIENT_ABORT_MESSAGE, [], { connection: "close" }, {}, coding);
-    }
-    const text = bodyDecoder.decode(bytes);
-    if (text.trim() === "") return { body: {} };
-    try {
-      return { body: JSON.parse(text) };
-    } catch (error) {
-      return problemResponse("MALFORMED_JSON", `the body is not valid JSON: ${(error as Error).message}`, [{ pointer: "", detail: "not valid JSON" }], {}, {}, coding);
-    }
-  };
-  const post = async (request: Request, grant?: Grant): Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const read = await readJson(request, coding);
-      if (read instanceof Response) return read;
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const parsed = parsePostBody(read.body, maxPageSize, scopeSchema(engine, view));
-      const { tag: version, shown: snapshotId } = answerVersions(engine, view);
-      const { query } = parsed;
-      const etag = entityTag(version, coding, TAG_ROUTE.postUsers, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
-      return await answer(request, engine, scopedQuery(view, query), coding, (page) => postResponse(engine.store, page.rows, page.total, etag, coding, snapshotId, extraRecords(engine), projectionOf(view)));
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  /**
-   * Runs `work` to its end at once when `cost` (planner.ts units) is at most DEFER_ABOVE, else in
-   * the scheduler, a slice at a time.
-   */
-  const scheduled = (request: Request, cost: number, coding: Coding | null, work: () => Work<Response>): Response | Promise<Response> => {
-    if (cost <= DEFER_ABOVE) return finish(work());
-    return scheduler.submit(work, request.signal).catch((error: unknown) => fail(request, error, coding));
-  };
-  /** The facets answer of a parsed request (GET or POST): ETag over the whole request and the role's view; counted within the role's rows. */
-  const facetsAnswer = (request: Request, engine: Engine, view: RoleView | null, facets: FacetQuery, route: number, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
-    const etag = entityTag(version, coding, route, facets.limit, 0, JSON.stringify([facets.columns, facets.search]), facets.filter === null ? "" : filterCacheKey(facets.filter), viewTagOf(view));
-    if (conditional) {
-      const unchanged = notModified(request, etag, snapshotId);
-      if (unchanged !== null) return unchanged;
-    }
-    // the facets read the filter within the role's scope and, per column, the filter without the
-    // column's own (the scope never dropped): each evaluated into the filter cache (in slices when
-    // expensive), then counted from there
-    const scoped = scopedFacets(view, facets);
-    const filters = [withinScope(scoped.scope, scoped.filter), ...scoped.columns.map((column) => withinScope(scoped.scope, withoutColumn(scoped.filter, column)))];
-    if (scoped.scope !== null && scoped.scope !== undefined) filters.push(scoped.scope);
-    let cost = 0;
-    for (const filter of filters) cost += filterCost(engine, filter);
-    return scheduled(request, cost, coding, function* () {
-      for (const filter of filters) yield* filterResultWork(engine, filter);
-      return facetsResponse(computeFacets(engine, scoped), etag, snapshotId, coding);
-    });
-  };
-  const facetsGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const facets = parseFacetsGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
-      return facetsAnswer(request, engine, view, facets, TAG_ROUTE.getFacets, coding, true);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  const facetsPost = async (request: Request, grant?: Grant): Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const read = await readJson(request, coding);
-      if (read instanceof Response) return read;
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const facets = parseFacetsPost(read.body, maxPageSize, scopeSchema(engine, view));
-      return await facetsAnswer(request, engine, view, facets, TAG_ROUTE.postFacets, coding, false);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  /** The export answer of a parsed request: the match set made (queued when expensive), then streamed, cut to the role's view. */
-  const exportAnswer = (request: Request, engine: Engine, view: RoleView | null, parsed: ExportRequest, route: number, conditional: boolean): Response | Promise<Response> => {
-    const header = request.headers.get("accept-encoding");
-    const gzip = acceptsGzip(header);
-    const { tag: version, shown: snapshotId } = answerVersions(engine, view);
-    const etag = entityTag(version, gzip ? "gzip" : null, route, 0, 0, `${parsed.format}|${sortText(parsed.query)}`, filterKeyOf(parsed.query), viewTagOf(view));
-    if (conditional) {
-      const unchanged = notModified(request, etag, snapshotId);
-      if (unchanged !== null) return unchanged;
-    }
-    const query = scopedQuery(view, parsed.query);
-    const shape = { version: snapshotId, file: version, schema: scopeSchema(engine, view), projection: projectionOf(view), extra: extraRecords(engine) };
-    return scheduled(request, exportCost(engine, query), negotiateCoding(header), function* () {
-      const cursor = yield* openExportWork(engine, query);
-      return exportResponse(engine.store, cursor, parsed.format, etag, gzip, logger, resource, shape);
-    });
-  };
-  const exportGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const parsed = parseExportGet(searchOf(request.url), maxPageSize, scopeSchema(engine, view));
-      return exportAnswer(request, engine, view, parsed, TAG_ROUTE.getExport, true);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  const exportPost = async (request: Request, grant?: Grant): Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const read = await readJson(request, coding);
-      if (read instanceof Response) return read;
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const parsed = parseExportPost(read.body, maxPageSize, scopeSchema(engine, view));
-      return await exportAnswer(request, engine, view, parsed, TAG_ROUTE.postExport, false);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  const schema = (request: Request, grant?: Grant): Response | Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const engine = options.engine();
-      const store = engine.store;
-      const view = viewFor(grant, engine);
-      const versions = answerVersions(engine, view);
-      const version = versions.shown;
-      const etag = entityTag(versions.tag, coding, TAG_ROUTE.schema, 0, 0, "", "", viewTagOf(view));
-      const unchanged = notModified(request, etag, version);
-      if (unchanged !== null) return unchanged;
-      const shown = scopeSchema(engine, view);
-      if (view === null || view.filter === null) return schemaResponse(store, etag, coding, version, rowCountOf(engine), shown, !versions.restricted);
-      // a role limited to some rows is told how many it sees (a live replica's changed rows
-      // among them), never the table's count
-      const count: Query = { filter: view.filter, sort: [], offset: 0, limit: 0 };
-      return answer(request, engine, count, coding, (page) => schemaResponse(store, etag, coding, version, page.total, shown, false));
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  /**
-   * The explain answer of a parsed listing request: the plan printed, or run first with analyze
-   * (queued like the listing when its plan is expensive). `etag` is sent in its weak form; an
-   * analyze run never answers 304 (its timings are the point).
-   */
-  const explainAnswer = (request: Request, engine: Engine, view: RoleView | null, query: Query, analyze: boolean, etag: string, coding: Coding | null, conditional: boolean): Response | Promise<Response> => {
-    const snapshotId = answerVersions(engine, view).shown;
-    if (conditional && !analyze) {
-      const unchanged = notModified(request, etag, snapshotId, `W/${etag}`);
-      if (unchanged !== null) return unchanged;
-    }
-    // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
-    const printed = printQuery(scopeSchema(engine, view), requestQuery(view, query));
-    // One plan: the scheduler admits it by its cost, the executor runs it (recording each
-    // step's rows and time), and the answer prints it with the path the executor took.
-    const plan = planOf(engine, scopedQuery(view, query));
-    // a restricted role is shown its window alone (engine/plan.ts printScoped): nothing the whole table decides
-    const planned = () => (view === null || view.unrestricted ? printStep(plan.root) : printScoped(plan.root));
-    if (!analyze) return explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
-    const respond = () => explainResponse({ query: printed, plan: planned() }, etag, snapshotId, coding);
-    if (!isExpensive(plan)) {
-      execute(engine, plan, true);
-      return respond();
-    }
-    return scheduler.submit(() => executeWork(engine, plan, true), request.signal).then(respond, (error: unknown) => fail(request, error, coding));
-  };
-  const explainGet = (request: Request, grant?: Grant): Response | Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const search = searchOf(request.url);
-      const { request: parsed, analyze } = parseExplainGet(search, () => parseGetQuery(search, maxPageSize, scopeSchema(engine, view)));
-      const route = analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain;
-      const etag = entityTag(answerVersions(engine, view).tag, coding, route, parsed.page, parsed.pageSize, JSON.stringify(parsed.meta), filterKeyOf(parsed.query), viewTagOf(view));
-      return explainAnswer(request, engine, view, parsed.query, analyze, etag, coding, true);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  const explainPost = async (request: Request, grant?: Grant): Promise<Response> => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      const read = await readJson(request, coding);
-      if (read instanceof Response) return read;
-      const engine = options.engine();
-      const view = viewFor(grant, engine);
-      const { request: parsed, analyze } = parseExplainPost(read.body, () => parsePostBody(read.body, maxPageSize, scopeSchema(engine, view)));
-      const { query } = parsed;
-      const route = analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain;
-      const etag = entityTag(answerVersions(engine, view).tag, coding, route, query.offset, query.limit, sortText(query), filterKeyOf(query), viewTagOf(view));
-      return await explainAnswer(request, engine, view, query, analyze, etag, coding, false);
-    } catch (error) {
-      return fail(request, error, coding);
-    }
-  };
-  const changes = (request: Request, grant?: Grant): Response => {
-    const coding = negotiateCoding(request.headers.get("accept-encoding"));
-    try {
-      if (options.changes == null) throw new ProblemError("NOT_FOUND", "this server has no change events");
-      const engine = options.engine();
-      return options.changes.open(engine, viewFor(grant, engine), request.headers.get("last-event-id"), request.signal);
-    } catch (error) {
-      if (error instanceof ProblemError && PROBLEM_STATUS[error.code] === 503) return problemResponse(error.code, error.detail, [], { "retry-after": "1" }, {}, coding);
-      return fail(request, error, coding);
-    }
-  };
-  return { get, post, schema, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost, changes };
+export function serviceOf(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access" | "service">): QueryService {
+  return (
+    options.service ??
+    createQueryService({
+      engine: options.engine,
+      maxPageSize: options.maxPageSize,
+      logger: options.logger,
+      resource: resourcePaths(options.resource).name,
+      scheduler: options.scheduler,
+      access: options.access ?? null,
+    })
+  );
 }
 
 /**
- * The answer to a query the scheduler stopped (docs/api.md "Fair under load"): 503 problem+json
- * with `code` `query_timeout` or `overloaded` and `Retry-After: 1`; for a client that went away,
- * a 499 nobody reads (counted in the metrics as such).
- * @param timeoutMs the server's query timeout, named in the detail
+ * The handlers of the data routes: each the query service answering one route description
+ * (service/routes.ts); with access control on, over the request's grant (the role's view:
+ * access/view.ts).
+ * @throws Error for an invalid resource name (resource.ts)
  */
-function stoppedResponse(stopped: QueryStopped, timeoutMs: number, coding: Coding | null): Response {
-  const retry = { "retry-after": "1" };
-  switch (stopped.reason) {
-    case "timeout":
-      return problemResponse("QUERY_TIMEOUT", `the query ran longer than this server's limit of ${timeoutMs} ms and was stopped; try again, or narrow the filter or search`, [], retry, { code: "query_timeout" }, coding);
-    case "overloaded":
-      return problemResponse("OVERLOADED", "too many expensive queries are waiting on this server; try again shortly", [], retry, { code: "overloaded" }, coding);
-    case "cancelled":
-      return new Response(null, { status: CLIENT_CLOSED });
-  }
-}
-
-/** The status recorded for a query whose client went away before its answer (nginx's 499). */
-const CLIENT_CLOSED = 499;
-
-/** The query string of a request URL, without its `?` ("" when none). */
-function searchOf(url: string): string {
-  const q = url.indexOf("?");
-  return q < 0 ? "" : url.slice(q + 1);
+export function dataHandlers(options: Pick<AppOptions, "engine" | "maxPageSize" | "logger" | "resource" | "scheduler" | "access" | "service" | "changes">): DataHandlers {
+  const service = serviceOf(options);
+  const on =
+    <P>(route: QueryRoute<P>): Handler =>
+    (request, grant) =>
+      service.handle(route, request, grant);
+  return {
+    get: on(DATA_ROUTES.rowsGet),
+    post: on(DATA_ROUTES.rowsPost),
+    schema: on(DATA_ROUTES.schemaGet),
+    facetsGet: on(DATA_ROUTES.facetsGet),
+    facetsPost: on(DATA_ROUTES.facetsPost),
+    exportGet: on(DATA_ROUTES.exportGet),
+    exportPost: on(DATA_ROUTES.exportPost),
+    explainGet: on(DATA_ROUTES.explainGet),
+    explainPost: on(DATA_ROUTES.explainPost),
+    changes: on(changesRoute(options.changes ?? null)),
+  };
 }
 
 /** The handlers of the operations routes (docs/api.md "HTTP envelope", Operations). */
@@ -537,7 +226,8 @@ export interface OperationsHandlers {
  * The operations handlers, free of any framework like {@link dataHandlers}. With access control
  * on, the health bodies hold counts, ids and LSNs only for a credential whose role sees every
  * row and column (access/control.ts `seesEverything`); for anyone else `{status}` alone (a 503's
- * problem body its `state` alone), the status code the same for everyone.
+ * problem body its `state` alone), the status code the same for everyone (INTERFACE.md "Tenant
+ * isolation").
  */
 export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status" | "access">): OperationsHandlers {
   const access = options.access ?? null;
@@ -589,7 +279,7 @@ const MAX_DOCUMENTS = 64;
  * `/api/users/schema`; with access control on (docs/api.md "Access control"), a credential, and
  * its data schemas show the columns of the credential's role (the grant the envelope hands it).
  */
-function openApiHandler(routes: () => readonly Route[], options: AppOptions, paths: ResourcePaths): Handler {
+function openApiHandler(routes: () => readonly Route[], options: AppOptions, paths: ResourcePaths, app: () => App | null): Handler {
   const documents = new Map<string, string>();
   let snapshotId = "";
   const documentOf = (schema: Schema): Response => {
@@ -602,7 +292,8 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
     const key = JSON.stringify(schema.columns.map((c) => [c.id, c.values ?? null]));
     let body = documents.get(key);
     if (body === undefined) {
-      body = JSON.stringify(openApiDocument(routes(), { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null }));
+      const context: DocContext = { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null };
+      body = JSON.stringify(openApiDocument(declaredPaths(app() ?? declare(new Elysia({ strictPath: true }), routesByPath(routes()), (_entry, handler) => handler), routes(), context), context));
       documents.set(key, body);
     }
     return new Response(body, { headers: JSON_HEADERS });
@@ -632,9 +323,11 @@ function resourceIndexHandler(paths: ResourcePaths): Handler {
  *   the key; `/healthz`, `/readyz` open;
  * - the docs UI (its page and Scalar bundle), open, not in the document;
  * - the plugins' routes (the demo page), as they come.
+ * @param app the Elysia app serving the table, whose declared routes the OpenAPI document
+ *   describes; absent: the table declared on an app of its own
  * @throws Error for an invalid resource name (resource.ts), or as static-assets.ts `staticAssets`
  */
-export function routeTable(options: AppOptions): Route[] {
+export function routeTable(options: AppOptions, app: () => App | null = () => null): Route[] {
   const paths = resourcePaths(options.resource);
   const data = dataHandlers(options);
   const operations = operationsHandlers(options);
@@ -654,11 +347,53 @@ export function routeTable(options: AppOptions): Route[] {
     { method: "GET", path: "/healthz", handler: operations.healthz, operation: healthDoc, keyed: false },
     { method: "GET", path: "/readyz", handler: operations.readyz, operation: readyDoc, keyed: false },
     { method: "GET", path: "/metrics", handler: operations.metrics, operation: metricsDoc, keyed: true, wholeTable: true },
-    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths)), operation: null, keyed: true },
+    { method: "GET", path: OPENAPI_JSON, handler: genericHandler(openApiHandler(() => routes, options, paths, app)), operation: null, keyed: true },
     ...staticAssetsPlugin("docs").routes,
     ...(options.plugins ?? []).flatMap((plugin) => plugin.routes),
   ];
   return routes;
+}
+
+/**
+ * The server's Elysia app ({@link createApp}): every route of the {@link routeTable} declared
+ * through Elysia (so that `listen` hands them to Bun's native router), each handler inside the
+ * envelope (envelope.ts), and Elysia's not-found path answering what no route matched.
+ */
+export type App = Elysia<any, any, any, any, any, any, any>;
+
+/**
+ * The routes served ({@link routeTable}) as an Elysia app: each route declared with its
+ * method and path, its handler inside the envelope (envelope.ts: API keys for the keyed routes,
+ * CORS, `Connection: close` while draining, metrics) returning a `Response`, which Elysia hands
+ * on without mapping; a request no route matches reaches Elysia's not-found error, answered by
+ * the envelope's fallback: 405 with `Allow` on a known path, 204 to `OPTIONS`, else 404 (a path
+ * with a trailing slash too: `strictPath`). Start it with `listen` (server.ts), or hand it a
+ * bound socket ({@link adopt}).
+ * @throws Error as {@link routeTable}, or when the table serves a method of a path twice
+ */
+export function createApp(options: AppOptions): App {
+  let app: App | null = null;
+  const table = routeTable(options, () => app);
+  const access = options.access ?? null;
+  const byPath = routesByPath(table);
+  const envelope = createEnvelope(
+    {
+      logger: options.logger,
+      cors: options.cors ?? null,
+      apiKeys: access === null ? (options.apiKeys ?? null) : null,
+      access: access === null ? null : { authorize: (request, need) => access.authorize(request, options.engine().store.schema, need) },
+      metrics: options.metrics ?? null,
+      draining: options.state === undefined ? () => false : () => (options.state as () => ServerState)() === "draining",
+    },
+    byPath,
+  );
+  const base = new Elysia({ strictPath: true, aot: true }).onError(({ code, request, error }) => {
+    if (code === "NOT_FOUND") return envelope.fallback(request);
+    return envelope.internalError(error, request);
+  });
+  const changesPath = resourcePaths(options.resource).changes;
+  app = declare(base, byPath, (entry, handler) => (entry.path === changesPath ? withQueryToken(envelope.wrap(entry, handler)) : envelope.wrap(entry, handler)));
+  return app;
 }
 
 /**
@@ -678,44 +413,52 @@ function withQueryToken(served: Served): Served {
   };
 }
 
-/** What Bun.serve needs to serve the route table (see {@link createService}). */
-export interface Service {
-  /** The route table it was made from. */
-  table: readonly Route[];
-  /** Bun.serve `routes`: path → method → handler inside the envelope. */
-  routes: Record<string, Record<string, Served>>;
-  /** Bun.serve `fetch`: every request no route matched (404, 405, `OPTIONS`). */
-  fetch: Served;
+/**
+ * Declares every route of `byPath` on `app`: its method and path, its handler (made by `wrap`
+ * from the table's) answering with a Response, which Elysia passes on without mapping.
+ */
+function declare(app: App, byPath: readonly PathRoutes[], wrap: (entry: PathRoutes, handler: Handler) => Served): App {
+  for (const entry of byPath) {
+    for (const [method, handler] of Object.entries(entry.methods)) {
+      const served = wrap(entry, handler);
+      app.route(method, entry.path, ({ request }: Record<string, Request>) => served(request));
+    }
+  }
+  return app;
 }
 
 /**
- * The routes Bun serves ({@link routeTable}), each handler inside the envelope (envelope.ts:
- * API keys for the keyed routes, CORS, `Connection: close` while draining, metrics), called
- * by Bun's router with nothing in between; anything else reaches `fetch`: 405 with `Allow` on a
- * known path, 204 to `OPTIONS`, else 404 (a path with a trailing slash too: Bun's router matches
- * paths exactly).
- * @throws Error as {@link routeTable}, or when the table serves a method of a path twice
+ * The document's paths as @elysiajs/openapi makes them (`toOpenAPISchema`) from the routes
+ * `app` declares, each with the operation its table route carries (openapi-doc.ts
+ * `documentedOperation`) as its `detail`; a route without one (the pages and their files) hidden.
  */
-export function createService(options: AppOptions): Service {
-  const table = routeTable(options);
-  const access = options.access ?? null;
-  const byPath = routesByPath(table);
-  const envelope = createEnvelope(
-    {
-      logger: options.logger,
-      cors: options.cors ?? null,
-      apiKeys: access === null ? (options.apiKeys ?? null) : null,
-      access: access === null ? null : { authorize: (request, need) => access.authorize(request, options.engine().store.schema, need) },
-      metrics: options.metrics ?? null,
-      draining: options.state === undefined ? () => false : () => (options.state as () => ServerState)() === "draining",
-    },
-    byPath,
-  );
-  const routes: Record<string, Record<string, Served>> = {};
-  for (const entry of byPath) {
-    const wrapped: Record<string, Served> = {};
-    for (const [method, handler] of Object.entries(entry.methods)) wrapped[method] = envelope.wrap(entry, handler);
-    routes[entry.path] = entry.path === resourcePaths(options.resource).changes ? { GET: withQueryToken(wrapped.GET) } : wrapped;
+function declaredPaths(app: App, table: readonly Route[], context: DocContext): Record<string, unknown> {
+  const byRoute = new Map(table.map((route) => [`${route.method} ${route.path}`, route]));
+  // the app's declarations as the generator reads them, each route's detail for this context
+  // (copies: the app's own hooks stay as declared)
+  const declared = {
+    getGlobalRoutes: () =>
+      (app as unknown as { getGlobalRoutes(): { method: string; path: string }[] }).getGlobalRoutes().map((route) => {
+        const tableRoute = byRoute.get(`${route.method} ${route.path}`);
+        const operation = tableRoute === undefined ? null : documentedOperation(tableRoute, context);
+        return { ...route, hooks: { detail: operation === null ? { hide: true } : operation } };
+      }),
+    getGlobalDefinitions: () => ({ type: {} }),
+  };
+  return toOpenAPISchema(declared as never, { methods: ["options", "head"], staticFile: false }).paths as Record<string, unknown>;
+}
+
+/**
+ * Serves `app` on a socket bound already (http/starting.ts's placeholder): its routes handed to
+ * Bun's native router as Elysia's `listen` hands them (one compiled handler per method and path),
+ * everything else to the app's `fetch`, so that the connections open on the socket carry on.
+ */
+export function adopt(app: App, server: Server<unknown>): void {
+  app.compile();
+  const routes: Record<string, Record<string, (request: Request) => unknown>> = {};
+  for (const route of app.router.history) {
+    if (typeof route.handler !== "function") continue;
+    (routes[route.path] ??= {})[route.method] = createBunRouteHandler(app, route) as (request: Request) => unknown;
   }
-  return { table, routes, fetch: envelope.fallback };
+  server.reload({ routes: routes as never, fetch: app.fetch });
 }

@@ -2,18 +2,19 @@
  * The HTTP envelope (docs/api.md "HTTP envelope"): what every request gets whatever its route —
  * API key check, CORS headers and preflights, `OPTIONS`, 404 and 405, `Connection: close`
  * while draining, the request duration metric — as plain functions wrapped around each route's
- * handler, so that Bun's router calls them with no framework layer in between. Conditional
- * requests and compression of the data routes live in their handlers (app.ts), which know the
+ * handler inside the route Elysia declares (app.ts `createApp`), so that nothing but a
+ * context object lies between Bun's native router and the handler. Conditional
+ * requests and compression of the data routes live in the query service (service/pipeline.ts), which knows the
  * normalized request before running the query; the other routes (the OpenAPI document) get the
  * generic treatment here ({@link genericHandler}).
  */
 import type { Logger } from "pino";
 import { DENIAL_STATUS, type Denial, type Grant, type Need, isDenial } from "../access/control.ts";
 import type { ApiKeyCheck } from "./api-keys.ts";
-import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "./compress.ts";
+import { COMPRESS_MIN_BYTES, type Coding, compressBytes, isCompressible, negotiateCoding } from "../service/compress.ts";
 import { type CorsPolicy, addCorsHeaders, allowedOrigin, isPreflight, preflightHeaders } from "./cors.ts";
 import type { ServerMetrics } from "./metrics.ts";
-import { problemResponse } from "./responses.ts";
+import { internalErrorResponse, pathOf, problemResponse } from "../service/responses.ts";
 import type { PathRoutes } from "./routes.ts";
 import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
 
@@ -24,7 +25,7 @@ import { HTML_SECURITY_HEADERS } from "./static-assets.ts";
  */
 export type Handler = (request: Request, grant?: Grant) => Response | Promise<Response>;
 
-/** What Bun's router and `fetch` call: a wrapped handler (the envelope's), a Request in, a Response out. */
+/** What the Elysia routes and the not-found answer call: a wrapped handler (the envelope's), a Request in, a Response out. */
 export type Served = (request: Request) => Response | Promise<Response>;
 
 /**
@@ -64,28 +65,6 @@ export function needsApiKey(path: string): boolean {
   return path === "/metrics" || path === "/api" || path.startsWith("/api/") || path === "/openapi/json";
 }
 
-/** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
-export function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const query = url.indexOf("?", start);
-  const hash = url.indexOf("#", start);
-  let end = url.length;
-  if (query >= 0) end = query;
-  if (hash >= 0 && hash < end) end = hash;
-  return url.slice(start, end);
-}
-
-/**
- * A 500 problem with a request id, logged at error level with the error and the request id
- * (docs/api.md "Errors": never a stack trace to the client).
- */
-export function internalErrorResponse(logger: Logger, error: unknown, request: Request): Response {
-  const requestId = crypto.randomUUID();
-  logger.error({ err: error, requestId, method: request.method, path: pathOf(request.url) }, "unexpected error");
-  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId }, negotiateCoding(request.headers.get("accept-encoding")));
-}
-
 /** The `Allow` value of a path's methods: each method, `HEAD` with `GET`, and `OPTIONS`. */
 export function allowOf(methods: Iterable<string>): string {
   const set = new Set(methods);
@@ -103,7 +82,7 @@ export interface Envelope {
    */
   wrap: (route: PathRoutes, handler: Handler) => Served;
   /**
-   * The answer to a request no route matched (Bun.serve's `fetch`): a known path with another
+   * The answer to a request no route matched (Elysia's not-found error, app.ts `createApp`): a known path with another
    * method is 405 with `Allow`, or 204 to `OPTIONS`, with or without a key (a CORS preflight
    * from an allowed origin gets the preflight headers); any other path (one with a trailing
    * slash too) is 404.

@@ -3,12 +3,12 @@
  * of starting.ts): one set of socket options, so that a server taking another's socket over
  * keeps its limits.
  */
-import { MAX_BODY_BYTES } from "./body.ts";
+import { MAX_BODY_BYTES } from "../service/body.ts";
 
 /**
  * Bun's own request body limit, in bytes: a small multiple of {@link MAX_BODY_BYTES}, so that
  * Bun never buffers more than this for any request. The POST handler refuses bodies over
- * MAX_BODY_BYTES itself, with a problem+json 413, while they stream in (http/body.ts); a body
+ * MAX_BODY_BYTES itself, with a problem+json 413, while they stream in (service/body.ts); a body
  * *declared* (Content-Length) larger than this limit is refused by Bun before any handler runs,
  * with a bare `413 Payload Too Large` and `Connection: close` (no body).
  */
@@ -26,7 +26,7 @@ export interface ListenOptions {
 }
 
 /**
- * Bun.serve's socket options for `listen`: the port and host, SO_REUSEPORT, Bun's body limit
+ * The socket options Elysia's `listen` hands to Bun.serve (app.ts, server.ts): the port and host, SO_REUSEPORT, Bun's body limit
  * ({@link BUN_MAX_REQUEST_BODY_BYTES}) and the keep-alive idle timeout. Every server of this
  * service binds with these, the placeholder of starting.ts included, so that the server that
  * takes its socket over (server.ts `ServeOptions.listener`) keeps the same limits.

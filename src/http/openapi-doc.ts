@@ -1,9 +1,9 @@
 /**
  * The OpenAPI 3.1 document the server serves at /openapi/json (docs/api.md "The OpenAPI
- * document"), for the docs UI and for code generators (openapi-typescript, openapi-generator).
+ * document and the docs UI"), for the docs UI and for code generators (openapi-typescript, openapi-generator).
  *
- * Made from the route table (routes.ts), never written beside it: the paths are the table's
- * routes that carry an operation, each operation's `security` (and its 401) follows the route's
+ * Made from the route table (routes.ts), never written beside it: the paths are the routes the
+ * Elysia app declares that carry an operation (made by @elysiajs/openapi's generator, app.ts), each operation's `security` (and its 401) follows the route's
  * `keyed`, and the data routes' paths follow the resource name. What describes the served
  * snapshot comes from its schema and the kinds: the record (`User`: each column's
  * `jsonSchema`), the sortable and filterable column ids, a `filter[<col>]` parameter per column
@@ -24,7 +24,7 @@ import { DEFAULT_FACET_LIMIT, MAX_FACET_COLUMNS, MAX_FACET_LIMIT } from "../quer
 import { DEFAULT_PAGE_SIZE } from "../query/get.ts";
 import { DEFAULT_BLOCK_SIZE } from "../query/post.ts";
 import { COLUMN_ID, COLUMN_KINDS, type Schema } from "../schema/kinds.ts";
-import { MAX_BODY_BYTES } from "./body.ts";
+import { MAX_BODY_BYTES } from "../service/body.ts";
 import { filterModelSchemas } from "./openapi-filters.ts";
 import { IO_REASONS } from "../files/errors.ts";
 import type { DocContext, Operation, Route } from "./routes.ts";
@@ -507,22 +507,29 @@ const DATA_HEADERS = { ...POST_HEADERS, "Cache-Control": header("CacheControl") 
 const EXPLAIN_HEADERS = { ETag: header("WeakETag"), "X-Snapshot-Id": header("XSnapshotId"), "Cache-Control": header("CacheControl"), Vary: header("Vary") };
 
 /**
- * The OpenAPI document of the routes that carry an operation, for a served snapshot.
- * @param routes the route table (routes.ts), in its order
+ * The operation a route carries in the document (null for a route the document leaves out: the
+ * pages and their files): its own (routes.ts `Route.operation`) for `context`, with the key's
+ * security and its 401 (and 403 with access control) when the route is keyed, responses in
+ * status order.
+ */
+export function documentedOperation(route: Route, context: DocContext): Record<string, unknown> | null {
+  if (route.operation === null) return null;
+  const operation = route.operation(context);
+  const responses = operation.responses as Record<string, unknown>;
+  const security = route.keyed ? KEYED : [];
+  const keyed = route.keyed ? (context.access === true ? { 401: response("Unauthorized"), 403: response("Forbidden") } : { 401: response("Unauthorized") }) : {};
+  return { ...operation, security, responses: sortedResponses({ ...responses, ...keyed }) };
+}
+
+/**
+ * The OpenAPI document for a served snapshot, around `paths`: the operations of the routes the
+ * app declares (app.ts: made by @elysiajs/openapi from the Elysia app's routes, each with its
+ * {@link documentedOperation}).
+ * @param paths path → method → operation
  * @param context the served snapshot's schema and the server's settings
  * @returns an OpenAPI 3.1 document (plain JSON)
  */
-export function openApiDocument(routes: readonly Route[], context: DocContext): Record<string, unknown> {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
-    if (route.operation === null) continue;
-    const operation = route.operation(context);
-    const responses = operation.responses as Record<string, unknown>;
-    const security = route.keyed ? KEYED : [];
-    const keyed = route.keyed ? (context.access === true ? { 401: response("Unauthorized"), 403: response("Forbidden") } : { 401: response("Unauthorized") }) : {};
-    paths[route.path] ??= {};
-    paths[route.path][route.method.toLowerCase()] = { ...operation, security, responses: sortedResponses({ ...responses, ...keyed }) };
-  }
+export function openApiDocument(paths: Record<string, unknown>, context: DocContext): Record<string, unknown> {
   return {
     openapi: "3.1.1",
     info: {

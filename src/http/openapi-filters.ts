@@ -36,7 +36,7 @@ export function kindFilterModelName(kind: ColumnKind): string {
 
 /**
  * What the operator registry cannot say of itself: what a filter type compares, and the fields
- * of its model besides `filterType` and `type` (docs/api.md "Filtering on any column").
+ * of its model besides `filterType` and `type` (docs/api.md "Filter model").
  */
 const OPERANDS: Record<FilterType, { description: string; required: string[]; properties: Record<string, JsonSchema> }> = {
   text: {

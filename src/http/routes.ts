@@ -1,6 +1,6 @@
 /**
  * The route table: every path the server answers, once, with what serves it and what documents
- * it. Bun's router and the envelope (envelope.ts: API keys, 404/405 and `Allow`, preflights,
+ * it. The Elysia app (app.ts `createApp`) and the envelope (envelope.ts: API keys, 404/405 and `Allow`, preflights,
  * metrics labels) are made from it, and so is the OpenAPI document (openapi-doc.ts): a route
  * cannot be served without being listed, nor documented without being served.
  */
@@ -8,12 +8,12 @@ import type { Schema } from "../schema/kinds.ts";
 import type { Handler } from "./envelope.ts";
 import type { ResourcePaths } from "./resource.ts";
 
-/** The methods a route may serve (`GET` also answers `HEAD`: Bun's router calls it for both). */
+/** The methods a route may serve (`GET` also answers `HEAD`: Bun's native router, which Elysia's `listen` hands the routes to, calls it for both). */
 export type RouteMethod = "GET" | "POST";
 
 /** What an operation's description depends on: the served snapshot's schema and the server's settings. */
 export interface DocContext {
-  /** The served snapshot's schema (docs/api.md "Columns beyond the four": the document describes its columns). */
+  /** The served snapshot's schema (docs/api.md "Any users table: the schema": the document describes its columns). */
   schema: Schema;
   /** Largest page size / row window, in rows. */
   maxPageSize: number;

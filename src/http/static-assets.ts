@@ -17,7 +17,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Coding } from "./compress.ts";
+import type { Coding } from "../service/compress.ts";
 import type { Plugin, Route } from "./routes.ts";
 
 /** Folder of the built assets, relative to the project root (inside dist/, which git ignores). */

@@ -1,6 +1,6 @@
 /**
  * The CSV reader (read.ts): RFC 4180 with a header row naming the fields, each a column in header
- * order (docs/api.md "Any users table"), and a delimiter of choice (`,` by default). Empty fields
+ * order (docs/api.md "Any users table: from your data to columns"), and a delimiter of choice (`,` by default). Empty fields
  * follow PostgreSQL's CSV rule: an unquoted empty field is null, a quoted one (`""`) is the empty
  * string.
  */

@@ -1,6 +1,6 @@
 /**
  * The key column as the readers see it, before its kind is decided (docs/api.md "Any users
- * table", the key): the first duplicate among the values read so far, so that a duplicate on an
+ * table: from your data to columns", the key): the first duplicate among the values read so far, so that a duplicate on an
  * earlier line wins over a later bad record, and the reason a duplicate is reported with. The
  * key's own checks once its kind is known are the kind's (src/kinds/key.ts).
  */

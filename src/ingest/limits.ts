@@ -1,5 +1,5 @@
 /**
- * The limits every input is held to (docs/api.md "Any users table", limits): beyond them a build
+ * The limits every input is held to (docs/api.md "Any users table: from your data to columns", limits): beyond them a build
  * stops with `file:line: reason`, before the work or the memory grows with them.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Input readers for data files (NDJSON in ndjson.ts, a JSON array in json-array.ts, CSV in
  * csv.ts, what they share in records.ts): every field of every record a raw column, none
- * special (docs/api.md "Any users table"). The input is a byte stream ({@link readUserStream}):
+ * special (docs/api.md "Any users table: from your data to columns"). The input is a byte stream ({@link readUserStream}):
  * a plain file read in chunks of {@link READ_CHUNK_BYTES}, a `.gz` file gunzipped as it is read,
  * or standard input (`-`), opened by {@link openInput}. The columns grow as records arrive, and
  * the first bad record stops the read with an {@link IngestError} that names the file
@@ -15,7 +15,7 @@
  * JSON.parse or a string scanner. `bun bench/ingest-read.ts` times the read phase of
  * `snapshot build`; its figures are in docs/operations.md ("Reading a data file").
  *
- * Decisions (docs/api.md "Any users table"):
+ * Decisions (docs/api.md "Any users table: from your data to columns"):
  * - An empty input, or one holding only whitespace (and blank lines), a JSON `[]` or a CSV
  *   header alone reads as 0 rows, in every format (a CSV header alone still gives its columns).
  *   `snapshot build` refuses them unless told to allow an empty table (snapshot/build-file.ts).

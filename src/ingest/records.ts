@@ -1,6 +1,6 @@
 /**
  * What the readers share (read.ts, postgres.ts): the columns a read produces (every field of the
- * input a column, none special: docs/api.md "Any users table"), the builder they are collected
+ * input a column, none special: docs/api.md "Any users table: from your data to columns"), the builder they are collected
  * in, the validation of one JSON record, the error that names the file and line, and the
  * decoding of the byte stream into text for the text parsers.
  */

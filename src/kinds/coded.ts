@@ -1,5 +1,5 @@
 /**
- * The kinds whose values are a few named codes (docs/api.md "Any users table"): `enum`
+ * The kinds whose values are a few named codes (docs/api.md "Any users table: the schema"): `enum`
  * (code i + 1 for `values[i]`, ordered in `values` order) and `boolean` (1 false, 2 true, false
  * before true). Text filters on the value, set filters and GET `filter[col]` on whole values,
  * folded, a comma list meaning any of them.

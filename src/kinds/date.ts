@@ -1,5 +1,5 @@
 /**
- * The `date` and `datetime` kinds (docs/api.md "Any users table"): a calendar day stored
+ * The `date` and `datetime` kinds (docs/api.md "Any users table: the schema"): a calendar day stored
  * as its day number, an instant stored as UTC milliseconds; ordered by time; text filters on
  * `YYYY-MM-DD` / `YYYY-MM-DDTHH:mm:ss.sssZ`, AG Grid date filters comparing UTC calendar days,
  * set filters; GET `filter[col]` as a value or `lo,hi`, a date-only value covering its UTC day.

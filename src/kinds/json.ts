@@ -1,5 +1,5 @@
 /**
- * The `json` kind (docs/api.md "Any users table"): any JSON value, kept and returned as
+ * The `json` kind (docs/api.md "Any users table: the schema"): any JSON value, kept and returned as
  * given; never sorted or filtered (a sort or filter on it is a 400), so the store keeps nothing
  * for it but its text in the records.
  */

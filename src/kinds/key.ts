@@ -13,7 +13,7 @@ import { show } from "../schema/values.ts";
 import type { ConvertedColumn } from "./convert.ts";
 import type { KeyProblem, KeyRole } from "./kind.ts";
 
-/** Most characters (UTF-16 code units) a text key may have, as a filter value may (docs/api.md "Any users table", the key). */
+/** Most characters (UTF-16 code units) a text key may have, as a filter value may (docs/api.md "Any users table: the schema", the key). */
 export const MAX_KEY_LENGTH = 256;
 
 /** The reason for a null key value. */

@@ -1,5 +1,5 @@
 /**
- * What a column kind is, as a module (docs/api.md "Any users table"): how a column of
+ * What a column kind is, as a module (docs/api.md "Any users table: the schema"): how a column of
  * the kind is converted from what a source read, built into the store, written into the JSON
  * records, ordered, and how the column tests its operators compile to (src/query/types.ts
  * `ColumnTest`) are evaluated into row sets; and everything else that differs by kind — its facet
@@ -16,7 +16,7 @@ import type { ByteColumn } from "../bits/byte-column.ts";
 import type { TrigramIndex } from "../bits/trigram-index.ts";
 import type { Work } from "../bits/work.ts";
 
-/** AG Grid text filter types (docs/api.md, "text"). Compared on folded strings. */
+/** AG Grid text filter types (docs/api.md "Filter model", `text`). Compared on folded strings. */
 export type TextOp =
   | "contains"
   | "notContains"
@@ -59,7 +59,7 @@ export type ColumnTest =
  */
 export interface StoredColumn {
   spec: ColumnSpec;
-  /** True for the store's key column (docs/api.md "The key"). */
+  /** True for the store's key column (docs/api.md "Any users table: the schema"). */
   key: boolean;
   /** Each row's rank: 0 for null, r ≥ 1 for the r-th smallest distinct value (text: collation rank); length rowCount. Null for the key and `json`. */
   rankByRow: Uint32Array | null;
@@ -104,7 +104,7 @@ export interface StoredColumn {
 /** One value's test (kind.ts {@link KindModule.valueTest}): the value, and its folded output string when the caller has it. */
 export type ValueTest = (value: number | string | null, folded?: string) => boolean;
 
-/** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filtering on any column"). */
+/** The AG Grid filter types (`filterType`) a column may take (docs/api.md "Filter model"). */
 export type FilterType = "text" | "number" | "date" | "set";
 
 /** The fields of a {@link TrigramIndex}, each a part `trigrams.<field>` of a column that has one. */
@@ -278,7 +278,7 @@ export type ColumnWriter =
  */
 export type KeyProblem = { row: number; reason: string } | { row: number; firstRow: number; value: number | string };
 
-/** What a kind that may be the key does as the key (docs/api.md "The key"). */
+/** What a kind that may be the key does as the key (docs/api.md "Any users table: the schema"). */
 export interface KeyRole {
   /**
    * Store row → input position in ascending key order, or null when the input is in that order
@@ -318,7 +318,7 @@ export interface KindModule {
    * `SearchIndex`); false for those a search term is decided on once per distinct value (enum).
    */
   searchIndexed: boolean;
-  /** What a column of the kind does as the key, or null for the kinds that cannot be the key (docs/api.md "The key": number or text). */
+  /** What a column of the kind does as the key, or null for the kinds that cannot be the key (docs/api.md "Any users table: the schema": number or text). */
   key: KeyRole | null;
   /** What one value of the kind is outside the store's columns ({@link ValueType}). */
   valueType: ValueType;
@@ -352,7 +352,7 @@ export interface KindModule {
   parts(role: { key: boolean }): readonly StoredPart[];
   /**
    * Converts a column's raw values (as read: JSON values or CSV text) to the kind's typed form,
-   * rows in input order (docs/api.md "Any users table": value syntax and refusals).
+   * rows in input order (docs/api.md "Any users table: the schema": value syntax and refusals).
    * @throws ConversionError (convert.ts) for the first value that does not fit the kind
    */
   convert(raw: RawColumn, spec: ColumnSpec): ConvertedColumn;
@@ -399,8 +399,8 @@ export interface KindModule {
    */
   dayInterval: ((day: number) => [number, number]) | null;
   /**
-   * A set filter's value as the folded output string it matches (docs/api.md "Filtering on any
-   * column"), or the reason it is refused (a value an enum or boolean column cannot hold, a
+   * A set filter's value as the folded output string it matches (docs/api.md "Filter
+   * model"), or the reason it is refused (a value an enum or boolean column cannot hold, a
    * number column's non-number).
    */
   setValue(spec: ColumnSpec, text: string): string | { reason: string };
@@ -448,7 +448,7 @@ export interface KindModule {
   postgresValue: ((text: string) => unknown) | null;
   /**
    * The PostgreSQL types (pg_type OIDs) whose columns are of this kind when a table is read
-   * (docs/api.md "Any users table": integer and numeric types → number, text types and uuid →
+   * (docs/api.md "Any users table: the schema": integer and numeric types → number, text types and uuid →
    * text…); an enum type is an `enum` whatever its OID. Empty for kinds no built-in type maps to.
    */
   postgresTypes: readonly number[];

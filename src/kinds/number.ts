@@ -1,5 +1,5 @@
 /**
- * The `number` kind (docs/api.md "Any users table"): finite doubles, ordered numerically; text
+ * The `number` kind (docs/api.md "Any users table: the schema"): finite doubles, ordered numerically; text
  * filters on `String(n)`, number filters (AG Grid's), set filters; GET `filter[col]` as `v` or
  * `lo,hi`. A number key also keeps trigram lists over its decimal forms: what text filters and
  * search terms on the key read.

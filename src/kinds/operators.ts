@@ -1,6 +1,6 @@
 /**
  * The operator registry: every AG Grid filter model a column takes
- * (docs/api.md "Filtering on any column"), one entry per filter type, each validating a model
+ * (docs/api.md "Filter model"), one entry per filter type, each validating a model
  * and compiling it into the column test (src/query/types.ts `ColumnTest`) its kind evaluates.
  * Which filter types a column takes is its kind's (kind.ts `filterTypes`); what a type means is
  * here. Adding an operator is an entry here (and its kinds' `filterTypes`).
@@ -127,7 +127,7 @@ const NUMBER: FilterOperator = {
 /**
  * AG Grid's date filter (date and datetime columns), comparing UTC calendar days: `equals` the
  * same day, `notEqual` another, `lessThan` an earlier day, `greaterThan` a later one, `inRange`
- * strictly between the two days; null passes only `blank` (docs/api.md "Filtering on any column").
+ * strictly between the two days; null passes only `blank` (docs/api.md "Filter model").
  */
 const DATE: FilterOperator = {
   filterType: "date",
@@ -209,7 +209,7 @@ const SET: FilterOperator = {
   },
 };
 
-/** Every filter type's operator (docs/api.md "Filtering on any column"). */
+/** Every filter type's operator (docs/api.md "Filter model"). */
 export const OPERATORS: Record<FilterType, FilterOperator> = { text: TEXT, number: NUMBER, date: DATE, set: SET };
 
 /**

@@ -118,7 +118,7 @@ export function textPasses(type: TextOp, cell: string, needle: string): boolean 
   }
 }
 
-/** Does null pass a text operator? AG Grid: only `notEqual`, `notContains` and `blank` (docs/api.md "Filtering on any column"). */
+/** Does null pass a text operator? AG Grid: only `notEqual`, `notContains` and `blank` (docs/api.md "Filter model"). */
 export function nullPassesText(type: TextOp): boolean {
   return type === "notEqual" || type === "notContains" || type === "blank";
 }
@@ -359,7 +359,7 @@ export interface GetBound {
 }
 
 /**
- * The GET form of a range kind (number, date, datetime; docs/api.md "Filtering on any column"):
+ * The GET form of a range kind (number, date, datetime; docs/api.md "Filter model"):
  * `v` equals, `lo,hi` inclusive with either side empty, `,` alone no filter. `bound(text)` reads
  * one value as the interval it covers ({@link GetBound}) or a reason it is refused.
  */

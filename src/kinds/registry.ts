@@ -12,7 +12,7 @@ import { JSON_KIND } from "./json.ts";
 import { NUMBER_KIND } from "./number.ts";
 import { TEXT_KIND } from "./text.ts";
 
-/** Every kind's module, by kind (docs/api.md "Any users table" lists the kinds). */
+/** Every kind's module, by kind (docs/api.md "Any users table: the schema" lists the kinds). */
 export const KINDS: Record<ColumnKind, KindModule> = {
   number: NUMBER_KIND,
   text: TEXT_KIND,

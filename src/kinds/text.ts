@@ -1,5 +1,5 @@
 /**
- * The `text` kind (docs/api.md "Any users table"): strings as given, null apart from "".
+ * The `text` kind (docs/api.md "Any users table: the schema"): strings as given, null apart from "".
  * Ordered by the collation rule (collation/sort.ts), nulls first; text filters on the folded
  * value (a byte scan of the folded column, or its trigram lists: engine/planner.ts), set filters
  * on whole folded values; GET `filter[col]` a substring. Blank rows (null, or white space only)
@@ -340,7 +340,7 @@ export const TEXT_KIND: KindModule = {
   valueTest: textValueTest,
   getFilter(_spec, value, key) {
     if (!key) return { tests: [{ op: "text", type: "contains", value }], echo: value };
-    // a text key: whole values, a comma list meaning any of them (docs/api.md "The key")
+    // a text key: whole values, a comma list meaning any of them (docs/api.md "Any users table: the schema")
     // one value per folded form, the first spelling echoed
     const byFolded = new Map<string, string>();
     for (const item of value.split(",")) {

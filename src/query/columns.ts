@@ -1,6 +1,6 @@
 /**
  * Column lookups the request parsers share: a column id named in a request against the served
- * snapshot's schema (docs/api.md "Any users table"), and what an error says of an unknown one.
+ * snapshot's schema (docs/api.md "Any users table: the schema"), and what an error says of an unknown one.
  */
 import { type ColumnSpec, type Schema, columnSpec } from "../schema/kinds.ts";
 import type { Predicate } from "./types.ts";

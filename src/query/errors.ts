@@ -1,7 +1,7 @@
 /**
  * The one table of problem kinds (docs/api.md "Errors"; RFC 9457 problem details): each code's
  * title and type URI, and the error that request parsing throws. Which HTTP status a code is
- * answered with is the HTTP layer's (http/responses.ts `PROBLEM_STATUS`).
+ * answered with is the HTTP layer's (service/responses.ts `PROBLEM_STATUS`).
  */
 
 /** Problem kinds: title and a relative type URI. */

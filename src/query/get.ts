@@ -43,7 +43,7 @@ const INTEGER = /^\d+$/;
  * Parses a query string (`?` optional; brackets raw or percent-encoded, spaces as `+` or `%20`).
  * @param maxPageSize the largest accepted page size, in rows
  * @param schema the served snapshot's schema: the columns `sortBy` and `filter[<col>]` may name
- *   (docs/api.md "Any users table")
+ *   (docs/api.md "Any users table: the schema")
  * @throws ProblemError BAD_PARAMETER listing every bad parameter (docs/api.md "Errors")
  */
 export function parseGetQuery(search: string, maxPageSize: number, schema: Schema, parts: GetParts = ALL_PARTS): GetRequest {

@@ -51,7 +51,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * Parses a decoded JSON body.
  * @param maxPageSize the largest accepted window (`endRow - startRow`), in rows
  * @param schema the served snapshot's schema: the columns a sort or filter may name
- *   (docs/api.md "Any users table")
+ *   (docs/api.md "Any users table: the schema")
  * @throws ProblemError BAD_BODY listing every bad field by JSON pointer, or
  *   GROUPING_NOT_SERVED when the body asks for row grouping or pivoting
  */

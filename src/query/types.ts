@@ -17,7 +17,7 @@ export type SortDirection = "asc" | "desc";
  * reverse of the ascending one; docs/api.md "Ordering"). An empty array orders by the key ascending.
  */
 export interface SortKey {
-  /** A sortable column id of the served schema (any kind but `json`; docs/api.md "Ordering on any column"). */
+  /** A sortable column id of the served schema (any kind but `json`; docs/api.md "Ordering"). */
   column: string;
   direction: SortDirection;
   /**
@@ -29,8 +29,8 @@ export interface SortKey {
 }
 
 /**
- * A row predicate: a tree whose leaves each test one column (docs/api.md "Filtering on any
- * column"), or search.
+ * A row predicate: a tree whose leaves each test one column (docs/api.md "Filter
+ * model"), or search.
  * - `column`: a {@link ColumnTest} on one column of the served schema, as the operator registry
  *   (src/kinds/operators.ts) compiled it from an AG Grid model or a GET `filter[col]`.
  * - `search`: the global search (docs/api.md "Global search"): every one of `terms` (non-empty,

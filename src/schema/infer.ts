@@ -238,7 +238,7 @@ export function inferKind(profile: ColumnProfile, rows: number): InferredKind {
 }
 
 /**
- * The kind of the key column from its profile (docs/api.md "Any users table", the key):
+ * The kind of the key column from its profile (docs/api.md "Any users table: from your data to columns", the key):
  * `number` when every non-null value is a number (CSV: in the JSON number grammar), else `text`
  * (also for a column without a value). Values that do not fit are refused when it is converted.
  */

@@ -1,5 +1,5 @@
 /**
- * A snapshot's schema as data (docs/api.md "Any users table"): an ordered list of columns, each
+ * A snapshot's schema as data (docs/api.md "Any users table: the schema"): an ordered list of columns, each
  * with a column kind, which one is the key, and which partitions the rows. Everything per column
  * — the store's sections, the JSON record layout, request validation, the OpenAPI schemas, the
  * demo's columns — is derived from this table.
@@ -37,13 +37,13 @@ export function shownSpec(spec: ColumnSpec): ColumnSpec {
 
 /**
  * A schema: the columns in order (the input's field order), the key column, and the column that
- * partitions the rows (docs/api.md "Any users table").
+ * partitions the rows (docs/api.md "Any users table: the schema").
  */
 export interface Schema {
   columns: ColumnSpec[];
   /**
    * The key column's id: a `number` or `text` column whose values are unique and never null;
-   * store rows are numbered in its order, and it breaks every order's ties (docs/api.md "The key").
+   * store rows are numbered in its order, and it breaks every order's ties (docs/api.md "Any users table: the schema").
    */
   key: string;
   /**
@@ -89,7 +89,7 @@ export class SchemaError extends Error {
 }
 
 /**
- * A schema file's content (`snapshot build --schema F`, docs/api.md "Any users table"): the key
+ * A schema file's content (`snapshot build --schema F`, docs/api.md "Any users table: the schema"): the key
  * column, when it names one, and the columns it declares, in the file's order.
  */
 export interface SchemaFile {
@@ -104,7 +104,7 @@ export function listsValues(kind: ColumnKind): boolean {
   return kind === "enum";
 }
 
-/** The kinds a key column may have (docs/api.md "Any users table", the key). */
+/** The kinds a key column may have (docs/api.md "Any users table: the schema", the key). */
 export const KEY_KINDS: readonly ColumnKind[] = ["number", "text"];
 
 /**

@@ -1,6 +1,6 @@
 /**
  * A field of the input as a source read it, before its kind is known (docs/api.md "Any users
- * table": no field is special, the key included): each row's value with its JSON type (or as CSV
+ * table: from your data to columns": no field is special, the key included): each row's value with its JSON type (or as CSV
  * text), packed (no JS value per row), and the profile its kind is inferred from (infer.ts). The
  * readers fill it (src/ingest/raw-column.ts); a kind converts it to its typed form (src/kinds:
  * `KINDS[kind].convert`). Here, below both, because both need its shape.

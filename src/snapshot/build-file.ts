@@ -55,7 +55,7 @@ export interface BuildReport extends TableSummary {
 /** What a build is told about its columns (snapshot/columns.ts `ColumnOptions`), with the schema file by path. */
 export interface TableOptions extends Omit<ColumnOptions, "schema"> {
   /**
-   * A schema file (`--schema F`, docs/api.md "Any users table"): the key and the kinds of the
+   * A schema file (`--schema F`, docs/api.md "Any users table: from your data to columns"): the key and the kinds of the
    * columns it lists; the others are inferred. Read before the input, so a bad file fails fast.
    */
   schemaFile?: string;

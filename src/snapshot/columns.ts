@@ -1,5 +1,5 @@
 /**
- * The decisions of a build (docs/api.md "Any users table"): from the fields a source read (raw
+ * The decisions of a build (docs/api.md "Any users table: the schema"): from the fields a source read (raw
  * columns, none special) to the table a store build takes (store/input.ts `TableInput`). Which
  * field is the key (`--key`, else the schema file's `"key"`, else `id`) and its checks; each
  * column's kind — from the schema file when it lists it, else from the source's own types
@@ -44,7 +44,7 @@ export function readSchemaFile(path: string): SchemaFile {
   }
 }
 
-/** The key column when nothing names one (docs/api.md "Any users table"). */
+/** The key column when nothing names one (docs/api.md "Any users table: the schema"). */
 export const DEFAULT_KEY = "id";
 
 /** What a build is told about its columns, whatever the source. */
@@ -108,7 +108,7 @@ export const NO_RECORDS_REASON = "no records (an empty table is built only with 
 
 /**
  * The words that make a column id look like a secret, as a word or part of one, any case
- * (docs/api.md "Any users table", leaving columns out).
+ * (docs/api.md "Any users table: the schema", leaving columns out).
  */
 export const SECRET_WORDS = ["password", "passwd", "secret", "token", "hash", "salt", "otp", "mfa", "ssn"] as const;
 
@@ -221,7 +221,7 @@ export function decideColumns(file: string, raw: RawColumns, options: ColumnOpti
 }
 
 /**
- * Checks the key column's values by its kind (kinds/key.ts; docs/api.md "Any users table", the
+ * Checks the key column's values by its kind (kinds/key.ts; docs/api.md "Any users table: the schema", the
  * key): none null, a text non-empty and at most 256 characters, all distinct (`-0` is made `0`,
  * the same key). The first problem in input order is reported, on its line (a duplicate on the
  * later of its two lines).

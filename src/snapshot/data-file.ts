@@ -1,5 +1,5 @@
 /**
- * Serving a data file in one step (`serve FILE`, docs/api.md "Any users table"): the file is built
+ * Serving a data file in one step (`serve FILE`, docs/api.md "Any users table: from your data to columns"): the file is built
  * into a snapshot in the cache directory by the rules of `snapshot build` (`--schema`, `--key`,
  * `--exclude`, `--allow-empty`, `--delimiter`), under a name made of the input's content hash and
  * the build options, and that snapshot is reused while both are unchanged (a restart loads it at

@@ -46,7 +46,7 @@ export interface SnapshotHeader {
   rowCount: number;
   /** Rows per records chunk, as a power of two (store/types.ts `Records`); sections `records.<c>`. */
   recordChunkShift: number;
-  /** The snapshot's schema (docs/api.md "Any users table"): the columns in order, the key, the partition column. */
+  /** The snapshot's schema (docs/api.md "Any users table: the schema"): the columns in order, the key, the partition column. */
   schema: Schema;
   /** The collation the permutations were built with, and the ICU version that built them. */
   collation: { locale: string; sensitivity: string; numeric: boolean; icu: string };

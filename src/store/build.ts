@@ -25,7 +25,7 @@ import type { ColumnJob, ColumnBuilt } from "./column-worker.ts";
 export type BuildStep = "order" | "columns" | "records" | "search" | "done";
 
 /**
- * The column that partitions the rows (docs/api.md "Any users table"): the first column in schema
+ * The column that partitions the rows (docs/api.md "Any users table: the schema"): the first column in schema
  * order (not the key) of a kind whose values may partition them (kind.ts `partitionValues`: an
  * enum) holding between 2 and {@link MAX_PARTITION_VALUES} distinct values. A column of one value
  * partitions nothing; one of many values would split every posting list into many small groups

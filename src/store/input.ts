@@ -1,6 +1,6 @@
 /**
  * What a store build takes: a table whose every column is converted to its kind, and which of
- * them is the key (docs/api.md "Any users table"). Every source — a data file, a PostgreSQL
+ * them is the key (docs/api.md "Any users table: from your data to columns"). Every source — a data file, a PostgreSQL
  * table or query, the generator of the default data — produces one; the build knows nothing of
  * where it came from.
  */
@@ -20,7 +20,7 @@ export interface ColumnInput {
  *   (a CSV's header order, first-seen order for JSON), the key wherever it stands.
  * - The key column (`key`) is of kind `number` or `text`; its values are non-null and unique
  *   (a number: finite, |n| ≤ 2^53; a text: a non-empty string of at most 256 characters), as the
- *   source checked them (docs/api.md "Any users table", "The key").
+ *   source checked them (docs/api.md "Any users table: from your data to columns", "The key").
  */
 export interface TableInput {
   /** Rows in the table, n ≥ 0 (0 only when the source allowed an empty table). */

@@ -1,7 +1,7 @@
 /**
  * The columnar in-memory store: typed arrays built once by the snapshot builder and viewed
  * straight out of the mapped snapshot file at start-up. Rows are numbered 0…rowCount-1 in
- * ascending key order (docs/api.md "The key"), so row order is key order and a row number is its
+ * ascending key order (docs/api.md "Any users table: the schema"), so row order is key order and a row number is its
  * key's rank: every order breaks its ties by row number.
  */
 import type { StoredColumn } from "../kinds/kind.ts";
@@ -53,7 +53,7 @@ export interface ExtraRecords {
 }
 
 /**
- * The partition of the rows by an enum column's values (docs/api.md "Any users table"; chosen by
+ * The partition of the rows by an enum column's values (docs/api.md "Any users table: the schema"; chosen by
  * store/build.ts `choosePartition`): every text column keeps its order per partition code, and
  * every posting list its rows per code, so that a filter on that column combined with a sort or
  * a substring is a slice or a list group rather than a pass over the rows.
@@ -104,7 +104,7 @@ export function columnGrams(store: Store, column: StoredColumn, gram: 1 | 2 | 3)
 export interface Store {
   /** Rows in the store. */
   rowCount: number;
-  /** The columns in order, the key, and the partition column (docs/api.md "Any users table"). */
+  /** The columns in order, the key, and the partition column (docs/api.md "Any users table: the schema"). */
   schema: Schema;
   /** Every column, the key included, by id (a map: a column may be named `__proto__`). */
   columns: Map<string, StoredColumn>;

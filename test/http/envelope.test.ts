@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import pino from "pino";
-import { entityTag, ifNoneMatchHits } from "../../src/http/conditional.ts";
+import { entityTag, ifNoneMatchHits } from "../../src/service/conditional.ts";
 import { parseCorsOrigins } from "../../src/http/cors.ts";
 import { genericHandler } from "../../src/http/envelope.ts";
 import { operationsHandlers } from "../../src/http/app.ts";

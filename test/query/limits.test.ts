@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { MAX_LISTED_ERRORS, ProblemError } from "../../src/query/errors.ts";
-import { problemBody } from "../../src/http/responses.ts";
+import { problemBody } from "../../src/service/responses.ts";
 import { SEED_SCHEMA } from "../support/table-store.ts";
 import { parseGetQuery } from "../../src/query/get.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES, parsePostBody } from "../../src/query/post.ts";

@@ -7,13 +7,14 @@
  * copies a byte-array body), so a request allocates no body-sized array of its own: at tens of
  * kilobytes a response, fresh arrays were a steady source of garbage-collection work.
  */
+import type { Logger } from "pino";
 import type { GetRequest } from "../query/get.ts";
 import { createBodyBuffer, writeRowsJsonInto } from "../store/rows-json.ts";
 import { type Schema, shownSpec } from "../schema/kinds.ts";
 import type { Projection } from "../store/record-fields.ts";
 import type { ExtraRecords, Store } from "../store/types.ts";
 import { type FieldError, MAX_LISTED_ERRORS, PROBLEMS, type ProblemCode } from "../query/errors.ts";
-import { COMPRESS_MIN_BYTES, type Coding, compressBytes } from "./compress.ts";
+import { COMPRESS_MIN_BYTES, type Coding, compressBytes, negotiateCoding } from "./compress.ts";
 import { ifNoneMatchHits } from "./conditional.ts";
 
 const encoder = new TextEncoder();
@@ -146,7 +147,7 @@ export function postResponse(
 }
 
 /**
- * GET /api/users/schema's 200 (docs/api.md "Columns beyond the four", "Any users table"):
+ * GET /api/users/schema's 200 (docs/api.md "Any users table: the schema", "Any users table"):
  * `{columns, key, partition, rows, snapshotId}` — the served snapshot's columns in schema order
  * (`{id, kind, values?}`), the key column's id, the enum column that partitions the rows (null
  * when none does), its row count and snapshot id — with the same `ETag`, `X-Snapshot-Id` and
@@ -243,4 +244,26 @@ export function problemResponse(
   coding: Coding | null = null,
 ): Response {
   return textResponse(problemBody(code, detail, errors, extra), PROBLEM_STATUS[code], { "content-type": PROBLEM_TYPE, vary: "Accept-Encoding", ...headers }, coding);
+}
+
+/** The path of a request URL (`http://host:port/p?q` → `/p`), without building a URL object. */
+export function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  const hash = url.indexOf("#", start);
+  let end = url.length;
+  if (query >= 0) end = query;
+  if (hash >= 0 && hash < end) end = hash;
+  return url.slice(start, end);
+}
+
+/**
+ * A 500 problem with a request id, logged at error level with the error and the request id
+ * (docs/api.md "Errors": never a stack trace to the client).
+ */
+export function internalErrorResponse(logger: Logger, error: unknown, request: Request): Response {
+  const requestId = crypto.randomUUID();
+  logger.error({ err: error, requestId, method: request.method, path: pathOf(request.url) }, "unexpected error");
+  return problemResponse("INTERNAL", `unexpected error; quote request id ${requestId}`, [], {}, { requestId }, negotiateCoding(request.headers.get("accept-encoding")));
 }

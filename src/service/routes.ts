@@ -1,0 +1,240 @@
+/**
+ * The data routes as the query service runs them (pipeline.ts `QueryRoute`), one small
+ * description each — how its input parses, what its entity tag holds, what it computes and how
+ * it answers — for the listing (docs/api.md "GET /api/users", "POST /api/users"), the schema
+ * (docs/api.md "Any users table: the schema"), facets (docs/api.md "Facets"), export (docs/api.md
+ * "Export") and explain (docs/api.md "Explain"), GET and POST.
+ */
+import { extraRecords, filterCost, filterResultWork, printPlan, rowCountOf } from "../engine/execute.ts";
+import { exportCost, openExportWork } from "../engine/export.ts";
+import { computeFacets } from "../engine/facets.ts";
+import { printScoped } from "../engine/plan.ts";
+import { withinScope, withoutColumn } from "../query/columns.ts";
+import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
+import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
+import { type GetRequest, parseGetQuery } from "../query/get.ts";
+import { type PostRequest, parsePostBody } from "../query/post.ts";
+import type { ChangeFeed } from "../events/change-feed.ts";
+import { ProblemError } from "../query/errors.ts";
+import type { Query } from "../query/types.ts";
+import { acceptsGzip } from "./compress.ts";
+import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
+import { exportResponse, facetsResponse } from "./export-response.ts";
+import { type Call, type QueryRoute, filterKeyOf, sortText } from "./pipeline.ts";
+import { PROBLEM_STATUS, explainResponse, getResponse, postResponse, problemResponse, schemaResponse } from "./responses.ts";
+
+/** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
+export const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7, getExplain: 8, postExplain: 9, analyzed: 10, changes: 11 } as const;
+
+/** Always: a GET route's 304 needs nothing more than a matching tag. */
+const always = (): boolean => true;
+/** Never: a POST answers 200 (docs/api.md "HTTP envelope", Conditional GET). */
+const never = (): boolean => false;
+
+/** GET listing: a page of rows with `meta` (docs/api.md "GET /api/users"); `ETag`, 304s. */
+export const rowsGet: QueryRoute<GetRequest & { metaJson: string }> = {
+  name: "rows.get",
+  input: "search",
+  parse: (search, schema, maxPageSize) => {
+    const parsed = parseGetQuery(search as string, maxPageSize, schema);
+    return Object.assign(parsed, { metaJson: JSON.stringify(parsed.meta) });
+  },
+  // The page, page size and `meta` (the sort and filters, normalized) are what a GET body
+  // depends on besides the version and the role's view; the filter's key covers any filter
+  // `meta` does not echo.
+  tag: (p) => ({ route: TAG_ROUTE.getUsers, a: p.page, b: p.pageSize, text: p.metaJson, filterKey: filterKeyOf(p.query.filter) }),
+  conditional: always,
+  answer: (call, p) =>
+    call.run(p.query, false, (page) => getResponse(call.engine.store, page.rows, page.total, p, p.metaJson, call.etag, call.coding, call.version, extraRecords(call.engine), call.projection)),
+};
+
+/** POST listing: a row window and the total (docs/api.md "POST /api/users"); `ETag`, never a 304. */
+export const rowsPost: QueryRoute<PostRequest> = {
+  name: "rows.post",
+  input: "body",
+  parse: (body, schema, maxPageSize) => parsePostBody(body, maxPageSize, schema),
+  tag: ({ query }) => ({ route: TAG_ROUTE.postUsers, a: query.offset, b: query.limit, text: sortText(query), filterKey: filterKeyOf(query.filter) }),
+  conditional: never,
+  answer: (call, { query }) =>
+    call.run(query, false, (page) => postResponse(call.engine.store, page.rows, page.total, call.etag, call.coding, call.version, extraRecords(call.engine), call.projection)),
+};
+
+/**
+ * GET schema: the columns the client sees, the row count and the version; a role limited to
+ * some rows is told how many it sees (a live replica's changed rows among them), never the
+ * table's count.
+ */
+export const schemaGet: QueryRoute<null> = {
+  name: "schema.get",
+  input: "none",
+  parse: () => null,
+  tag: () => ({ route: TAG_ROUTE.schema, a: 0, b: 0, text: "", filterKey: "" }),
+  conditional: always,
+  answer: (call) => {
+    const { engine } = call;
+    const store = engine.store;
+    // the snapshot id in the body only for a role that sees everything (INTERFACE.md "Tenant isolation")
+    if (!call.restricted) return schemaResponse(store, call.etag, call.coding, call.version, rowCountOf(engine), call.schema, call.seesAll);
+    const count: Query = { filter: null, sort: [], offset: 0, limit: 0 };
+    return call.run(count, false, (page) => schemaResponse(store, call.etag, call.coding, call.version, page.total, call.schema, false));
+  },
+};
+
+/**
+ * Facets, GET or POST: per column, counts or the range over the rows matching every filter
+ * but the column's own, within the role's rows. The filters are evaluated into the filter cache
+ * (in slices when expensive), then counted from there.
+ */
+function facetsAnswer(call: Call, facets: FacetQuery): Response | Promise<Response> {
+  const { engine } = call;
+  const scoped = call.scopeFacets(facets);
+  const filters = [withinScope(scoped.scope, scoped.filter), ...scoped.columns.map((column) => withinScope(scoped.scope, withoutColumn(scoped.filter, column)))];
+  if (scoped.scope !== null && scoped.scope !== undefined) filters.push(scoped.scope);
+  let cost = 0;
+  for (const filter of filters) cost += filterCost(engine, filter);
+  return call.scheduled(cost, function* () {
+    for (const filter of filters) yield* filterResultWork(engine, filter);
+    return facetsResponse(computeFacets(engine, scoped), call.etag, call.version, call.coding);
+  });
+}
+
+/** The facets' tag: the whole request (columns, search, limit, filter) within the role's view. */
+const facetsTag = (route: number) => (f: FacetQuery) => ({ route, a: f.limit, b: 0, text: JSON.stringify([f.columns, f.search]), filterKey: filterKeyOf(f.filter) });
+
+/** GET facets (docs/api.md "Facets"); `ETag`, 304s. */
+export const facetsGet: QueryRoute<FacetQuery> = {
+  name: "facets.get",
+  input: "search",
+  parse: (search, schema, maxPageSize) => parseFacetsGet(search as string, maxPageSize, schema),
+  tag: facetsTag(TAG_ROUTE.getFacets),
+  conditional: always,
+  answer: facetsAnswer,
+};
+
+/** POST facets: {@link facetsGet} from a JSON body; `ETag`, never a 304. */
+export const facetsPost: QueryRoute<FacetQuery> = {
+  name: "facets.post",
+  input: "body",
+  parse: (body, schema, maxPageSize) => parseFacetsPost(body, maxPageSize, schema),
+  tag: facetsTag(TAG_ROUTE.postFacets),
+  conditional: never,
+  answer: facetsAnswer,
+};
+
+/** Export, GET or POST: the match set made within the role's rows (queued when expensive), then streamed, cut to its columns. */
+function exportAnswer(call: Call, parsed: ExportRequest): Response | Promise<Response> {
+  const { engine, request } = call;
+  const query = call.scope(parsed.query);
+  const gzip = acceptsGzip(request.headers.get("accept-encoding"));
+  const shape = { version: call.version, file: call.tagVersion, schema: call.schema, projection: call.projection, extra: extraRecords(engine) };
+  return call.scheduled(exportCost(engine, query), function* () {
+    const cursor = yield* openExportWork(engine, query);
+    return exportResponse(engine.store, cursor, parsed.format, call.etag, gzip, call.logger, call.resource, shape);
+  });
+}
+
+/** The export's tag: its format, sort and filter (its coding gzip or none: `gzipTag`). */
+const exportTag = (route: number) => (e: ExportRequest) => ({ route, a: 0, b: 0, text: `${e.format}|${sortText(e.query)}`, filterKey: filterKeyOf(e.query.filter) });
+
+/** GET export (docs/api.md "Export"): every matching row in order, CSV or NDJSON; `ETag`, 304s. */
+export const exportGet: QueryRoute<ExportRequest> = {
+  name: "export.get",
+  input: "search",
+  parse: (search, schema, maxPageSize) => parseExportGet(search as string, maxPageSize, schema),
+  tag: exportTag(TAG_ROUTE.getExport),
+  conditional: always,
+  gzipTag: true,
+  answer: exportAnswer,
+};
+
+/** POST export: {@link exportGet} from a JSON body; never a 304. */
+export const exportPost: QueryRoute<ExportRequest> = {
+  name: "export.post",
+  input: "body",
+  parse: (body, schema, maxPageSize) => parseExportPost(body, maxPageSize, schema),
+  tag: exportTag(TAG_ROUTE.postExport),
+  conditional: never,
+  gzipTag: true,
+  answer: exportAnswer,
+};
+
+/**
+ * Explain, GET or POST: the listing's request parsed by the listing's parser, and the plan the
+ * listing would run — the same plan, printed by the engine (engine/execute.ts `printPlan`);
+ * with analyze it runs first (queued like the listing when expensive) and every step carries
+ * its rows and milliseconds. A role's own filter is not shown; a role limited to some rows or
+ * columns is shown its window alone (engine/plan.ts `printScoped`: nothing the whole table decides).
+ */
+function explainAnswer(call: Call, query: Query, analyze: boolean): Response | Promise<Response> {
+  const { engine } = call;
+  // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
+  const printed = printQuery(call.schema, call.asked(query));
+  const respondWith = (plan: Parameters<typeof printPlan>[1], ran: boolean) => {
+    const steps = call.seesAll ? printPlan(engine, plan, ran) : printScoped(plan.root);
+    return explainResponse({ query: printed, plan: steps }, call.etag, call.version, call.coding);
+  };
+  if (!analyze) return respondWith(call.plan(query), false);
+  return call.run(query, true, (_page, plan) => respondWith(plan, true));
+}
+
+/** GET explain: GET listing's parameters and `analyze`; a weak `ETag`, 304s unless analyze asks for a run. */
+export const explainGet: QueryRoute<{ request: GetRequest; analyze: boolean }> = {
+  name: "explain.get",
+  input: "search",
+  parse: (search, schema, maxPageSize) => parseExplainGet(search as string, () => parseGetQuery(search as string, maxPageSize, schema)),
+  tag: ({ request: p, analyze }) => ({
+    route: analyze ? TAG_ROUTE.getExplain + TAG_ROUTE.analyzed : TAG_ROUTE.getExplain,
+    a: p.page,
+    b: p.pageSize,
+    text: JSON.stringify(p.meta),
+    filterKey: filterKeyOf(p.query.filter),
+  }),
+  conditional: ({ analyze }) => !analyze,
+  weak: true,
+  answer: (call, { request, analyze }) => explainAnswer(call, request.query, analyze),
+};
+
+/** POST explain: POST listing's body and `"analyze"`; a weak `ETag`, never a 304. */
+export const explainPost: QueryRoute<{ request: PostRequest; analyze: boolean }> = {
+  name: "explain.post",
+  input: "body",
+  parse: (body, schema, maxPageSize) => parseExplainPost(body, () => parsePostBody(body, maxPageSize, schema)),
+  tag: ({ request: { query }, analyze }) => ({
+    route: analyze ? TAG_ROUTE.postExplain + TAG_ROUTE.analyzed : TAG_ROUTE.postExplain,
+    a: query.offset,
+    b: query.limit,
+    text: sortText(query),
+    filterKey: filterKeyOf(query.filter),
+  }),
+  conditional: never,
+  weak: true,
+  answer: (call, { request, analyze }) => explainAnswer(call, request.query, analyze),
+};
+
+/**
+ * GET changes (docs/api.md "GET /api/users/changes"): `feed`'s Server-Sent Events stream for the
+ * request's role (events/change-feed.ts), resumed after its `Last-Event-ID`; never a 304, no
+ * entity tag of its own. Beyond `--max-event-streams`, 503 problem+json with `Retry-After`;
+ * without a feed (a server with no live changes), a 404 problem.
+ */
+export function changesRoute(feed: ChangeFeed | null): QueryRoute<null> {
+  return {
+    name: "changes.get",
+    input: "none",
+    parse: () => null,
+    tag: () => ({ route: TAG_ROUTE.changes, a: 0, b: 0, text: "", filterKey: "" }),
+    conditional: never,
+    answer: (call) => {
+      if (feed === null) throw new ProblemError("NOT_FOUND", "this server has no change events");
+      try {
+        return feed.open(call.engine, call.view, call.request.headers.get("last-event-id"), call.request.signal);
+      } catch (error) {
+        if (error instanceof ProblemError && PROBLEM_STATUS[error.code] === 503) return problemResponse(error.code, error.detail, [], { "retry-after": "1" }, {}, call.coding);
+        throw error;
+      }
+    },
+  };
+}
+
+/** The nine data routes, by name. */
+export const DATA_ROUTES = { rowsGet, rowsPost, schemaGet, facetsGet, facetsPost, exportGet, exportPost, explainGet, explainPost } as const;
