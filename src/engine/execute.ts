@@ -21,10 +21,10 @@ import { resultOf, runStep } from "./evaluate.ts";
 import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
-import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
-import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
+import { type LiveFilter, liveDeltaRows, liveFilterOf } from "./live-rows.ts";
+import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments, liveWalkable } from "./live-order.ts";
 import { type PrintedStep, printStep } from "./plan.ts";
-import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
+import { DEFER_ABOVE, type LivePlanContext, type PlanContext, type QueryPlan, filterCacheKey, planFilter, planQuery, walkCost } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
 
 export { filterCacheKey };
@@ -100,7 +100,10 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
   const context: PlanContext = {
     store,
     cachedFilter: (key) => filters.peek(key),
-    cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered != null,
+    cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered ?? undefined,
+    walked: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.walked ?? 0,
+    force: options.plan ?? "auto",
+    live: null,
   };
   return { store, plan: options.plan ?? "auto", filters, orders, scratch: { bits: null, owner: null }, context, live: null };
 }
@@ -139,7 +142,19 @@ function filterBytes(result: FilterResult, key: string): number {
  * executor runs, the scheduler admits by its root's cost, and explain prints.
  */
 export function planOf(engine: Engine, query: Query): QueryPlan {
-  return planQuery(engine.context, query);
+  const context = engine.context;
+  if (!hasChanges(engine) && engine.plan === context.force) return planQuery(context, query);
+  return planQuery({ ...context, force: engine.plan, live: hasChanges(engine) ? livePlanContext(engine) : null }, query);
+}
+
+/** What the planner asks of a live version (planner.ts `LivePlanContext`): its order cache and where its changed rows go. */
+function livePlanContext(engine: Engine & { live: DeltaVersion }): LivePlanContext {
+  const version = engine.live;
+  return {
+    changes: `${version.live} changed rows, ${version.deaths} base rows replaced or deleted`,
+    cachedOrder: (filterKey, keys) => liveOrderCache(version).peek(orderCacheKey(filterKey, keys)),
+    walkable: (filter, filterKey, keys, mask) => liveWalkable(version, liveDeltaRows(version, filter, filterKey), filterKey, keys, mask),
+  };
 }
 
 /**
@@ -250,9 +265,13 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
   return page;
 }
 
-/** The window of the root step over the filter's rows (see the module comment); a sort pauses between pieces. */
+/**
+ * The window of the root step over the filter's rows, by the op the planner chose (see the module
+ * comment): nothing is re-priced here; what varies is how the match set is held (a bitmap, rows
+ * or a posting list), which decides how an op reads it. A sort pauses between pieces.
+ */
 function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
-  if (hasChanges(engine)) return liveWindowOf(engine, plan, filter);
+  if (hasChanges(engine)) return yield* liveWindowOf(engine, plan, filter);
   const store = engine.store;
   const root = plan.root;
   const keys = root.keys;
@@ -260,72 +279,56 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
   const { offset, limit } = root;
   if (offset >= total || limit === 0) return { rows: new Uint32Array(0), total };
   const end = Math.min(total, offset + limit);
-
   if (filter.kind !== "set") {
-    root.op = "slice";
+    // a mask's rows: the stored order sliced (a walk in which every row matches; planner.ts codesOf)
     const mask = filter.kind === "codes" ? filter.mask : allCodes(store);
     const segments = buildSegments(store, keys, mask);
     return { rows: windowRows(store, segments, filter, offset, limit, null).rows, total };
   }
   const set = filter.set;
   const filterKey = plan.filterKey;
-  if (root.op === "keyOrder" && engine.plan !== "walk") {
-    const desc = keys[0].direction === "desc";
-    if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
-    if (set.rows !== null || set.bits === null) {
-      const hadRows = set.rows !== null;
-      const rows = matchRows(store, set);
-      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
-      if (!desc) return { rows: rows.slice(offset, end), total };
-      const out = new Uint32Array(end - offset);
-      for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
-      return { rows: out, total };
-    }
-    // row order is key order: pick the window's ranks straight from the bitmap (one pass over
-    // its words) unless a walk of the first rows is shorter
-    const words = (store.rowCount + 31) >>> 5;
-    if (set.bitsExact && walkCost(end, rowsInMask(store, set.mask), set.count) > words * COST.BITMAP_WORD) {
-      return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
-    }
-  }
-
   const orderKey = orderCacheKey(filterKey, keys);
-  let state = engine.orders.get(orderKey);
-  if (state?.ordered) {
-    root.op = "cachedOrder";
-    return { rows: state.ordered.slice(offset, end), total };
-  }
-  const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
-  if (engine.plan !== "auto") root.op = engine.plan;
-  else {
-    // the choice made with the estimated match count, revisited now that the count is exact:
-    // changed only when the planned one costs WALK_REGRET times the other
-    const exact = windowChoice(store, end, set.mask, set.count, keys);
-    if (root.op !== "walk" && root.op !== "sort") root.op = exact.op;
-    else if (exact.op !== root.op) {
-      const planned = root.op === "walk" ? walking : gatherCost(set.count, keys);
-      if (planned > WALK_REGRET * exact.cost) root.op = exact.op;
+  switch (root.op) {
+    case "cachedOrder":
+      // the order the planner found, held by the plan; touched as most recently used
+      engine.orders.get(orderKey);
+      return { rows: (root.ordered as Uint32Array).slice(offset, end), total };
+    case "keyOrder": {
+      const desc = keys[0].direction === "desc";
+      if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
+      if (set.rows !== null || set.bits === null) {
+        const hadRows = set.rows !== null;
+        const rows = matchRows(store, set);
+        if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+        if (!desc) return { rows: rows.slice(offset, end), total };
+        const out = new Uint32Array(end - offset);
+        for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
+        return { rows: out, total };
+      }
+      // row order is key order: the window's ranks picked from the bitmap, a word at a time up to
+      // the window's end; a bitmap that also holds other codes' rows is walked in key order
+      if (set.bitsExact) return { rows: selectRows(set.bits, offset, end - offset, desc), total };
+      const state = engine.orders.get(orderKey);
+      return { rows: windowRows(store, buildSegments(store, keys, set.mask), filter, offset, limit, state?.checkpoint ?? null).rows, total };
     }
-    // windows of one filter and sort asked again and again (random depths, other tenants' turns
-    // in between): once their walks would have cost more than sorting every match, sort and keep
-    // the order (at most twice the cheaper of the two, whatever comes next)
-    if (root.op === "walk" && (state?.walked ?? 0) + walking > gatherCost(set.count, keys)) root.op = "sort";
+    case "sort": {
+      const hadRows = set.rows !== null;
+      const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
+      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+      engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
+      return { rows: ordered.slice(offset, end), total };
+    }
+    default: {
+      // "walk" (and a "slice" the planner expected of a mask that evaluated to a match set)
+      const state = engine.orders.get(orderKey);
+      const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
+      const segments = buildSegments(store, keys, set.mask);
+      const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
+      const next: OrderState = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
+      engine.orders.set(orderKey, next, 64 + entryBytes(orderKey));
+      return { rows: walked.rows, total };
+    }
   }
-  if (root.op === "sort") {
-    const hadRows = set.rows !== null;
-    const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
-    if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
-    engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
-    return { rows: ordered.slice(offset, end), total };
-  }
-  root.op = "walk";
-  const segments = buildSegments(store, keys, set.mask);
-  const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
-  if (walked.checkpoint !== null || engine.plan === "auto") {
-    state = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
-    engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
-  }
-  return { rows: walked.rows, total };
 }
 
 /**
@@ -375,11 +378,7 @@ function walkRows(
  */
 export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
   const plan = planOf(engine, query);
-  if (!analyze) {
-    // over a live replica's changes, the plan says what the window merges with
-    if (hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
-    return { plan: printStep(plan.root), page: null };
-  }
+  if (!analyze) return { plan: printStep(plan.root), page: null };
   const page = execute(engine, plan, true);
   return { plan: printStep(plan.root), page };
 }
@@ -398,13 +397,13 @@ export function liveFilter(engine: Engine & { live: DeltaVersion }, filter: Pred
 }
 
 /**
- * The window over a live engine's rows (docs/live-replicas.md §4): the base's rows of the
- * filter less the tombstoned ones, merged with the delta rows that pass it, in the sort order.
- * Without a match set (no filter, or one on the partition column) a slice of each segment
- * merged with its overlay; a match set in key order merged by the key; else the plan's walk
- * (merged) or sort (the live rows sorted and cached per version).
+ * The window over a live engine's rows (docs/live-replicas.md §4), by the op the planner chose:
+ * the base's rows of the filter less the tombstoned ones, merged with the delta rows that pass
+ * it, in the sort order. `slice` and `walk`: each segment of the order walked (sliced, without a
+ * match set) merged with its overlay; `keyOrder`: merged by the key; `sort`: every match sorted
+ * and cached per version; `cachedOrder`: that cache sliced.
  */
-function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, filter: FilterResult): Page {
+function* liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, filter: FilterResult): Work<Page> {
   const version = engine.live;
   const store = engine.store;
   const root = plan.root;
@@ -419,14 +418,23 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   const orders = liveOrderCache(version);
   // every match in order (sorted, or merged by the key), kept per version
   const sorted = (): Page => {
-    let ordered = orders.get(orderKey);
-    if (ordered === undefined) {
-      ordered = liveOrderAll(version, live, keys);
-      orders.set(orderKey, ordered, ordered.byteLength + entryBytes(orderKey));
-    } else root.op = "cachedOrder";
+    const ordered = liveOrderAll(version, live, keys);
+    orders.set(orderKey, ordered, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };
   };
-  if (orders.peek(orderKey) !== undefined) return sorted();
+  switch (root.op) {
+    case "cachedOrder":
+      orders.get(orderKey);
+      return { rows: (root.ordered as Uint32Array).slice(offset, end), total };
+    case "sort":
+      yield;
+      return sorted();
+    case "keyOrder":
+      if (filter.kind === "set") return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
+      break;
+    default:
+      break;
+  }
   let states = liveStates.get(version);
   if (states === undefined) {
     states = new ByteLru<LiveOrderState>(64 * 1024 * 1024);
@@ -434,42 +442,20 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   }
   let state = states.get(orderKey);
   const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
-  const walkState = (): LiveOrderState => {
-    if (state === undefined) {
-      const built = liveSegments(version, live, keys, mask);
-      state = { walk: built === null ? null : { segments: built.segments, live: { dead: version.baseDead, overlays: built.overlays } }, checkpoint: null };
-      let bytes = 256 + entryBytes(orderKey);
-      for (const o of built?.overlays ?? []) bytes += o.rows.byteLength + o.at.byteLength + o.deadAt.byteLength;
-      states.set(orderKey, state, bytes);
-    }
-    return state;
-  };
-  if (filter.kind !== "set") {
-    const walk = walkState().walk;
-    if (walk === null) {
-      root.op = "sort";
-      return sorted();
-    }
-    root.op = "slice";
-    return { rows: windowRows(store, walk.segments, filter, offset, limit, null, walk.live).rows, total };
+  if (state === undefined) {
+    const built = liveSegments(version, live, keys, mask);
+    state = { walk: built === null ? null : { segments: built.segments, live: { dead: version.baseDead, overlays: built.overlays } }, checkpoint: null };
+    let bytes = 256 + entryBytes(orderKey);
+    for (const o of built?.overlays ?? []) bytes += o.rows.byteLength + o.at.byteLength + o.deadAt.byteLength;
+    states.set(orderKey, state, bytes);
   }
-  if (isKeyOrder(store, keys) && engine.plan !== "walk") {
-    root.op = "keyOrder";
-    return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
-  }
-  const set = filter.set;
-  if (engine.plan !== "auto") root.op = engine.plan;
-  else root.op = windowChoice(store, end, set.mask, Math.max(1, total), keys).op;
-  if (root.op === "sort") return sorted();
-  const { walk } = walkState();
-  if (walk === null) {
-    root.op = "sort";
-    return sorted();
-  }
-  root.op = "walk";
-  const current = state as LiveOrderState;
-  const walked = set.bits !== null ? windowRows(store, walk.segments, filter, offset, limit, current.checkpoint, walk.live) : walkRows(engine, filter, walk.segments, offset, limit, current.checkpoint, walk.live);
-  if (walked.checkpoint !== null) current.checkpoint = walked.checkpoint;
+  const walk = state.walk;
+  // the planner placed every matching changed row in a segment of this order (live-order.ts
+  // liveWalkable) over the mask it foresaw; a mask the filter did not foresee is sorted instead
+  if (walk === null) return sorted();
+  if (filter.kind !== "set") return { rows: windowRows(store, walk.segments, filter, offset, limit, null, walk.live).rows, total };
+  const walked = filter.set.bits !== null ? windowRows(store, walk.segments, filter, offset, limit, state.checkpoint, walk.live) : walkRows(engine, filter, walk.segments, offset, limit, state.checkpoint, walk.live);
+  if (walked.checkpoint !== null) state.checkpoint = walked.checkpoint;
   return { rows: walked.rows, total };
 }
 
