@@ -23,7 +23,7 @@ import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveDeltaRows, liveFilterOf } from "./live-rows.ts";
 import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments, liveWalkable } from "./live-order.ts";
-import { type PrintedStep, printStep } from "./plan.ts";
+import { type FilterStep, type PrintedStep, printStep } from "./plan.ts";
 import { DEFER_ABOVE, type LivePlanContext, type PlanContext, type QueryPlan, filterCacheKey, planFilter, planQuery, walkCost } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
 
@@ -142,9 +142,14 @@ function filterBytes(result: FilterResult, key: string): number {
  * executor runs, the scheduler admits by its root's cost, and explain prints.
  */
 export function planOf(engine: Engine, query: Query): QueryPlan {
+  return planQuery(planContextOf(engine), query);
+}
+
+/** What the planner reads of this engine version (planner.ts `PlanContext`): its caches, its forced plan, its changes. */
+export function planContextOf(engine: Engine): PlanContext {
   const context = engine.context;
-  if (!hasChanges(engine) && engine.plan === context.force) return planQuery(context, query);
-  return planQuery({ ...context, force: engine.plan, live: hasChanges(engine) ? livePlanContext(engine) : null }, query);
+  if (!hasChanges(engine) && engine.plan === context.force) return context;
+  return { ...context, force: engine.plan, live: hasChanges(engine) ? livePlanContext(engine) : null };
 }
 
 /** What the planner asks of a live version (planner.ts `LivePlanContext`): its order cache and where its changed rows go. */
@@ -198,16 +203,40 @@ export function filterResultOf(engine: Engine, filter: Predicate | null): Filter
  * cached result.
  */
 export function* filterResultWork(engine: Engine, filter: Predicate | null): Work<FilterResult> {
-  if (filter === null) return { kind: "all" };
-  const key = filterCacheKey(filter);
-  const cached = engine.filters.get(key);
-  if (cached !== undefined) return cached;
-  const result = compacted(engine.store, resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter))));
-  engine.filters.set(key, result, filterBytes(result, key));
-  return result;
+  return yield* runFilter(engine, planFilter(engine.context, filter), filterCacheKey(filter), false);
 }
 
-/** The cost of answering `filter` now (its cached result, or its plan's): how facets and export are admitted. */
+/**
+ * Runs a planned filter step (planner.ts `planFilter`): a `cached` step gives the result it holds
+ * (touched as most recently used); another is evaluated, pausing between pieces, and filed in
+ * the filter cache under `filterKey` (unless "": no filter). What a listing, facets and an
+ * export run their filters with.
+ * @param analyze record the steps' rows and milliseconds (explain's analyze)
+ */
+export function* runFilter(engine: Engine, step: FilterStep, filterKey: string, analyze: boolean): Work<FilterResult> {
+  const store = engine.store;
+  if (step.op === "cached") {
+    // a hit: the entry becomes the most recently used
+    engine.filters.get(filterKey);
+    if (analyze) {
+      step.rows = countOf(store, step.result);
+      step.ms = 0;
+    }
+    return step.result;
+  }
+  const filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, step)));
+  if (filterKey !== "") {
+    // a miss: the planner looked without counting (it only peeks)
+    engine.filters.misses++;
+    engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+  }
+  return filter;
+}
+
+/**
+ * The cost of answering `filter` now (its cached result, or its plan's). Kept for callers that
+ * admit facets filter by filter; facets.ts `planFacets` prices a whole facets request once.
+ */
 export function filterCost(engine: Engine, filter: Predicate | null): number {
   return planFilter(engine.context, filter).estimatedCost;
 }
@@ -239,24 +268,8 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
   const root = plan.root;
   const started = analyze ? performance.now() : 0;
   const filterStep = root.children[0];
-  let filter: FilterResult;
-  if (filterStep.op === "cached") {
-    filter = filterStep.result;
-    // a hit: the entry becomes the most recently used
-    engine.filters.get(plan.filterKey);
-    if (analyze) {
-      filterStep.rows = countOf(store, filter);
-      filterStep.ms = 0;
-    }
-  } else {
-    filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, filterStep)));
-    if (plan.filterKey !== "") {
-      // a miss: the planner looked without counting (it only peeks)
-      engine.filters.misses++;
-      engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
-    }
-    yield;
-  }
+  const filter = yield* runFilter(engine, filterStep, plan.filterKey, analyze);
+  if (filterStep.op !== "cached") yield;
   const page = yield* windowOf(engine, plan, filter);
   if (analyze) {
     root.ms = performance.now() - started;

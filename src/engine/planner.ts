@@ -600,7 +600,7 @@ export function windowChoice(store: Store, windowEnd: number, mask: number, matc
 }
 
 /** The partition codes a filter step restricts its rows to (every code unless it is a partition step or a cached mask). */
-function stepMask(store: Store, step: FilterStep): number {
+export function stepMask(store: Store, step: FilterStep): number {
   if (step.op === "partition") return step.mask;
   if (step.op === "cached") return step.result.kind === "codes" ? step.result.mask : step.result.kind === "set" ? step.result.set.mask : allCodes(store);
   if (step.op === "and") {
