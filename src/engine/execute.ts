@@ -215,15 +215,8 @@ export function* filterResultWork(engine: Engine, filter: Predicate | null): Wor
  */
 export function* runFilter(engine: Engine, step: FilterStep, filterKey: string, analyze: boolean): Work<FilterResult> {
   const store = engine.store;
-  if (step.op === "cached") {
-    // a hit: the entry becomes the most recently used
-    engine.filters.get(filterKey);
-    if (analyze) {
-      step.rows = countOf(store, step.result);
-      step.ms = 0;
-    }
-    return step.result;
-  }
+  // a hit: the entry becomes the most recently used
+  if (step.op === "cached") return cachedResult(engine, step, filterKey, analyze);
   const filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, step)));
   if (filterKey !== "") {
     // a miss: the planner looked without counting (it only peeks)
@@ -255,7 +248,25 @@ export function executeQuery(engine: Engine, query: Query): Page {
  * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
  */
 export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page {
-  return finish(executeWork(engine, plan, analyze));
+  if (analyze || hasChanges(engine)) return finish(executeWork(engine, plan, analyze));
+  // run at once, not sliced: the window without the generators' frames unless it sorts (a few
+  // µs: as much as the window of a first page itself), the filter at hand when it is
+  const step = plan.root.children[0];
+  const filter = step.op === "all" ? EVERY_ROW : step.op === "cached" ? cachedResult(engine, step, plan.filterKey, false) : finish(runFilter(engine, step, plan.filterKey, false));
+  return plan.root.op === "sort" ? finish(windowOf(engine, plan, filter)) : windowNow(engine, plan, filter);
+}
+
+/** The result of the `all` step. */
+const EVERY_ROW: FilterResult = { kind: "all" };
+
+/** The result a `cached` step holds, its cache entry touched as most recently used (and, with analyze, its rows recorded). */
+function cachedResult(engine: Engine, step: FilterStep & { op: "cached" }, filterKey: string, analyze: boolean): FilterResult {
+  engine.filters.get(filterKey);
+  if (analyze) {
+    step.rows = countOf(engine.store, step.result);
+    step.ms = 0;
+  }
+  return step.result;
 }
 
 /**
@@ -285,6 +296,21 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
  */
 function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
   if (hasChanges(engine)) return yield* liveWindowOf(engine, plan, filter);
+  const root = plan.root;
+  if (root.op !== "sort" || filter.kind !== "set" || root.offset >= filter.set.count || root.limit === 0) return windowNow(engine, plan, filter);
+  // every match sorted (in pieces), kept in the order cache
+  const store = engine.store;
+  const set = filter.set;
+  const orderKey = orderCacheKey(plan.filterKey, root.keys);
+  const hadRows = set.rows !== null;
+  const ordered = yield* orderAllWork(store, matchRows(store, set), root.keys);
+  if (!hadRows) engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
+  engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
+  return { rows: ordered.slice(root.offset, Math.min(set.count, root.offset + root.limit)), total: set.count };
+}
+
+/** {@link windowOf} of a snapshot for every op but a sort of a match set: nothing in it pauses. */
+function windowNow(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   const store = engine.store;
   const root = plan.root;
   const keys = root.keys;
@@ -323,13 +349,6 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
       if (set.bitsExact) return { rows: selectRows(set.bits, offset, end - offset, desc), total };
       const state = engine.orders.get(orderKey);
       return { rows: windowRows(store, buildSegments(store, keys, set.mask), filter, offset, limit, state?.checkpoint ?? null).rows, total };
-    }
-    case "sort": {
-      const hadRows = set.rows !== null;
-      const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
-      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
-      engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
-      return { rows: ordered.slice(offset, end), total };
     }
     default: {
       // "walk" (and a "slice" the planner expected of a mask that evaluated to a match set)
