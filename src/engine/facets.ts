@@ -161,13 +161,12 @@ function facetOf(store: Store, id: string, result: FilterResult, limit: number, 
   const column = storedColumn(store, id);
   if (store.partition !== null && store.partition.column === id) return partitionFacet(store, column, result, limit, needle);
   const members = membersOf(store, result);
-  const kind = column.spec.kind;
-  if (kind === "text" && column.key) return keyTextFacet(store, column, members, limit, needle);
-  if (kind === "text") return textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string, inScope);
-  if (kind === "enum" || kind === "boolean") return codedFacet(store, column, members, limit, needle);
-  if (kind === "number" && column.key) return keyFacet(store, column, members);
-  if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, column, members);
-  throw new Error(`internal: no facet for column "${id}" of kind ${kind}`);
+  // the kind's facet shape (src/kinds: `facet`) and the column's role say how it is counted
+  const shape = KINDS[column.spec.kind].facet;
+  if (shape === "values") return column.key ? keyTextFacet(store, column, members, limit, needle) : textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string, inScope);
+  if (shape === "codes") return codedFacet(store, column, members, limit, needle);
+  if (shape === "range") return column.key ? keyFacet(store, column, members) : rangeFacet(store, column, members);
+  throw new Error(`internal: no facet for column "${id}" of kind ${column.spec.kind}`);
 }
 
 /** The members of a filter result: a mask's shared bitmap, a match set's exact bitmap or rows. */

@@ -74,7 +74,9 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
   const delta = version.delta.columns.get(id) as DeltaColumn;
   const kind = column.spec.kind;
   const n = store.rowCount;
-  if (kind === "enum" || kind === "boolean") {
+  // the kind's facet shape (src/kinds: `facet`) and the column's role say how it is counted
+  const shape = KINDS[kind].facet;
+  if (shape === "codes") {
     const partitioned = store.partition !== null && store.partition.column === id;
     const counts = partitioned ? partitionCountsOf(store, live.base) : codedCounts(store, column, membersOf(store, live.base));
     const rankOf = partitioned ? (store.partition?.codes as Uint8Array) : (column.rankByRow as Uint32Array);
@@ -93,9 +95,8 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
     }
     return codedListing(column, counts, limit, needle, extra);
   }
-  if (kind === "text" && column.key) return keyTextFacet(version, column, delta, live, limit, needle);
-  if (kind === "text") return textFacet(version, column, delta, live, limit, needle, inScope);
-  if (kind === "number" || kind === "date" || kind === "datetime") {
+  if (shape === "values") return column.key ? keyTextFacet(version, column, delta, live, limit, needle) : textFacet(version, column, delta, live, limit, needle, inScope);
+  if (shape === "range") {
     const extent = valueExtent(store, column, membersOf(store, live.base), version.baseDead);
     let { min, max, nulls } = extent;
     for (const row of live.delta) {

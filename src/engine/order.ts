@@ -6,6 +6,7 @@
  * number), ascending, or descending for a descending last key: its exact reverse (docs/api.md
  * "The key").
  */
+import { KINDS } from "../kinds/registry.ts";
 import type { SortKey } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
@@ -78,7 +79,7 @@ export function normalizeSort(store: Store, keys: readonly SortKey[]): SortKey[]
     let repeated = false;
     for (let i = 0; i < out.length; i++) if (out[i].column === k.column) repeated = true;
     if (repeated) continue;
-    const absolute = k.absolute && storedColumn(store, k.column).spec.kind === "number";
+    const absolute = k.absolute && KINDS[storedColumn(store, k.column).spec.kind].absoluteSort;
     out.push({ column: k.column, direction: k.direction, absolute });
     if (k.column === key) break;
   }

@@ -393,7 +393,8 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
   const ranked: TermStep["ranked"] = [];
   let enumRows = 0;
   for (const column of searched) {
-    if (column.key || column.spec.kind !== "enum") continue;
+    // the key and the columns the search index covers are read through its lists
+    if (column.key || KINDS[column.spec.kind].searchIndexed) continue;
     const step = planColumnTest(store, column, contains);
     if (step.op === "none") continue;
     // an enum value of every row holds the term
@@ -404,7 +405,9 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
       enumRows += step.estimatedRows;
       continue;
     }
-    const pass = (KINDS.enum.passingRanks as NonNullable<typeof KINDS.enum.passingRanks>)(column, contains);
+    const passingRanks = KINDS[column.spec.kind].passingRanks;
+    if (passingRanks === null) continue;
+    const pass = passingRanks(column, contains);
     const rows = passingRows(column, pass);
     if (rows === 0) continue;
     ranked.push({ column, pass });
