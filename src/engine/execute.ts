@@ -12,19 +12,19 @@
  * - `cachedOrder`: the cached sort, sliced.
  */
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
-import { type Work, finish } from "../bits/work.ts";
+import { PIECE, type Work, finish } from "../bits/work.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows, windowRowsWork } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveDeltaRows, liveFilterOf } from "./live-rows.ts";
 import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments, liveWalkable } from "./live-order.ts";
 import { type FilterStep, type PrintedStep, printStep } from "./plan.ts";
-import { DEFER_ABOVE, type LivePlanContext, type PlanContext, type QueryPlan, filterCacheKey, planFilter, planQuery, walkCost } from "./planner.ts";
+import { COST, DEFER_ABOVE, type LivePlanContext, type PlanContext, type QueryPlan, filterCacheKey, planFilter, planQuery, walkCost } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
 
 export { filterCacheKey };
@@ -297,6 +297,13 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
 function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
   if (hasChanges(engine)) return yield* liveWindowOf(engine, plan, filter);
   const root = plan.root;
+  if (root.op === "walk" && filter.kind === "set" && root.offset < filter.set.count && root.limit > 0) {
+    const set = filter.set;
+    const scope = rowsInMask(engine.store, set.mask);
+    // a walk longer than a few pieces runs in pieces, over a bitmap of the set's own (the shared
+    // scratch may be refilled by another walk during a pause)
+    if (walkCost(root.offset + root.limit, scope, set.count) > 4 * PIECE * COST.WALK_ROW) return yield* slicedWalk(engine, plan, filter as FilterResult & { kind: "set" }, scope);
+  }
   if (root.op !== "sort" || filter.kind !== "set" || root.offset >= filter.set.count || root.limit === 0) return windowNow(engine, plan, filter);
   // every match sorted (in pieces), kept in the order cache
   const store = engine.store;
@@ -307,6 +314,33 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
   if (!hadRows) engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
   engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
   return { rows: ordered.slice(root.offset, Math.min(set.count, root.offset + root.limit)), total: set.count };
+}
+
+/** A long walk of a snapshot's match set (order.ts `windowRowsWork`), pausing every {@link PIECE} rows or so. */
+function* slicedWalk(engine: Engine, plan: QueryPlan, filter: FilterResult & { kind: "set" }, scope: number): Work<Page> {
+  const store = engine.store;
+  const root = plan.root;
+  const set = filter.set;
+  const orderKey = orderCacheKey(plan.filterKey, root.keys);
+  const state = engine.orders.get(orderKey);
+  const end = Math.min(set.count, root.offset + root.limit);
+  const walking = walkCost(end, scope, set.count);
+  const own: FilterResult = set.bits !== null && set.bitsExact ? filter : { kind: "set", set: { ...set, bits: exactBits(store, set), bitsExact: true, sharedBits: false } };
+  const perPiece = Math.max(1, Math.floor((PIECE * set.count) / Math.max(1, scope)));
+  const walked = yield* windowRowsWork(store, buildSegments(store, root.keys, set.mask), own, root.offset, root.limit, state?.checkpoint ?? null, perPiece);
+  engine.orders.set(orderKey, { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking }, 64 + entryBytes(orderKey));
+  return { rows: walked.rows, total: set.count };
+}
+
+/** A new bitmap holding exactly a match set's rows. */
+function exactBits(store: Store, set: MatchSet): Uint32Array {
+  const bits = emptyBitmap(store.rowCount);
+  if (set.rows === null && set.list !== null) setListBits(set.list.index, set.list.k, set.mask, bits);
+  else {
+    const rows = matchRows(store, set);
+    for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+  }
+  return bits;
 }
 
 /** {@link windowOf} of a snapshot for every op but a sort of a match set: nothing in it pauses. */

@@ -297,6 +297,38 @@ export function windowRows(
 }
 
 /**
+ * {@link windowRows} in pieces (bits/work.ts): the walk to the window's start advanced
+ * `matchesPerPiece` matches at a time, each piece resumed at the checkpoint the last one left
+ * (its run's start) and followed by a pause, then the window itself from the last checkpoint —
+ * the rows one walk reads, give or take a run per piece, never more than a piece between pauses.
+ * @param matchesPerPiece matches a piece advances (> 0): about {@link PIECE} rows walked at the
+ *   match set's selectivity
+ */
+export function* windowRowsWork(
+  store: Store,
+  segments: Segment[],
+  filter: FilterResult,
+  offset: number,
+  limit: number,
+  resume: Checkpoint | null,
+  matchesPerPiece: number,
+  live: LiveWalk | null = null,
+): Work<{ rows: Uint32Array; checkpoint: Checkpoint | null }> {
+  let from = resume !== null && offset >= resume.before ? resume : null;
+  let at = from?.before ?? 0;
+  while (offset - at > matchesPerPiece) {
+    at += matchesPerPiece;
+    const piece = windowRows(store, segments, filter, at, 1, from, live);
+    if (piece.checkpoint !== null) from = piece.checkpoint;
+    // past the last match: the window is empty
+    if (piece.rows.length === 0) return { rows: new Uint32Array(0), checkpoint: from };
+    yield;
+  }
+  const window = windowRows(store, segments, filter, offset, limit, from, live);
+  return { rows: window.rows, checkpoint: window.checkpoint ?? from };
+}
+
+/**
  * Walks one segment from local index `from`, skipping `skip` members and emitting up to `take`
  * into `out` at `k`. Returns the new `k`, the local index of the run where emitting began, how
  * many members of that run were skipped (for checkpoints), and the skip left at the segment's end.

@@ -698,8 +698,8 @@ export function planQuery(context: PlanContext, query: Query): QueryPlan {
   const slice = COST.CONSTANT + rows * COST.WINDOW_ROW;
   let op: WindowOp;
   let cost = slice;
-  const ordered = (live ?? context).cachedOrder(filterKey, keys);
   // a snapshot's window over a mask, whatever is cached: a slice (a live window merges the changes)
+  const ordered = live === null && codes !== null ? undefined : (live ?? context).cachedOrder(filterKey, keys);
   if (live === null && codes !== null) op = "slice";
   else if (ordered !== undefined) op = "cachedOrder";
   else if (codes !== null) {
