@@ -12,19 +12,19 @@
  * - `cachedOrder`: the cached sort, sliced.
  */
 import { emptyBitmap, selectRows } from "../bits/bitmap.ts";
-import { type Work, finish } from "../bits/work.ts";
+import { PIECE, type Work, finish } from "../bits/work.ts";
 import { setListBits } from "../bits/trigrams.ts";
 import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows } from "./order.ts";
+import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows, windowRowsWork } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
-import { type LiveFilter, liveFilterOf } from "./live-rows.ts";
-import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments } from "./live-order.ts";
-import { type PrintedStep, printStep } from "./plan.ts";
-import { COST, DEFER_ABOVE, type PlanContext, type QueryPlan, WALK_REGRET, filterCacheKey, gatherCost, planFilter, planQuery, walkCost, windowChoice } from "./planner.ts";
+import { type LiveFilter, liveDeltaRows, liveFilterOf } from "./live-rows.ts";
+import { liveKeyWindow, liveOrderAll, liveOrderCache, liveSegments, liveWalkable } from "./live-order.ts";
+import { type FilterStep, type PrintedStep, printStep } from "./plan.ts";
+import { COST, DEFER_ABOVE, type LivePlanContext, type PlanContext, type QueryPlan, filterCacheKey, planFilter, planQuery, walkCost } from "./planner.ts";
 import { type FilterResult, type MatchSet, countOf, firstMatchRows, matchRows, rowsInMask } from "./row-set.ts";
 
 export { filterCacheKey };
@@ -100,7 +100,10 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
   const context: PlanContext = {
     store,
     cachedFilter: (key) => filters.peek(key),
-    cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered != null,
+    cachedOrder: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.ordered ?? undefined,
+    walked: (filterKey, keys) => orders.peek(orderCacheKey(filterKey, keys))?.walked ?? 0,
+    force: options.plan ?? "auto",
+    live: null,
   };
   return { store, plan: options.plan ?? "auto", filters, orders, scratch: { bits: null, owner: null }, context, live: null };
 }
@@ -139,7 +142,24 @@ function filterBytes(result: FilterResult, key: string): number {
  * executor runs, the scheduler admits by its root's cost, and explain prints.
  */
 export function planOf(engine: Engine, query: Query): QueryPlan {
-  return planQuery(engine.context, query);
+  return planQuery(planContextOf(engine), query);
+}
+
+/** What the planner reads of this engine version (planner.ts `PlanContext`): its caches, its forced plan, its changes. */
+export function planContextOf(engine: Engine): PlanContext {
+  const context = engine.context;
+  if (!hasChanges(engine) && engine.plan === context.force) return context;
+  return { ...context, force: engine.plan, live: hasChanges(engine) ? livePlanContext(engine) : null };
+}
+
+/** What the planner asks of a live version (planner.ts `LivePlanContext`): its order cache and where its changed rows go. */
+function livePlanContext(engine: Engine & { live: DeltaVersion }): LivePlanContext {
+  const version = engine.live;
+  return {
+    changes: `${version.live} changed rows, ${version.deaths} base rows replaced or deleted`,
+    cachedOrder: (filterKey, keys) => liveOrderCache(version).peek(orderCacheKey(filterKey, keys)),
+    walkable: (filter, filterKey, keys, mask) => liveWalkable(version, liveDeltaRows(version, filter, filterKey), filterKey, keys, mask),
+  };
 }
 
 /**
@@ -183,16 +203,33 @@ export function filterResultOf(engine: Engine, filter: Predicate | null): Filter
  * cached result.
  */
 export function* filterResultWork(engine: Engine, filter: Predicate | null): Work<FilterResult> {
-  if (filter === null) return { kind: "all" };
-  const key = filterCacheKey(filter);
-  const cached = engine.filters.get(key);
-  if (cached !== undefined) return cached;
-  const result = compacted(engine.store, resultOf(engine.store, yield* runStep({ store: engine.store, analyze: false }, planFilter(engine.context, filter))));
-  engine.filters.set(key, result, filterBytes(result, key));
-  return result;
+  return yield* runFilter(engine, planFilter(engine.context, filter), filterCacheKey(filter), false);
 }
 
-/** The cost of answering `filter` now (its cached result, or its plan's): how facets and export are admitted. */
+/**
+ * Runs a planned filter step (planner.ts `planFilter`): a `cached` step gives the result it holds
+ * (touched as most recently used); another is evaluated, pausing between pieces, and filed in
+ * the filter cache under `filterKey` (unless "": no filter). What a listing, facets and an
+ * export run their filters with.
+ * @param analyze record the steps' rows and milliseconds (explain's analyze)
+ */
+export function* runFilter(engine: Engine, step: FilterStep, filterKey: string, analyze: boolean): Work<FilterResult> {
+  const store = engine.store;
+  // a hit: the entry becomes the most recently used
+  if (step.op === "cached") return cachedResult(engine, step, filterKey, analyze);
+  const filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, step)));
+  if (filterKey !== "") {
+    // a miss: the planner looked without counting (it only peeks)
+    engine.filters.misses++;
+    engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+  }
+  return filter;
+}
+
+/**
+ * The cost of answering `filter` now (its cached result, or its plan's). Kept for callers that
+ * admit facets filter by filter; facets.ts `planFacets` prices a whole facets request once.
+ */
 export function filterCost(engine: Engine, filter: Predicate | null): number {
   return planFilter(engine.context, filter).estimatedCost;
 }
@@ -211,7 +248,25 @@ export function executeQuery(engine: Engine, query: Query): Page {
  * @param analyze record each step's rows and milliseconds in the plan (explain's analyze)
  */
 export function execute(engine: Engine, plan: QueryPlan, analyze: boolean): Page {
-  return finish(executeWork(engine, plan, analyze));
+  if (analyze || hasChanges(engine)) return finish(executeWork(engine, plan, analyze));
+  // run at once, not sliced: the window without the generators' frames unless it sorts (a few
+  // µs: as much as the window of a first page itself), the filter at hand when it is
+  const step = plan.root.children[0];
+  const filter = step.op === "all" ? EVERY_ROW : step.op === "cached" ? cachedResult(engine, step, plan.filterKey, false) : finish(runFilter(engine, step, plan.filterKey, false));
+  return plan.root.op === "sort" ? finish(windowOf(engine, plan, filter)) : windowNow(engine, plan, filter);
+}
+
+/** The result of the `all` step. */
+const EVERY_ROW: FilterResult = { kind: "all" };
+
+/** The result a `cached` step holds, its cache entry touched as most recently used (and, with analyze, its rows recorded). */
+function cachedResult(engine: Engine, step: FilterStep & { op: "cached" }, filterKey: string, analyze: boolean): FilterResult {
+  engine.filters.get(filterKey);
+  if (analyze) {
+    step.rows = countOf(engine.store, step.result);
+    step.ms = 0;
+  }
+  return step.result;
 }
 
 /**
@@ -224,24 +279,8 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
   const root = plan.root;
   const started = analyze ? performance.now() : 0;
   const filterStep = root.children[0];
-  let filter: FilterResult;
-  if (filterStep.op === "cached") {
-    filter = filterStep.result;
-    // a hit: the entry becomes the most recently used
-    engine.filters.get(plan.filterKey);
-    if (analyze) {
-      filterStep.rows = countOf(store, filter);
-      filterStep.ms = 0;
-    }
-  } else {
-    filter = compacted(store, resultOf(store, yield* runStep({ store, analyze }, filterStep)));
-    if (plan.filterKey !== "") {
-      // a miss: the planner looked without counting (it only peeks)
-      engine.filters.misses++;
-      engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
-    }
-    yield;
-  }
+  const filter = yield* runFilter(engine, filterStep, plan.filterKey, analyze);
+  if (filterStep.op !== "cached") yield;
   const page = yield* windowOf(engine, plan, filter);
   if (analyze) {
     root.ms = performance.now() - started;
@@ -250,9 +289,62 @@ export function* executeWork(engine: Engine, plan: QueryPlan, analyze: boolean):
   return page;
 }
 
-/** The window of the root step over the filter's rows (see the module comment); a sort pauses between pieces. */
+/**
+ * The window of the root step over the filter's rows, by the op the planner chose (see the module
+ * comment): nothing is re-priced here; what varies is how the match set is held (a bitmap, rows
+ * or a posting list), which decides how an op reads it. A sort pauses between pieces.
+ */
 function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<Page> {
-  if (hasChanges(engine)) return liveWindowOf(engine, plan, filter);
+  if (hasChanges(engine)) return yield* liveWindowOf(engine, plan, filter);
+  const root = plan.root;
+  if (root.op === "walk" && filter.kind === "set" && root.offset < filter.set.count && root.limit > 0) {
+    const set = filter.set;
+    const scope = rowsInMask(engine.store, set.mask);
+    // a walk longer than a few pieces runs in pieces, over a bitmap of the set's own (the shared
+    // scratch may be refilled by another walk during a pause)
+    if (walkCost(root.offset + root.limit, scope, set.count) > 4 * PIECE * COST.WALK_ROW) return yield* slicedWalk(engine, plan, filter as FilterResult & { kind: "set" }, scope);
+  }
+  if (root.op !== "sort" || filter.kind !== "set" || root.offset >= filter.set.count || root.limit === 0) return windowNow(engine, plan, filter);
+  // every match sorted (in pieces), kept in the order cache
+  const store = engine.store;
+  const set = filter.set;
+  const orderKey = orderCacheKey(plan.filterKey, root.keys);
+  const hadRows = set.rows !== null;
+  const ordered = yield* orderAllWork(store, matchRows(store, set), root.keys);
+  if (!hadRows) engine.filters.set(plan.filterKey, filter, filterBytes(filter, plan.filterKey));
+  engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
+  return { rows: ordered.slice(root.offset, Math.min(set.count, root.offset + root.limit)), total: set.count };
+}
+
+/** A long walk of a snapshot's match set (order.ts `windowRowsWork`), pausing every {@link PIECE} rows or so. */
+function* slicedWalk(engine: Engine, plan: QueryPlan, filter: FilterResult & { kind: "set" }, scope: number): Work<Page> {
+  const store = engine.store;
+  const root = plan.root;
+  const set = filter.set;
+  const orderKey = orderCacheKey(plan.filterKey, root.keys);
+  const state = engine.orders.get(orderKey);
+  const end = Math.min(set.count, root.offset + root.limit);
+  const walking = walkCost(end, scope, set.count);
+  const own: FilterResult = set.bits !== null && set.bitsExact ? filter : { kind: "set", set: { ...set, bits: exactBits(store, set), bitsExact: true, sharedBits: false } };
+  const perPiece = Math.max(1, Math.floor((PIECE * set.count) / Math.max(1, scope)));
+  const walked = yield* windowRowsWork(store, buildSegments(store, root.keys, set.mask), own, root.offset, root.limit, state?.checkpoint ?? null, perPiece);
+  engine.orders.set(orderKey, { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking }, 64 + entryBytes(orderKey));
+  return { rows: walked.rows, total: set.count };
+}
+
+/** A new bitmap holding exactly a match set's rows. */
+function exactBits(store: Store, set: MatchSet): Uint32Array {
+  const bits = emptyBitmap(store.rowCount);
+  if (set.rows === null && set.list !== null) setListBits(set.list.index, set.list.k, set.mask, bits);
+  else {
+    const rows = matchRows(store, set);
+    for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
+  }
+  return bits;
+}
+
+/** {@link windowOf} of a snapshot for every op but a sort of a match set: nothing in it pauses. */
+function windowNow(engine: Engine, plan: QueryPlan, filter: FilterResult): Page {
   const store = engine.store;
   const root = plan.root;
   const keys = root.keys;
@@ -260,72 +352,49 @@ function* windowOf(engine: Engine, plan: QueryPlan, filter: FilterResult): Work<
   const { offset, limit } = root;
   if (offset >= total || limit === 0) return { rows: new Uint32Array(0), total };
   const end = Math.min(total, offset + limit);
-
   if (filter.kind !== "set") {
-    root.op = "slice";
+    // a mask's rows: the stored order sliced (a walk in which every row matches; planner.ts codesOf)
     const mask = filter.kind === "codes" ? filter.mask : allCodes(store);
     const segments = buildSegments(store, keys, mask);
     return { rows: windowRows(store, segments, filter, offset, limit, null).rows, total };
   }
   const set = filter.set;
   const filterKey = plan.filterKey;
-  if (root.op === "keyOrder" && engine.plan !== "walk") {
-    const desc = keys[0].direction === "desc";
-    if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
-    if (set.rows !== null || set.bits === null) {
-      const hadRows = set.rows !== null;
-      const rows = matchRows(store, set);
-      if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
-      if (!desc) return { rows: rows.slice(offset, end), total };
-      const out = new Uint32Array(end - offset);
-      for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
-      return { rows: out, total };
-    }
-    // row order is key order: pick the window's ranks straight from the bitmap (one pass over
-    // its words) unless a walk of the first rows is shorter
-    const words = (store.rowCount + 31) >>> 5;
-    if (set.bitsExact && walkCost(end, rowsInMask(store, set.mask), set.count) > words * COST.BITMAP_WORD) {
-      return { rows: selectRows(set.bits as Uint32Array, offset, end - offset, desc), total };
-    }
-  }
-
   const orderKey = orderCacheKey(filterKey, keys);
-  let state = engine.orders.get(orderKey);
-  if (state?.ordered) {
-    root.op = "cachedOrder";
-    return { rows: state.ordered.slice(offset, end), total };
-  }
-  const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
-  if (engine.plan !== "auto") root.op = engine.plan;
-  else {
-    // the choice made with the estimated match count, revisited now that the count is exact:
-    // changed only when the planned one costs WALK_REGRET times the other
-    const exact = windowChoice(store, end, set.mask, set.count, keys);
-    if (root.op !== "walk" && root.op !== "sort") root.op = exact.op;
-    else if (exact.op !== root.op) {
-      const planned = root.op === "walk" ? walking : gatherCost(set.count, keys);
-      if (planned > WALK_REGRET * exact.cost) root.op = exact.op;
+  switch (root.op) {
+    case "cachedOrder":
+      // the order the planner found, held by the plan; touched as most recently used
+      engine.orders.get(orderKey);
+      return { rows: (root.ordered as Uint32Array).slice(offset, end), total };
+    case "keyOrder": {
+      const desc = keys[0].direction === "desc";
+      if (!desc && set.bits === null) return { rows: firstMatchRows(store, set, end).slice(offset, end), total };
+      if (set.rows !== null || set.bits === null) {
+        const hadRows = set.rows !== null;
+        const rows = matchRows(store, set);
+        if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
+        if (!desc) return { rows: rows.slice(offset, end), total };
+        const out = new Uint32Array(end - offset);
+        for (let i = 0; i < out.length; i++) out[i] = rows[total - 1 - offset - i];
+        return { rows: out, total };
+      }
+      // row order is key order: the window's ranks picked from the bitmap, a word at a time up to
+      // the window's end; a bitmap that also holds other codes' rows is walked in key order
+      if (set.bitsExact) return { rows: selectRows(set.bits, offset, end - offset, desc), total };
+      const state = engine.orders.get(orderKey);
+      return { rows: windowRows(store, buildSegments(store, keys, set.mask), filter, offset, limit, state?.checkpoint ?? null).rows, total };
     }
-    // windows of one filter and sort asked again and again (random depths, other tenants' turns
-    // in between): once their walks would have cost more than sorting every match, sort and keep
-    // the order (at most twice the cheaper of the two, whatever comes next)
-    if (root.op === "walk" && (state?.walked ?? 0) + walking > gatherCost(set.count, keys)) root.op = "sort";
+    default: {
+      // "walk" (and a "slice" the planner expected of a mask that evaluated to a match set)
+      const state = engine.orders.get(orderKey);
+      const walking = walkCost(end, rowsInMask(store, set.mask), set.count);
+      const segments = buildSegments(store, keys, set.mask);
+      const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
+      const next: OrderState = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
+      engine.orders.set(orderKey, next, 64 + entryBytes(orderKey));
+      return { rows: walked.rows, total };
+    }
   }
-  if (root.op === "sort") {
-    const hadRows = set.rows !== null;
-    const ordered = yield* orderAllWork(store, matchRows(store, set), keys);
-    if (!hadRows) engine.filters.set(filterKey, filter, filterBytes(filter, filterKey));
-    engine.orders.set(orderKey, { ordered, checkpoint: null }, ordered.byteLength + entryBytes(orderKey));
-    return { rows: ordered.slice(offset, end), total };
-  }
-  root.op = "walk";
-  const segments = buildSegments(store, keys, set.mask);
-  const walked = set.bits !== null ? windowRows(store, segments, filter, offset, limit, state?.checkpoint ?? null) : walkRows(engine, filter, segments, offset, limit, state?.checkpoint ?? null);
-  if (walked.checkpoint !== null || engine.plan === "auto") {
-    state = { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking };
-    engine.orders.set(orderKey, state, 64 + entryBytes(orderKey));
-  }
-  return { rows: walked.rows, total };
 }
 
 /**
@@ -375,18 +444,9 @@ function walkRows(
  */
 export function explain(engine: Engine, query: Query, analyze: boolean): { plan: PrintedStep; page: Page | null } {
   const plan = planOf(engine, query);
-  const page = analyze ? execute(engine, plan, true) : null;
-  return { plan: printPlan(engine, plan, analyze), page };
-}
-
-/**
- * A plan printed (engine/plan.ts `printStep`), as explain shows it: one that did not run says,
- * over a live replica's changes, what its window merges with (docs/live-replicas.md); one that
- * ran (`ran`: executed with analyze) carries each step's rows and milliseconds.
- */
-export function printPlan(engine: Engine, plan: QueryPlan, ran: boolean): PrintedStep {
-  if (!ran && hasChanges(engine)) plan.root.changes = `${engine.live.live} changed rows, ${engine.live.deaths} base rows replaced or deleted`;
-  return printStep(plan.root);
+  if (!analyze) return { plan: printStep(plan.root), page: null };
+  const page = execute(engine, plan, true);
+  return { plan: printStep(plan.root), page };
 }
 
 /** Per version of a live engine: each filter and sort's segments and overlays, and its walk's checkpoint. */
@@ -403,13 +463,13 @@ export function liveFilter(engine: Engine & { live: DeltaVersion }, filter: Pred
 }
 
 /**
- * The window over a live engine's rows (docs/live-replicas.md §4): the base's rows of the
- * filter less the tombstoned ones, merged with the delta rows that pass it, in the sort order.
- * Without a match set (no filter, or one on the partition column) a slice of each segment
- * merged with its overlay; a match set in key order merged by the key; else the plan's walk
- * (merged) or sort (the live rows sorted and cached per version).
+ * The window over a live engine's rows (docs/live-replicas.md §4), by the op the planner chose:
+ * the base's rows of the filter less the tombstoned ones, merged with the delta rows that pass
+ * it, in the sort order. `slice` and `walk`: each segment of the order walked (sliced, without a
+ * match set) merged with its overlay; `keyOrder`: merged by the key; `sort`: every match sorted
+ * and cached per version; `cachedOrder`: that cache sliced.
  */
-function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, filter: FilterResult): Page {
+function* liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, filter: FilterResult): Work<Page> {
   const version = engine.live;
   const store = engine.store;
   const root = plan.root;
@@ -424,14 +484,23 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   const orders = liveOrderCache(version);
   // every match in order (sorted, or merged by the key), kept per version
   const sorted = (): Page => {
-    let ordered = orders.get(orderKey);
-    if (ordered === undefined) {
-      ordered = liveOrderAll(version, live, keys);
-      orders.set(orderKey, ordered, ordered.byteLength + entryBytes(orderKey));
-    } else root.op = "cachedOrder";
+    const ordered = liveOrderAll(version, live, keys);
+    orders.set(orderKey, ordered, ordered.byteLength + entryBytes(orderKey));
     return { rows: ordered.slice(offset, end), total };
   };
-  if (orders.peek(orderKey) !== undefined) return sorted();
+  switch (root.op) {
+    case "cachedOrder":
+      orders.get(orderKey);
+      return { rows: (root.ordered as Uint32Array).slice(offset, end), total };
+    case "sort":
+      yield;
+      return sorted();
+    case "keyOrder":
+      if (filter.kind === "set") return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
+      break;
+    default:
+      break;
+  }
   let states = liveStates.get(version);
   if (states === undefined) {
     states = new ByteLru<LiveOrderState>(64 * 1024 * 1024);
@@ -439,42 +508,20 @@ function liveWindowOf(engine: Engine & { live: DeltaVersion }, plan: QueryPlan, 
   }
   let state = states.get(orderKey);
   const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
-  const walkState = (): LiveOrderState => {
-    if (state === undefined) {
-      const built = liveSegments(version, live, keys, mask);
-      state = { walk: built === null ? null : { segments: built.segments, live: { dead: version.baseDead, overlays: built.overlays } }, checkpoint: null };
-      let bytes = 256 + entryBytes(orderKey);
-      for (const o of built?.overlays ?? []) bytes += o.rows.byteLength + o.at.byteLength + o.deadAt.byteLength;
-      states.set(orderKey, state, bytes);
-    }
-    return state;
-  };
-  if (filter.kind !== "set") {
-    const walk = walkState().walk;
-    if (walk === null) {
-      root.op = "sort";
-      return sorted();
-    }
-    root.op = "slice";
-    return { rows: windowRows(store, walk.segments, filter, offset, limit, null, walk.live).rows, total };
+  if (state === undefined) {
+    const built = liveSegments(version, live, keys, mask);
+    state = { walk: built === null ? null : { segments: built.segments, live: { dead: version.baseDead, overlays: built.overlays } }, checkpoint: null };
+    let bytes = 256 + entryBytes(orderKey);
+    for (const o of built?.overlays ?? []) bytes += o.rows.byteLength + o.at.byteLength + o.deadAt.byteLength;
+    states.set(orderKey, state, bytes);
   }
-  if (isKeyOrder(store, keys) && engine.plan !== "walk") {
-    root.op = "keyOrder";
-    return { rows: liveKeyWindow(version, live, filter.set, keys[0].direction === "desc", offset, end), total };
-  }
-  const set = filter.set;
-  if (engine.plan !== "auto") root.op = engine.plan;
-  else root.op = windowChoice(store, end, set.mask, Math.max(1, total), keys).op;
-  if (root.op === "sort") return sorted();
-  const { walk } = walkState();
-  if (walk === null) {
-    root.op = "sort";
-    return sorted();
-  }
-  root.op = "walk";
-  const current = state as LiveOrderState;
-  const walked = set.bits !== null ? windowRows(store, walk.segments, filter, offset, limit, current.checkpoint, walk.live) : walkRows(engine, filter, walk.segments, offset, limit, current.checkpoint, walk.live);
-  if (walked.checkpoint !== null) current.checkpoint = walked.checkpoint;
+  const walk = state.walk;
+  // the planner placed every matching changed row in a segment of this order (live-order.ts
+  // liveWalkable) over the mask it foresaw; a mask the filter did not foresee is sorted instead
+  if (walk === null) return sorted();
+  if (filter.kind !== "set") return { rows: windowRows(store, walk.segments, filter, offset, limit, null, walk.live).rows, total };
+  const walked = filter.set.bits !== null ? windowRows(store, walk.segments, filter, offset, limit, state.checkpoint, walk.live) : walkRows(engine, filter, walk.segments, offset, limit, state.checkpoint, walk.live);
+  if (walked.checkpoint !== null) state.checkpoint = walked.checkpoint;
   return { rows: walked.rows, total };
 }
 

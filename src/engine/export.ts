@@ -5,12 +5,13 @@
  * each batch, so memory stays at one bitmap of the matches whatever the row count. Several
  * keys: the matches sorted once (4 bytes a match), then sliced.
  */
-import type { Query } from "../query/types.ts";
+import type { Query, SortKey } from "../query/types.ts";
 import { emptyBitmap } from "../bits/bitmap.ts";
 import { allCodes } from "../store/types.ts";
-import { type Engine, filterResultOf, filterResultWork, liveFilter } from "./execute.ts";
+import { type Engine, filterCacheKey, liveFilter, planContextOf, runFilter } from "./execute.ts";
+import type { FilterStep } from "./plan.ts";
 import { type Work, finish } from "../bits/work.ts";
-import { gatherCost, planFilter } from "./planner.ts";
+import { codesOf, gatherCost, planFilter, stepMask } from "./planner.ts";
 import type { DeltaVersion } from "../live/delta.ts";
 import { liveOrderAll, liveSegments } from "./live-order.ts";
 import { type FilterResult, matchRows, rowsInMask } from "./row-set.ts";
@@ -37,15 +38,60 @@ export function openExport(engine: Engine, query: Query, batchRows = EXPORT_BATC
 }
 
 /**
- * {@link openExport} as work that pauses between pieces (bits/work.ts): the filter's evaluation
- * and, with several sort keys, the sort of every match — what the scheduler runs in slices for
- * an expensive export ({@link exportCost}).
+ * An export planned (planner.ts): its filter step (a cached result, or the steps that evaluate
+ * it) and how its matches are put in order — `walk`, the one sort key's stored order walked batch
+ * by batch (merged with a live version's changed rows), or `sort`, every match sorted once (several
+ * keys, or a changed row without a place in the order walked) — and what opening it costs.
  */
-export function* openExportWork(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): Work<ExportCursor> {
-  let filter = yield* filterResultWork(engine, query.filter);
-  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return openLiveExport(engine as Engine & { live: DeltaVersion }, query, batchRows);
+export interface ExportPlan {
+  query: Query;
+  filter: FilterStep;
+  /** The filter's cache key ("" for none). */
+  filterKey: string;
+  /** The normalized sort keys. */
+  keys: SortKey[];
+  op: "walk" | "sort";
+  /** Opening the export (the filter's evaluation and a sort), in cost units (planner.ts `COST`); each batch's walk is paid as it is read. */
+  estimatedCost: number;
+}
+
+/** Plans an export of `query`'s matches (its window is ignored: every match, in order). */
+export function planExport(engine: Engine, query: Query): ExportPlan {
+  const context = planContextOf(engine);
   const store = engine.store;
   const keys = normalizeSort(store, query.sort);
+  const filterKey = filterCacheKey(query.filter);
+  const filter = planFilter(context, query.filter);
+  const mask = codesOf(store, filter) ?? stepMask(store, filter);
+  let op: ExportPlan["op"] = keys.length > 1 ? "sort" : "walk";
+  if (op === "walk" && context.live !== null && !context.live.walkable(query.filter, filterKey, keys, mask)) op = "sort";
+  const estimatedCost = filter.estimatedCost + (op === "sort" ? gatherCost(filter.estimatedRows, keys) : 0);
+  return { query, filter, filterKey, keys, op, estimatedCost };
+}
+
+/**
+ * What opening an export of `query` costs now, in the planner's units (planner.ts `COST`): its
+ * plan's ({@link planExport}). Above planner.ts `DEFER_ABOVE`, the export is opened in the
+ * scheduler.
+ */
+export function exportCost(engine: Engine, query: Query): number {
+  return planExport(engine, query).estimatedCost;
+}
+
+/**
+ * {@link openExport} as work that pauses between pieces (bits/work.ts): the filter's evaluation
+ * and a sort of every match — what the scheduler runs in slices for an expensive export.
+ */
+export function* openExportWork(engine: Engine, query: Query, batchRows = EXPORT_BATCH_ROWS): Work<ExportCursor> {
+  return yield* exportWork(engine, planExport(engine, query), batchRows);
+}
+
+/** Runs an export plan ({@link planExport}): the cursor, once the filter has run (and the matches were sorted, for `sort`). */
+export function* exportWork(engine: Engine, plan: ExportPlan, batchRows = EXPORT_BATCH_ROWS): Work<ExportCursor> {
+  let filter = yield* runFilter(engine, plan.filter, plan.filterKey, false);
+  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return yield* openLiveExport(engine as Engine & { live: DeltaVersion }, plan, filter, batchRows);
+  const store = engine.store;
+  const keys = plan.keys;
   let total = store.rowCount;
   let mask = allCodes(store);
   if (filter.kind === "codes") {
@@ -55,7 +101,7 @@ export function* openExportWork(engine: Engine, query: Query, batchRows = EXPORT
     total = filter.set.count;
     mask = filter.set.mask;
   }
-  if (keys.length > 1) {
+  if (plan.op === "sort") {
     // several keys: a walk would sort each run of equal first keys it touches, once per batch
     const rows = filter.kind === "all" ? identity(store.rowCount) : filter.kind === "set" ? matchRows(store, filter.set) : rowsOfMask(engine, mask);
     return sortedCursor(total, yield* orderAllWork(store, rows, keys), batchRows);
@@ -95,20 +141,24 @@ function walkCursor(store: Engine["store"], total: number, segments: Segment[], 
 }
 
 /**
- * An export over a live engine's rows (docs/live-replicas.md §4): one sort key, the merged walk
- * of its order batch by batch (resumed at a checkpoint); several keys, or a changed row that
- * fits no segment of the order, the rows sorted once.
+ * An export over a live engine's rows (docs/live-replicas.md §4), by its plan: `walk`, the merged
+ * walk of the one key's order batch by batch (resumed at a checkpoint); `sort`, the rows sorted
+ * once (several keys, or a changed row that fits no segment of the order).
  */
-function openLiveExport(engine: Engine & { live: DeltaVersion }, query: Query, batchRows: number): ExportCursor {
+function* openLiveExport(engine: Engine & { live: DeltaVersion }, plan: ExportPlan, base: FilterResult, batchRows: number): Work<ExportCursor> {
   const store = engine.store;
   const version = engine.live;
-  let filter = filterResultOf(engine, query.filter);
-  const live = liveFilter(engine, query.filter, filter);
-  const keys = normalizeSort(store, query.sort);
+  let filter = base;
+  const live = liveFilter(engine, plan.query.filter, filter);
+  const keys = plan.keys;
   const total = live.total;
   const mask = filter.kind === "codes" ? filter.mask : filter.kind === "set" ? filter.set.mask : allCodes(store);
-  const merged = keys.length > 1 ? null : liveSegments(version, live, keys, mask);
-  if (merged === null) return sortedCursor(total, liveOrderAll(version, live, keys), batchRows);
+  const merged = plan.op === "sort" ? null : liveSegments(version, live, keys, mask);
+  // the planner placed every matching changed row (live-order.ts liveWalkable); a mask it did not foresee is sorted
+  if (merged === null) {
+    yield;
+    return sortedCursor(total, liveOrderAll(version, live, keys), batchRows);
+  }
   if (filter.kind === "set") filter = exactSet(engine, filter);
   return walkCursor(store, total, merged.segments, filter, batchRows, { dead: version.baseDead, overlays: merged.overlays });
 }
@@ -121,17 +171,6 @@ function exactSet(engine: Engine, filter: FilterResult & { kind: "set" }): Filte
   const rows = matchRows(engine.store, set);
   for (let i = 0; i < rows.length; i++) bits[rows[i] >>> 5] |= 1 << (rows[i] & 31);
   return { kind: "set", set: { ...set, bits, bitsExact: true, sharedBits: false } };
-}
-
-/**
- * What opening an export of `query` costs now, in the planner's units (planner.ts `COST`): its
- * filter's evaluation (nothing when cached) and, with several sort keys, the sort of every
- * match. Above planner.ts `DEFER_ABOVE`, the export is opened in the scheduler.
- */
-export function exportCost(engine: Engine, query: Query): number {
-  const keys = normalizeSort(engine.store, query.sort);
-  const filter = planFilter(engine.context, query.filter);
-  return filter.estimatedCost + (keys.length > 1 ? gatherCost(filter.estimatedRows, keys) : 0);
 }
 
 /** The rows 0…n-1. */

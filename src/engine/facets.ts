@@ -17,7 +17,11 @@ import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { recordAt } from "../store/rows-json.ts";
 import { type Store, partitionCounts, storedColumn } from "../store/types.ts";
-import { type Engine, filterResultOf } from "./execute.ts";
+import { type Engine, filterCacheKey, planContextOf, runFilter } from "./execute.ts";
+import { COST, planFilter } from "./planner.ts";
+import type { FilterStep } from "./plan.ts";
+import type { Predicate } from "../query/types.ts";
+import { type Work, finish } from "../bits/work.ts";
 import { type FilterResult, codeBitmaps, matchCountByCode, matchRows } from "./row-set.ts";
 import type { DeltaVersion } from "../live/delta.ts";
 import { computeLiveFacets } from "./live-facets.ts";
@@ -69,22 +73,85 @@ export interface Members {
 }
 
 /**
- * Answers a facets request. Each column's filter (all filters but its own, within the request's
- * scope) is evaluated once through the engine's filter cache, so columns without a filter of
- * their own share one.
+ * A facets request planned (planner.ts): each distinct filter it reads — the whole filter, each
+ * column's without its own, the scope, all within the scope — planned once (a cached result or
+ * the steps that evaluate it), and the cost of the whole request: what the scheduler admits it
+ * by and {@link facetsWork} runs.
+ */
+export interface FacetsPlan {
+  query: FacetQuery;
+  /** The predicates the request reads, by filter cache key ("" for none), each with its planned step. */
+  filters: Map<string, { predicate: Predicate | null; step: FilterStep }>;
+  /** The filters' evaluation and the counting, in cost units (planner.ts `COST`). */
+  estimatedCost: number;
+}
+
+/** The predicates a facets request reads: the whole filter, the scope, each column's filter (all within the scope). */
+function facetPredicates(query: FacetQuery): { whole: Predicate | null; scope: Predicate | null; columns: (Predicate | null)[] } {
+  const scope = query.scope ?? null;
+  return { whole: withinScope(query.scope, query.filter), scope, columns: query.columns.map((column) => withinScope(query.scope, withoutColumn(query.filter, column))) };
+}
+
+/**
+ * Plans a facets request: each distinct filter once, and per column the counting its facet
+ * shape costs (src/kinds: `facet`) — a range reads the value order from either end; values are
+ * counted over the column's matching rows (a word of bitmap or a row each).
+ */
+export function planFacets(engine: Engine, query: FacetQuery): FacetsPlan {
+  const context = planContextOf(engine);
+  const store = engine.store;
+  const { whole, scope, columns } = facetPredicates(query);
+  const filters: FacetsPlan["filters"] = new Map();
+  let cost = 0;
+  for (const predicate of [whole, scope, ...columns]) {
+    const key = filterCacheKey(predicate);
+    if (filters.has(key)) continue;
+    const step = planFilter(context, predicate);
+    filters.set(key, { predicate, step });
+    cost += step.estimatedCost;
+  }
+  const words = (store.rowCount + 31) >>> 5;
+  for (const [i, column] of query.columns.entries()) {
+    const shape = KINDS[storedColumn(store, column).spec.kind].facet;
+    const rows = (filters.get(filterCacheKey(columns[i])) as { step: FilterStep }).step.estimatedRows;
+    cost += shape === "range" ? COST.SEARCH : Math.min(rows * COST.COLUMN_WORK, words * COST.BITMAP_WORD + rows * COST.WALK_ROW);
+  }
+  return { query, filters, estimatedCost: cost };
+}
+
+/**
+ * Answers a facets request (facets.ts module comment). Each column's filter (all filters but
+ * its own, within the request's scope) is evaluated once through the engine's filter cache, so
+ * columns without a filter of their own share one.
  */
 export function computeFacets(engine: Engine, query: FacetQuery): FacetsAnswer {
-  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return computeLiveFacets(engine as Engine & { live: DeltaVersion }, query);
+  return finish(facetsWork(engine, planFacets(engine, query)));
+}
+
+/**
+ * Runs a facets plan ({@link planFacets}) as work that pauses between pieces (bits/work.ts): each
+ * filter's evaluation in pieces, then one column's facet at a time.
+ */
+export function* facetsWork(engine: Engine, plan: FacetsPlan): Work<FacetsAnswer> {
+  const results = new Map<string, FilterResult>();
+  for (const [key, { step }] of plan.filters) {
+    results.set(key, yield* runFilter(engine, step, key, false));
+    yield;
+  }
+  const resultOf = (predicate: Predicate | null): FilterResult => results.get(filterCacheKey(predicate)) as FilterResult;
+  if (engine.live !== null && (engine.live.rows > 0 || engine.live.deaths > 0)) return yield* computeLiveFacets(engine as Engine & { live: DeltaVersion }, plan.query, resultOf);
+  const query = plan.query;
   const store = engine.store;
-  const total = membersOf(store, filterResultOf(engine, withinScope(query.scope, query.filter))).count;
+  const { whole, scope: scopePredicate, columns } = facetPredicates(query);
+  const total = membersOf(store, resultOf(whole)).count;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
   // a listed text value is shown as a row of the scope writes it (the rows outside it are not the client's)
-  const scope = query.scope === null || query.scope === undefined ? null : filterResultOf(engine, query.scope);
+  const scope = scopePredicate === null ? null : resultOf(scopePredicate);
   const inScope = scope === null ? null : (row: number) => baseHas(store, scope, row);
   const facets: Record<string, Facet> = {};
-  for (const column of query.columns) {
-    const result = filterResultOf(engine, withinScope(query.scope, withoutColumn(query.filter, column)));
-    facets[column] = facetOf(store, column, result, query.limit, needle, inScope);
+  for (const [i, column] of query.columns.entries()) {
+    facets[column] = facetOf(store, column, resultOf(columns[i]), query.limit, needle, inScope);
+    yield;
   }
   return { facets, total };
 }
@@ -94,13 +161,12 @@ function facetOf(store: Store, id: string, result: FilterResult, limit: number, 
   const column = storedColumn(store, id);
   if (store.partition !== null && store.partition.column === id) return partitionFacet(store, column, result, limit, needle);
   const members = membersOf(store, result);
-  const kind = column.spec.kind;
-  if (kind === "text" && column.key) return keyTextFacet(store, column, members, limit, needle);
-  if (kind === "text") return textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string, inScope);
-  if (kind === "enum" || kind === "boolean") return codedFacet(store, column, members, limit, needle);
-  if (kind === "number" && column.key) return keyFacet(store, column, members);
-  if (kind === "number" || kind === "date" || kind === "datetime") return rangeFacet(store, column, members);
-  throw new Error(`internal: no facet for column "${id}" of kind ${kind}`);
+  // the kind's facet shape (src/kinds: `facet`) and the column's role say how it is counted
+  const shape = KINDS[column.spec.kind].facet;
+  if (shape === "values") return column.key ? keyTextFacet(store, column, members, limit, needle) : textFacet(store, textView(column), members, limit, needle, (row) => recordAt(store, row)[id] as string, inScope);
+  if (shape === "codes") return codedFacet(store, column, members, limit, needle);
+  if (shape === "range") return column.key ? keyFacet(store, column, members) : rangeFacet(store, column, members);
+  throw new Error(`internal: no facet for column "${id}" of kind ${column.spec.kind}`);
 }
 
 /** The members of a filter result: a mask's shared bitmap, a match set's exact bitmap or rows. */

@@ -19,30 +19,38 @@ import { withinScope, withoutColumn } from "../query/columns.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { ColumnKind } from "../schema/kinds.ts";
 import { type Store, storedColumn } from "../store/types.ts";
-import { type Engine, filterResultOf, liveFilter } from "./execute.ts";
+import { type Engine, liveFilter } from "./execute.ts";
+import type { Predicate } from "../query/types.ts";
+import type { Work } from "../bits/work.ts";
+import type { FilterResult } from "./row-set.ts";
 import { type Facet, type FacetsAnswer, TopCounts, codedCounts, codedListing, forEachMember, membersOf, partitionCountsOf, textCounts, textView, valueExtent } from "./facets.ts";
 import { type LiveFilter, baseHas, deadRowsOf } from "./live-rows.ts";
 import { liveComparator } from "./live-order.ts";
 
 const encoder = new TextEncoder();
 
-/** Answers a facets request over the engine's live rows (see the module comment). */
-export function computeLiveFacets(engine: Engine & { live: DeltaVersion }, query: FacetQuery): FacetsAnswer {
+/**
+ * Answers a facets request over the engine's live rows (see the module comment), one column at a
+ * time (pausing between them), from the base's results of its filters (facets.ts `facetsWork`).
+ * @param resultOf the base's rows of each filter the request reads (by predicate)
+ */
+export function* computeLiveFacets(engine: Engine & { live: DeltaVersion }, query: FacetQuery, resultOf: (filter: Predicate | null) => FilterResult): Work<FacetsAnswer> {
   const whole = withinScope(query.scope, query.filter);
-  const total = liveFilter(engine, whole, filterResultOf(engine, whole)).total;
+  const total = liveFilter(engine, whole, resultOf(whole)).total;
   const needle = query.search === null || query.search === "" ? null : fold(query.search);
   // a listed text value is shown as a live row of the scope writes it (the rows outside it are not the client's)
   let inScope: ((row: number) => boolean) | null = null;
   if (query.scope !== null && query.scope !== undefined) {
-    const scope = liveFilter(engine, query.scope, filterResultOf(engine, query.scope));
+    const scope = liveFilter(engine, query.scope, resultOf(query.scope));
     const n = engine.store.rowCount;
     inScope = (row) => (row >= n ? sortedHas(scope.delta, row) : baseHas(engine.store, scope.base, row));
   }
   const facets: Record<string, Facet> = {};
   for (const column of query.columns) {
     const filter = withinScope(query.scope, withoutColumn(query.filter, column));
-    const live = liveFilter(engine, filter, filterResultOf(engine, filter));
+    const live = liveFilter(engine, filter, resultOf(filter));
     facets[column] = liveFacetOf(engine.live, column, live, query.limit, needle, inScope);
+    yield;
   }
   return { facets, total };
 }
@@ -66,7 +74,9 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
   const delta = version.delta.columns.get(id) as DeltaColumn;
   const kind = column.spec.kind;
   const n = store.rowCount;
-  if (kind === "enum" || kind === "boolean") {
+  // the kind's facet shape (src/kinds: `facet`) and the column's role say how it is counted
+  const shape = KINDS[kind].facet;
+  if (shape === "codes") {
     const partitioned = store.partition !== null && store.partition.column === id;
     const counts = partitioned ? partitionCountsOf(store, live.base) : codedCounts(store, column, membersOf(store, live.base));
     const rankOf = partitioned ? (store.partition?.codes as Uint8Array) : (column.rankByRow as Uint32Array);
@@ -85,9 +95,8 @@ function liveFacetOf(version: DeltaVersion, id: string, live: LiveFilter, limit:
     }
     return codedListing(column, counts, limit, needle, extra);
   }
-  if (kind === "text" && column.key) return keyTextFacet(version, column, delta, live, limit, needle);
-  if (kind === "text") return textFacet(version, column, delta, live, limit, needle, inScope);
-  if (kind === "number" || kind === "date" || kind === "datetime") {
+  if (shape === "values") return column.key ? keyTextFacet(version, column, delta, live, limit, needle) : textFacet(version, column, delta, live, limit, needle, inScope);
+  if (shape === "range") {
     const extent = valueExtent(store, column, membersOf(store, live.base), version.baseDead);
     let { min, max, nulls } = extent;
     for (const row of live.delta) {

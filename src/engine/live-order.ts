@@ -22,7 +22,7 @@ import { collator } from "../collation/collation.ts";
 import type { SortKey } from "../query/types.ts";
 import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { compareKeys, deltaRanks } from "../live/delta.ts";
-import { type Store, allCodes, storedColumn } from "../store/types.ts";
+import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
 import type { LiveFilter } from "./live-rows.ts";
 import type { Overlay } from "./merged-walk.ts";
@@ -388,6 +388,35 @@ export function liveSegments(version: DeltaVersion, live: LiveFilter, keys: Sort
   for (const overlay of overlays) placed += overlay.rows.length;
   if (placed !== live.delta.length) return null;
   return { segments, overlays };
+}
+
+/** Per version: whether a filter's changed rows are each placed in a segment of an order, by filter key, sort and mask. */
+const walkables = new WeakMap<DeltaVersion, Map<string, boolean>>();
+
+/**
+ * True when every row of Δ⁺ (`delta`, {@link liveDeltaRows}) has its place in a segment of
+ * `keys`' order over the codes of `mask` ({@link liveSegments} not null): the planner's test of
+ * whether a live window can walk that order (else it sorts). Placement reads the changed rows
+ * only, never the base's rows of the filter; kept per version.
+ * @param id what names the filter (its cache key) in the per-version memo
+ */
+export function liveWalkable(version: DeltaVersion, delta: Uint32Array, id: string, keys: SortKey[], mask: number): boolean {
+  let memo = walkables.get(version);
+  if (memo === undefined) {
+    memo = new Map();
+    walkables.set(version, memo);
+  }
+  const key = `${id}|${JSON.stringify(keys)}|${mask}`;
+  let walkable = memo.get(key);
+  if (walkable === undefined) {
+    const groups = partitionCounts(version.delta.base).length;
+    // placement alone: no base rows (no tombstoned matches to count)
+    const placement: LiveFilter = { base: { kind: "codes", mask: 0 }, deadCounts: new Uint32Array(groups), deadTotal: 0, delta, total: delta.length };
+    walkable = liveSegments(version, placement, keys, mask) !== null;
+    if (memo.size >= 4096) memo.clear();
+    memo.set(key, walkable);
+  }
+  return walkable;
 }
 
 /** The base rows of a filter result that are live (not in `dead`, the tombstones), ascending. */

@@ -296,16 +296,28 @@ export function liveFilterOf(version: DeltaVersion, base: FilterResult, filter: 
   }
   const cached = cache.get(key);
   if (cached !== undefined && cached.base === base) return cached;
-  const delta = version.delta;
-  const store = delta.base;
-  const n = store.rowCount;
-  const pass = filter === null ? null : passOf(delta, filter, key, version.rows);
-  const rows: number[] = [];
-  for (let d = 0; d < version.rows; d++) if ((pass === null || pass[d] === 1) && !deltaRowDead(version, d)) rows.push(n + d);
-  const live: LiveFilter = { base, deadCounts: new Uint32Array(0), deadTotal: 0, delta: Uint32Array.from(rows), total: 0 };
+  const store = version.delta.base;
+  const rows = liveDeltaRows(version, filter, key);
+  const live: LiveFilter = { base, deadCounts: new Uint32Array(0), deadTotal: 0, delta: rows, total: 0 };
   live.deadCounts = deadCountsOf(version, base, () => live);
   for (const count of live.deadCounts) live.deadTotal += count;
   live.total = countOf(store, base) - live.deadTotal + rows.length;
   cache.set(key, live, live.deadCounts.byteLength + live.delta.byteLength + 128 + 2 * key.length);
   return live;
+}
+
+/**
+ * Δ⁺ of a filter in `version`: its live delta rows that pass it, as extended row numbers (N +
+ * local), ascending; O(changed rows), the base not read — what the planner needs to know where
+ * they are placed before the filter runs.
+ * @param filter the predicate (null: every row)
+ * @param key the filter's cache key ("" for null)
+ */
+export function liveDeltaRows(version: DeltaVersion, filter: Predicate | null, key: string): Uint32Array {
+  const delta = version.delta;
+  const n = delta.base.rowCount;
+  const pass = filter === null ? null : passOf(delta, filter, key, version.rows);
+  const rows: number[] = [];
+  for (let d = 0; d < version.rows; d++) if ((pass === null || pass[d] === 1) && !deltaRowDead(version, d)) rows.push(n + d);
+  return Uint32Array.from(rows);
 }

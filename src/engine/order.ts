@@ -6,6 +6,7 @@
  * number), ascending, or descending for a descending last key: its exact reverse (docs/api.md
  * "The key").
  */
+import { KINDS } from "../kinds/registry.ts";
 import type { SortKey } from "../query/types.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { type Store, allCodes, partitionCounts, storedColumn } from "../store/types.ts";
@@ -78,7 +79,7 @@ export function normalizeSort(store: Store, keys: readonly SortKey[]): SortKey[]
     let repeated = false;
     for (let i = 0; i < out.length; i++) if (out[i].column === k.column) repeated = true;
     if (repeated) continue;
-    const absolute = k.absolute && storedColumn(store, k.column).spec.kind === "number";
+    const absolute = k.absolute && KINDS[storedColumn(store, k.column).spec.kind].absoluteSort;
     out.push({ column: k.column, direction: k.direction, absolute });
     if (k.column === key) break;
   }
@@ -293,6 +294,38 @@ export function windowRows(
   }
   // a full window is the array itself (a subarray costs a view object)
   return { rows: k === limit ? out : out.subarray(0, k), checkpoint };
+}
+
+/**
+ * {@link windowRows} in pieces (bits/work.ts): the walk to the window's start advanced
+ * `matchesPerPiece` matches at a time, each piece resumed at the checkpoint the last one left
+ * (its run's start) and followed by a pause, then the window itself from the last checkpoint —
+ * the rows one walk reads, give or take a run per piece, never more than a piece between pauses.
+ * @param matchesPerPiece matches a piece advances (> 0): about {@link PIECE} rows walked at the
+ *   match set's selectivity
+ */
+export function* windowRowsWork(
+  store: Store,
+  segments: Segment[],
+  filter: FilterResult,
+  offset: number,
+  limit: number,
+  resume: Checkpoint | null,
+  matchesPerPiece: number,
+  live: LiveWalk | null = null,
+): Work<{ rows: Uint32Array; checkpoint: Checkpoint | null }> {
+  let from = resume !== null && offset >= resume.before ? resume : null;
+  let at = from?.before ?? 0;
+  while (offset - at > matchesPerPiece) {
+    at += matchesPerPiece;
+    const piece = windowRows(store, segments, filter, at, 1, from, live);
+    if (piece.checkpoint !== null) from = piece.checkpoint;
+    // past the last match: the window is empty
+    if (piece.rows.length === 0) return { rows: new Uint32Array(0), checkpoint: from };
+    yield;
+  }
+  const window = windowRows(store, segments, filter, offset, limit, from, live);
+  return { rows: window.rows, checkpoint: window.checkpoint ?? from };
 }
 
 /**

@@ -130,8 +130,10 @@ export type WindowStep = StepBase & {
   /** The normalized sort keys. */
   keys: SortKey[];
   children: [FilterStep];
-  /** Over a live replica's changes: what the base's rows were merged with (docs/live-replicas.md §4), set when run. */
+  /** Over a live replica's changes: what the base's rows are merged with (docs/live-replicas.md §4); analyze adds how many match. */
   changes?: string;
+  /** `cachedOrder`: the cached order the planner found (every match sorted), held so an eviction meanwhile changes nothing. */
+  ordered?: Uint32Array;
 };
 
 /** A step as explain prints it (docs/api.md "Explain"). */

@@ -65,20 +65,33 @@ export const COST = {
  */
 export const DEFER_ABOVE = 100_000;
 
-/**
- * When a walk, priced with the real match count once the filter ran, costs more than this many
- * times the sort of the matches, the window sorts instead: the one choice the executor revisits,
- * because a filter's row estimate can be far off (an AND of columns assumed independent).
- */
-export const WALK_REGRET = 4;
-
 /** What the planner may look up besides the store: the engine's caches, without touching recency. */
 export interface PlanContext {
   store: Store;
   /** The cached result of a filter, by its cache key; undefined when absent. */
   cachedFilter(key: string): FilterResult | undefined;
-  /** True when the order cache holds the matches of `filterKey` sorted by `keys`. */
-  cachedOrder(filterKey: string, keys: readonly SortKey[]): boolean;
+  /** Every match of `filterKey` sorted by `keys` when the order cache holds them (length = matches), else undefined. */
+  cachedOrder(filterKey: string, keys: readonly SortKey[]): Uint32Array | undefined;
+  /** The estimated cost of the walks of `filterKey` by `keys` run so far, in cost units (0 for none). */
+  walked(filterKey: string, keys: readonly SortKey[]): number;
+  /** Which op orders a filtered window on a match set: chosen by cost, or forced (tests). */
+  force: "auto" | "walk" | "sort";
+  /** A live replica's changes (docs/live-replicas.md §4), or null for a snapshot alone. */
+  live: LivePlanContext | null;
+}
+
+/** What the planner asks of a live replica's version (execute.ts makes it per version). */
+export interface LivePlanContext {
+  /** What explain says the window merges with: the version's changed and replaced rows. */
+  changes: string;
+  /** The version's order cache entry: every match of `filterKey` sorted by `keys` (extended rows), else undefined. */
+  cachedOrder(filterKey: string, keys: readonly SortKey[]): Uint32Array | undefined;
+  /**
+   * True when the changed rows passing `filter` each have their place in a segment of `keys`'
+   * order over the codes of `mask` (live-order.ts `liveWalkable`): a window can walk that
+   * order merged with them; else it sorts. O(changed rows), kept per version.
+   */
+  walkable(filter: Predicate | null, filterKey: string, keys: SortKey[], mask: number): boolean;
 }
 
 /** Bitmap words over the store's rows. */
@@ -382,7 +395,8 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
   const ranked: TermStep["ranked"] = [];
   let enumRows = 0;
   for (const column of searched) {
-    if (column.key || column.spec.kind !== "enum") continue;
+    // the key and the columns the search index covers are read through its lists
+    if (column.key || KINDS[column.spec.kind].searchIndexed) continue;
     const step = planColumnTest(store, column, contains);
     if (step.op === "none") continue;
     // an enum value of every row holds the term
@@ -393,7 +407,9 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
       enumRows += step.estimatedRows;
       continue;
     }
-    const pass = (KINDS.enum.passingRanks as NonNullable<typeof KINDS.enum.passingRanks>)(column, contains);
+    const passingRanks = KINDS[column.spec.kind].passingRanks;
+    if (passingRanks === null) continue;
+    const pass = passingRanks(column, contains);
     const rows = passingRows(column, pass);
     if (rows === 0) continue;
     ranked.push({ column, pass });
@@ -600,8 +616,8 @@ export function gatherCost(matches: number, keys: readonly SortKey[]): number {
 
 /**
  * How a filtered window on a match set is ordered: the walk of the first key's order or the sort
- * of every match, whichever costs less for `matches` rows (estimated at plan time, exact when
- * the executor revisits the choice with {@link WALK_REGRET}).
+ * of every match, whichever costs less for `matches` rows (the planner's estimate, or the exact
+ * count of a cached filter result; the executor does not revisit it).
  * @param mask the partition codes the matches are restricted to
  */
 export function windowChoice(store: Store, windowEnd: number, mask: number, matches: number, keys: readonly SortKey[]): { op: "walk" | "sort"; cost: number } {
@@ -611,7 +627,7 @@ export function windowChoice(store: Store, windowEnd: number, mask: number, matc
 }
 
 /** The partition codes a filter step restricts its rows to (every code unless it is a partition step or a cached mask). */
-function stepMask(store: Store, step: FilterStep): number {
+export function stepMask(store: Store, step: FilterStep): number {
   if (step.op === "partition") return step.mask;
   if (step.op === "cached") return step.result.kind === "codes" ? step.result.mask : step.result.kind === "set" ? step.result.set.mask : allCodes(store);
   if (step.op === "and") {
@@ -622,9 +638,60 @@ function stepMask(store: Store, step: FilterStep): number {
   return allCodes(store);
 }
 
-/** True when a filter step gives every row or the rows of some partition codes (no match set): the window is a slice. */
-function givesCodes(step: FilterStep): boolean {
-  return step.op === "all" || step.op === "partition" || (step.op === "cached" && step.result.kind !== "set");
+/**
+ * The partition codes whose every row a filter step gives, when it gives no match set (every
+ * row: all codes; no row: 0), else null — what evaluating it yields (evaluate.ts: a mask node or
+ * a set node), known from the step's shape. A window over a mask is a slice of a stored order.
+ * A search of several terms held by partition values alone may still evaluate to a mask (the
+ * executor then walks the order over it, every row matching: the slice's rows and work).
+ */
+export function codesOf(store: Store, step: FilterStep): number | null {
+  const every = allCodes(store);
+  switch (step.op) {
+    case "all":
+      return every;
+    case "none":
+      return 0;
+    case "partition":
+      return step.mask & every;
+    case "cached":
+      return step.result.kind === "all" ? every : step.result.kind === "codes" ? step.result.mask & every : null;
+    case "not": {
+      const child = codesOf(store, step.children[0]);
+      return child === null ? null : every & ~child;
+    }
+    case "and": {
+      let mask = every;
+      let set = false;
+      for (const child of step.children) {
+        const m = codesOf(store, child);
+        if (m === null) set = true;
+        else mask &= m;
+        if (m !== null && mask === 0) return 0;
+      }
+      return set ? null : mask;
+    }
+    case "or": {
+      let mask = 0;
+      const masks = step.children.map((c) => codesOf(store, c));
+      if (masks.some((m) => m !== null && (m & every) === every)) return every;
+      // only empty masks: merged as an empty row list (evaluate.ts mergeSparse)
+      if (masks.every((m) => m === 0)) return null;
+      for (const m of masks) {
+        if (m === null) return null;
+        mask |= m;
+      }
+      return mask;
+    }
+    case "search": {
+      const terms = step.children;
+      if (terms.length === 0) return every;
+      const t = terms[0];
+      return terms.length === 1 && t.lists.length === 0 && t.ranked.length === 0 ? t.codes & every : null;
+    }
+    default:
+      return null;
+  }
 }
 
 /** A query's plan (plan.ts): the root window step over the filter step, and the cache keys the executor files results under. */
@@ -650,21 +717,37 @@ export function planQuery(context: PlanContext, query: Query): QueryPlan {
   const windowEnd = query.offset + query.limit;
   const rows = Math.max(0, Math.min(query.limit, matches - query.offset));
   const mask = stepMask(store, filter);
+  const codes = codesOf(store, filter);
+  const live = context.live;
+  const slice = COST.CONSTANT + rows * COST.WINDOW_ROW;
   let op: WindowOp;
-  let cost: number;
-  if (givesCodes(filter) || filter.op === "none") {
-    op = "slice";
-    cost = COST.CONSTANT + rows * COST.WINDOW_ROW;
-  } else if (context.cachedOrder(filterKey, keys)) {
-    op = "cachedOrder";
-    cost = COST.CONSTANT + rows * COST.WINDOW_ROW;
-  } else if (isKeyOrder(store, keys)) {
+  let cost = slice;
+  // a snapshot's window over a mask, whatever is cached: a slice (a live window merges the changes)
+  const ordered = live === null && codes !== null ? undefined : (live ?? context).cachedOrder(filterKey, keys);
+  if (live === null && codes !== null) op = "slice";
+  else if (ordered !== undefined) op = "cachedOrder";
+  else if (codes !== null) {
+    // a live replica: a slice of each segment merged with its changed rows, if each has a place
+    op = (live as LivePlanContext).walkable(query.filter, filterKey, keys, codes) ? "slice" : "sort";
+    if (op === "sort") cost = gatherCost(matches, keys);
+  } else if (isKeyOrder(store, keys) && context.force !== "walk") {
     op = "keyOrder";
     cost = COST.CONSTANT + Math.min(windowEnd, matches) * COST.WINDOW_ROW;
   } else {
     const choice = windowChoice(store, windowEnd, mask, matches, keys);
-    op = choice.op;
-    cost = choice.cost;
+    op = context.force === "auto" ? choice.op : context.force;
+    cost = op === "walk" ? walkCost(windowEnd, rowsInMask(store, mask), matches) : gatherCost(matches, keys);
+    // windows of one filter and sort asked again and again (random depths, other tenants' turns
+    // in between): once their walks would have cost more than sorting every match, sort and keep
+    // the order (at most twice the cheaper of the two, whatever comes next)
+    if (context.force === "auto" && op === "walk" && live === null && context.walked(filterKey, keys) + cost > gatherCost(matches, keys)) {
+      op = "sort";
+      cost = gatherCost(matches, keys);
+    }
+    if (op === "walk" && live !== null && !live.walkable(query.filter, filterKey, keys, mask)) {
+      op = "sort";
+      cost = gatherCost(matches, keys);
+    }
   }
   const root: WindowStep = {
     op,
@@ -677,5 +760,7 @@ export function planQuery(context: PlanContext, query: Query): QueryPlan {
     estimatedRows: rows,
     estimatedCost: filter.estimatedCost + cost,
   };
+  if (op === "cachedOrder") root.ordered = ordered;
+  if (live !== null) root.changes = live.changes;
   return { root, filter: query.filter, filterKey };
 }

@@ -76,7 +76,7 @@ export const ENUM_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
-    facet: "values",
+    facet: "codes",
     convert: convertEnum,
     getFormDoc: () => "A value, or a comma list meaning any of them; any case.",
     filterTypes: ["text", "set"],
@@ -106,7 +106,7 @@ export const BOOLEAN_KIND: KindModule = orderedKind(
     valuesOf: codesOf,
   },
   {
-    facet: "values",
+    facet: "codes",
     convert: convertBoolean,
     getFormDoc: () => '"true" or "false", any case; "true,false" is either.',
     filterTypes: ["text", "set"],

@@ -31,6 +31,7 @@ export const JSON_KIND: KindModule = {
   kind: "json",
   facet: null,
   sortable: false,
+  absoluteSort: false,
   searchable: false,
   searchIndexed: false,
   key: null,

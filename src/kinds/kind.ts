@@ -298,11 +298,12 @@ export interface KeyRole {
 
 /**
  * The shape of a column's facet (docs/api.md "Facets"): `range` — the smallest and largest
- * matching value and the null count (number, date, datetime); `values` — the matching values
- * listed with their counts, most frequent first (enum, boolean, text). Null for a kind that has
- * no facet (json: a facet on it is a 400).
+ * matching value and the null count (number, date, datetime); `codes` and `values` — the
+ * matching values listed with their counts, most frequent first, counted by each row's rank code
+ * (enum, boolean: few values) or by each matching row's text (text). Null for a kind that has no
+ * facet (json: a facet on it is a 400).
  */
-export type FacetShape = "range" | "values" | null;
+export type FacetShape = "range" | "codes" | "values" | null;
 
 /** One column kind as a module. */
 export interface KindModule {
@@ -311,6 +312,8 @@ export interface KindModule {
   facet: FacetShape;
   /** False for `json` only (docs/api.md: sorting a json column is a 400). */
   sortable: boolean;
+  /** True when AG Grid's `absolute` sort type orders the kind's values by magnitude (number); ignored for the others (docs/api.md "Ordering"). */
+  absoluteSort: boolean;
   /** True for the kinds a search term looks into (docs/api.md "Global search": text and enum columns, and the key). */
   searchable: boolean;
   /**

@@ -50,6 +50,7 @@ export const NUMBER_KIND: KindModule = orderedKind(
   },
   {
     facet: "range",
+    absoluteSort: true,
     convert: (raw, spec) => convertDoubles(raw, spec, parseNumberText, explainNumberText),
     filterTypes: ["text", "number", "set"],
     searchable: false,

@@ -436,6 +436,8 @@ export function orderedKind(
     | "postgresValue"
     | "postgresTypes"
   > & {
+    /** AG Grid's `absolute` sort by magnitude (default false; the number kind's). */
+    absoluteSort?: boolean;
     /** Builds the column (default {@link buildOrdered}); the number kind adds a key's trigram lists. */
     build?: KindModule["build"];
     /** What a column of the kind does as the key, and the parts a key sets (default: none, for a kind that cannot be the key). */
@@ -444,10 +446,11 @@ export function orderedKind(
     partitionValues?: KindModule["partitionValues"];
   },
 ): KindModule {
-  const { build, key, partitionValues, ...described } = rest;
+  const { build, key, partitionValues, absoluteSort, ...described } = rest;
   return {
     kind,
     sortable: true,
+    absoluteSort: absoluteSort ?? false,
     searchIndexed: false,
     valueType: "double",
     key: key?.role ?? null,

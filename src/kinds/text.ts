@@ -314,6 +314,7 @@ export const TEXT_KIND: KindModule = {
   kind: "text",
   facet: "values",
   sortable: true,
+  absoluteSort: false,
   searchable: true,
   searchIndexed: true,
   key: stringsKey((converted) => converted as TextColumn),

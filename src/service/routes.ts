@@ -5,11 +5,11 @@
  * (docs/api.md "Any users table: the schema"), facets (docs/api.md "Facets"), export (docs/api.md
  * "Export") and explain (docs/api.md "Explain"), GET and POST.
  */
-import { extraRecords, filterCost, filterResultWork, printPlan, rowCountOf } from "../engine/execute.ts";
-import { exportCost, openExportWork } from "../engine/export.ts";
-import { computeFacets } from "../engine/facets.ts";
-import { printScoped } from "../engine/plan.ts";
-import { withinScope, withoutColumn } from "../query/columns.ts";
+import { extraRecords, rowCountOf } from "../engine/execute.ts";
+import { exportWork, planExport } from "../engine/export.ts";
+import { facetsWork, planFacets } from "../engine/facets.ts";
+import { printScoped, printStep } from "../engine/plan.ts";
+import type { QueryPlan } from "../engine/planner.ts";
 import { type ExportRequest, parseExportGet, parseExportPost } from "../query/export.ts";
 import { type FacetQuery, parseFacetsGet, parseFacetsPost } from "../query/facets.ts";
 import { type GetRequest, parseGetQuery } from "../query/get.ts";
@@ -82,19 +82,14 @@ export const schemaGet: QueryRoute<null> = {
 
 /**
  * Facets, GET or POST: per column, counts or the range over the rows matching every filter
- * but the column's own, within the role's rows. The filters are evaluated into the filter cache
- * (in slices when expensive), then counted from there.
+ * but the column's own, within the role's rows. One plan (engine/facets.ts `planFacets`): its
+ * cost decides whether it waits its turn, and the same plan runs, in pieces.
  */
 function facetsAnswer(call: Call, facets: FacetQuery): Response | Promise<Response> {
   const { engine } = call;
-  const scoped = call.scopeFacets(facets);
-  const filters = [withinScope(scoped.scope, scoped.filter), ...scoped.columns.map((column) => withinScope(scoped.scope, withoutColumn(scoped.filter, column)))];
-  if (scoped.scope !== null && scoped.scope !== undefined) filters.push(scoped.scope);
-  let cost = 0;
-  for (const filter of filters) cost += filterCost(engine, filter);
-  return call.scheduled(cost, function* () {
-    for (const filter of filters) yield* filterResultWork(engine, filter);
-    return facetsResponse(computeFacets(engine, scoped), call.etag, call.version, call.coding);
+  const plan = planFacets(engine, call.scopeFacets(facets));
+  return call.scheduled(plan.estimatedCost, function* () {
+    return facetsResponse(yield* facetsWork(engine, plan), call.etag, call.version, call.coding);
   });
 }
 
@@ -124,11 +119,11 @@ export const facetsPost: QueryRoute<FacetQuery> = {
 /** Export, GET or POST: the match set made within the role's rows (queued when expensive), then streamed, cut to its columns. */
 function exportAnswer(call: Call, parsed: ExportRequest): Response | Promise<Response> {
   const { engine, request } = call;
-  const query = call.scope(parsed.query);
+  const plan = planExport(engine, call.scope(parsed.query));
   const gzip = acceptsGzip(request.headers.get("accept-encoding"));
   const shape = { version: call.version, file: call.tagVersion, schema: call.schema, projection: call.projection, extra: extraRecords(engine) };
-  return call.scheduled(exportCost(engine, query), function* () {
-    const cursor = yield* openExportWork(engine, query);
+  return call.scheduled(plan.estimatedCost, function* () {
+    const cursor = yield* exportWork(engine, plan);
     return exportResponse(engine.store, cursor, parsed.format, call.etag, gzip, call.logger, call.resource, shape);
   });
 }
@@ -160,7 +155,7 @@ export const exportPost: QueryRoute<ExportRequest> = {
 
 /**
  * Explain, GET or POST: the listing's request parsed by the listing's parser, and the plan the
- * listing would run — the same plan, printed by the engine (engine/execute.ts `printPlan`);
+ * listing would run — the same plan, printed by the engine (engine/plan.ts `printStep`: over a live replica's changes, what its window merges with);
  * with analyze it runs first (queued like the listing when expensive) and every step carries
  * its rows and milliseconds. A role's own filter is not shown; a role limited to some rows or
  * columns is shown its window alone (engine/plan.ts `printScoped`: nothing the whole table decides).
@@ -169,12 +164,12 @@ function explainAnswer(call: Call, query: Query, analyze: boolean): Response | P
   const { engine } = call;
   // the query as the role asked it (its search restricted to its columns; the role's own filter is not the client's)
   const printed = printQuery(call.schema, call.asked(query));
-  const respondWith = (plan: Parameters<typeof printPlan>[1], ran: boolean) => {
-    const steps = call.seesAll ? printPlan(engine, plan, ran) : printScoped(plan.root);
+  const respondWith = (plan: QueryPlan) => {
+    const steps = call.seesAll ? printStep(plan.root) : printScoped(plan.root);
     return explainResponse({ query: printed, plan: steps }, call.etag, call.version, call.coding);
   };
-  if (!analyze) return respondWith(call.plan(query), false);
-  return call.run(query, true, (_page, plan) => respondWith(plan, true));
+  if (!analyze) return respondWith(call.plan(query));
+  return call.run(query, true, (_page, plan) => respondWith(plan));
 }
 
 /** GET explain: GET listing's parameters and `analyze`; a weak `ETag`, 304s unless analyze asks for a run. */

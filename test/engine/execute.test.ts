@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { popcount32 } from "../../src/bits/bitmap.ts";
-import { createEngine, executeQuery, filterCacheKey } from "../../src/engine/execute.ts";
+import { createEngine, executeQuery, filterCacheKey, filterResultOf } from "../../src/engine/execute.ts";
+import { buildSegments, normalizeSort, windowRowsWork } from "../../src/engine/order.ts";
+import { type FilterResult, matchRows } from "../../src/engine/row-set.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/generate/record.ts";
 import { singleCode } from "../../src/engine/row-set.ts";
@@ -17,6 +19,13 @@ function run(engine: ReturnType<typeof createEngine>, query: Query): { rows: Use
 }
 
 const ids = (rows: UserRecord[]) => rows.map((r) => r.id);
+
+/** A bitmap over `rowCount` rows holding `rows`. */
+function bitmapOf(rowCount: number, rows: Uint32Array): Uint32Array {
+  const bits = new Uint32Array((rowCount + 31) >>> 5);
+  for (const row of rows) bits[row >>> 5] |= 1 << (row & 31);
+  return bits;
+}
 
 /** A text test on a column, as the registry compiles an AG Grid text model. */
 const text = (column: string, type: "contains" | "notBlank", value: string): Predicate => ({ kind: "column", column, test: { op: "text", type, value } });
@@ -48,6 +57,38 @@ describe("engine against the naive oracle", () => {
       );
     }, 120_000);
   }
+
+  test("a walk in pieces (order.ts windowRowsWork) gives the window one walk gives, pausing between its pieces", () => {
+    fc.assert(
+      fc.property(
+        recordsArb.chain((records) => fc.tuple(fc.constant(records), fc.array(queryArb(records), { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 40 }))),
+        ([records, queries, perPiece]) => {
+          const store = buildStoreFromRecords(records);
+          const engine = createEngine(store);
+          for (const query of queries) {
+            const result = filterResultOf(engine, query.filter);
+            // the walks that run in pieces are of match sets (a mask's rows are a slice)
+            if (result.kind !== "set" || query.offset >= result.set.count) continue;
+            const keys = normalizeSort(store, query.sort);
+            // a walk tests an exact bitmap of the matches
+            const filter: FilterResult = { kind: "set", set: { ...result.set, bits: bitmapOf(store.rowCount, matchRows(store, result.set)), bitsExact: true, sharedBits: false, rows: null, list: null } };
+            const work = windowRowsWork(store, buildSegments(store, keys, result.set.mask), filter, query.offset, query.limit, null, perPiece);
+            let pauses = 0;
+            let step = work.next();
+            while (step.done !== true) {
+              pauses++;
+              step = work.next();
+            }
+            const expected = naiveQuery(records, query);
+            expect(Array.from(step.value.rows, (row) => (recordAt(store, row) as unknown as UserRecord).id)).toEqual(ids(expected.rows));
+            // one pause per piece of the walk to the window's start
+            expect(pauses).toBe(Math.max(0, Math.ceil(query.offset / perPiece) - 1));
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  }, 120_000);
 
   test("records come back exactly as stored", () => {
     fc.assert(

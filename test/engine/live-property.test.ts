@@ -14,6 +14,7 @@ import { openExport } from "../../src/engine/export.ts";
 import { computeFacets } from "../../src/engine/facets.ts";
 import type { Change, ChangeBatch } from "../../src/live/changes.ts";
 import { lsnText } from "../../src/live/changes.ts";
+import type { PrintedStep } from "../../src/engine/plan.ts";
 import { parseFacetsPost } from "../../src/query/facets.ts";
 import { parsePostBody } from "../../src/query/post.ts";
 import { ALL_PARTS, type StoredColumn, partOf } from "../../src/kinds/kind.ts";
@@ -199,6 +200,47 @@ describe("a live replica's engine against the naive oracle", () => {
         for (const [id, column] of fresh.columns) {
           const other = compacted.columns.get(id) as StoredColumn;
           for (const part of ALL_PARTS) expect({ id, part, data: partOf(other, part) }).toEqual({ id, part, data: partOf(column, part) });
+        }
+      }),
+      { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
+    );
+  }, 300_000);
+
+  test("explain's plan without analyze is the plan that runs: same ops, on the snapshot and on each version", () => {
+    /** A printed plan's ops, columns and indexes, children included: what explain says will run. */
+    type Ops = { op: string; column?: string; index?: string; children?: Ops[] };
+    const opsOf = (step: PrintedStep): Ops => ({ op: step.op, column: step.column, index: step.index, children: step.children?.map(opsOf) });
+    fc.assert(
+      fc.property(caseArb, fc.constantFrom("auto", "walk", "sort"), ({ table, records, batches, bodies }, plan) => {
+        const model = new Map<unknown, TableRecord>(records.map((r) => [r[table.key], r]));
+        let engine = createEngine(buildTableStore(records, table), { plan, cacheBytes: 1 << 30 });
+        let lsn = 0x1000;
+        const check = (): void => {
+          const rows = [...model.values()];
+          for (const b of bodies) {
+            // three blocks: the later ones meet the caches the earlier ones filled
+            for (let block = 0; block < 3; block++) {
+              const startRow = b.startRow + block * b.size;
+              const body = { startRow, endRow: startRow + b.size, sortModel: b.sortModel, filterModel: b.filterModel, quickFilter: b.quickFilter };
+              const { query } = parsePostBody(body, 1000, engine.store.schema);
+              const planned = explain(engine, query, false);
+              expect(planned.page).toBeNull();
+              const ran = explain(engine, query, true);
+              expect(opsOf(ran.plan)).toEqual(opsOf(planned.plan));
+              const page = ran.page as NonNullable<typeof ran.page>;
+              expect({ keys: keysOf(engine.store, page.rows, extraRecords(engine)), total: page.total }).toEqual(oraclePost(rows, table, body));
+              // what ran left what its op leaves: a sort (its order cached for the next block), or no
+              // order (a window past the last match reads no row: nothing to sort)
+              const next = explain(engine, query, false).plan.op;
+              if (ran.plan.op === "cachedOrder" || (ran.plan.op === "sort" && page.rows.length > 0)) expect(next).toBe("cachedOrder");
+              else if (ran.plan.op !== "sort") expect(next).not.toBe("cachedOrder");
+            }
+          }
+        };
+        check();
+        for (const specs of batches) {
+          engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolve(table, model, specs) });
+          check();
         }
       }),
       { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
