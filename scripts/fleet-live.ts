@@ -61,7 +61,7 @@
  * `sh scripts/install-postgres.sh` and `sh scripts/install-fleet-tools.sh`). It is a named
  * scenario, not part of `npm test` (test/live/follow.test.ts covers the same faults without the
  * load). The machinery is scripts/fleet-harness.ts, shared with scripts/fleet-test.ts.
- * Measured figures: bench/results/live-fleet.md.
+ * Measured figures: bench/results/live-fleet.md; with change events, bench/results/live-fleet-events.md.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
