@@ -33,15 +33,23 @@
  *   showing the first tick sent after its last commit; the replicas' own apply rate is summed
  *   from their logs (each batch applied: its changes and milliseconds, at LOG_LEVEL=debug).
  *
+ * - change events (scripts/fleet-events.ts): a listener of `GET /api/users/changes` on each
+ *   replica and one through nginx, each connecting again with `Last-Event-ID` whenever its stream
+ *   ends (a replica killed); the surviving replica's listener is also closed on purpose for a few
+ *   ticks past the middle and must be sent what it missed. A second slot, decoded by PostgreSQL's
+ *   `test_decoding`, records every committed transaction's keys and commit end independently.
+ *
  * At the end the stream stops, a last tick is committed and awaited on both replicas, and each
  * replica's full export (`GET /api/users/export?format=ndjson`, straight to it) is compared, row
  * by row, with the table as PostgreSQL holds it (its values written in the API's formats).
  *
  * Passes when wrk saw no non-2xx answer and no socket error, no reader request failed, no reader
  * saw half a transaction, no replica went back, the kills fell inside the load, both exports equal
- * PostgreSQL's rows, the slot's confirmed LSN advanced, and the publisher stopped on SIGTERM with
- * exit code 0. Freshness is reported (p50, p99, max) over the ticks whose way to both replicas
- * did not cross a kill or the burst, and over all of them. Exits 1 on FAIL.
+ * PostgreSQL's rows, the slot's confirmed LSN advanced, the publisher stopped on SIGTERM with
+ * exit code 0, and every transaction the second slot saw was announced to every listener: the
+ * first `change` event at or past its commit lists all its keys, or is a `"keys": null` refresh. Freshness is reported (p50, p99, max) over the ticks whose way to both replicas
+ * did not cross a kill or the burst, and over all of them; so is commit → the event announcing it
+ * at the listener on each replica (the later of the two). Exits 1 on FAIL.
  *
  *   bun scripts/fleet-live.ts [--rows 200000] [--seconds 60] [--location s3|dir] [--poll 0.25]
  *                             [--rate 500] [--batch-ms 500] [--compact-seconds 20] [--kills both|none]
@@ -53,15 +61,17 @@
  * `sh scripts/install-postgres.sh` and `sh scripts/install-fleet-tools.sh`). It is a named
  * scenario, not part of `npm test` (test/live/follow.test.ts covers the same faults without the
  * load). The machinery is scripts/fleet-harness.ts, shared with scripts/fleet-test.ts.
- * Measured figures: bench/results/live-fleet.md.
+ * Measured figures: bench/results/live-fleet.md; with change events, bench/results/live-fleet-events.md.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
+import { lsnValue } from "../src/live/changes.ts";
 import { prng } from "../bench/datasets.ts";
 import { cheapMixOf, requestLine } from "../bench/http.ts";
+import { type Announcement, type CommittedTransaction, type Oracle, checkAnnounced, createOracle, pauseListener, startListener, stopListener, versionLsn } from "./fleet-events.ts";
 import { CLI, ROOT, createLog, createUsersTable, freePort, getJson, openFleet, readyId, s, tail, waitFor, wrkSummary } from "./fleet-harness.ts";
 
 const { values } = parseArgs({
@@ -528,6 +538,32 @@ let failed = false;
 let publisher: Subprocess | null = null;
 const publisherLogs: string[] = [];
 const probes: Probe[] = [];
+/** The change event listeners: one on each replica (in the order of `replicas`), then one through nginx. */
+const listeners: ReturnType<typeof startListener>[] = [];
+/** Snapshot id → LSN, as the manifest named them (a version token without `@` is a snapshot's). */
+const snapshots = new Map<string, string>();
+let oracle: Oracle | null = null;
+let watchingManifest = true;
+/** Records each snapshot the manifest names (a compaction publishes a new one), until stopped. */
+async function watchManifest(): Promise<void> {
+  while (watchingManifest) {
+    const m = await fleet.manifest();
+    if (m?.current.lsn !== undefined) snapshots.set(m.current.snapshotId, m.current.lsn);
+    await Bun.sleep(50);
+  }
+}
+/** The latest position a listener has heard a change event of (an LSN's value), or -1. */
+const heardUpTo = (listener: (typeof listeners)[number]) => {
+  let highest = -1;
+  for (const e of listener.events) {
+    if (e.event !== "change") continue;
+    const lsn = versionLsn(e.version, snapshots);
+    if (lsn !== null) highest = Math.max(highest, lsnValue(lsn));
+  }
+  return highest;
+};
+let manifestWatch: Promise<void> = Promise.resolve();
+let releasePause = () => {};
 try {
   await createUsersTable(
     sql,
@@ -575,6 +611,16 @@ try {
   const nginxPort = await fleet.startNginx();
   const base = `http://127.0.0.1:${nginxPort}`;
   log(`nginx on ${nginxPort}`);
+
+  // change events: the oracle slot, then a listener on each replica and one through nginx,
+  // before any change of the stream (each listener's first state is older than every one)
+  oracle = await createOracle(sql, "fleet_oracle", "id", String(TICK_ID), "amount");
+  snapshots.set(first.current.snapshotId, first.current.lsn as string);
+  manifestWatch = watchManifest();
+  for (const r of replicas) listeners.push(startListener(`listener on replica ${r.port}`, `http://127.0.0.1:${r.port}`));
+  listeners.push(startListener("listener through nginx", base));
+  await waitFor("each listener's version event", 600_000, async () => (listeners.every((l) => l.events.length > 0) ? true : null), 10);
+  log("change events: a listener of GET /api/users/changes on each replica and one through nginx; a test_decoding slot records every commit");
 
   // the load: the cheap mix (GET and POST) through nginx
   const [counts] = await sql<{ rows: string; inactive: string }[]>`SELECT count(*)::text AS rows, (count(*) FILTER (WHERE status = 'inactive'))::text AS inactive FROM users`;
@@ -633,6 +679,28 @@ try {
     log(`replica on ${victim.port} killed (SIGKILL ${s(replicaKilled - loadStart)} into the load) and started again: ready after ${s(ready - replicaKilled)} (cold start from ${values.location === "s3" ? "S3" : "the directory"}, the batches after its snapshot applied)`);
   }
 
+  // a listener closed on purpose while the replica applies a few ticks, then connected again with
+  // Last-Event-ID: the replica sends what it missed
+  const pausedListener = listeners[1];
+  let pause: { from: number; to: number } | null = null;
+  {
+    await Bun.sleep(Math.max(0, loadStart + seconds * 650 - Date.now()));
+    const probe = probes[1];
+    const gate = new Promise<void>((resolve) => {
+      releasePause = resolve;
+    });
+    const connections = pausedListener.connections;
+    const from = Date.now();
+    const seenBefore = probe.seen;
+    pauseListener(pausedListener, gate);
+    await waitFor(`3 ticks on replica ${probe.port} while its listener is away`, 600_000, async () => (probe.seen >= seenBefore + 3 ? true : null), 10);
+    const applied = probe.seen - seenBefore;
+    releasePause();
+    await waitFor(`the listener on replica ${probe.port} connected again`, 600_000, async () => (pausedListener.connections > connections ? true : null), 10);
+    pause = { from, to: Date.now() };
+    log(`listener on replica ${probe.port}: closed ${s(from - loadStart)} into the load while ${applied} ticks were applied there, then connected again with Last-Event-ID`);
+  }
+
   // the burst, 80% into the load: --burst rows updated in transactions of BURST_TRANSACTION
   let burstFigures: { rows: number; transactions: number; committedMs: number; visibleMs: number } | null = null;
   if (burst > 0) {
@@ -676,6 +744,20 @@ try {
     await waitFor(`both replicas showing the last tick (${lastTick.n})`, 600_000, async () => (probes.every((p) => p.seen >= lastTick.n) ? true : null), 10);
     log(`the last tick (${lastTick.n}) on both replicas ${s(Math.max(...probes.map((p) => p.visibleAt.get(lastTick.n) as number)) - lastTick.committedAt)} after its commit`);
   }
+  // change events: every transaction the oracle saw, announced to every listener
+  const transactions: CommittedTransaction[] = await (oracle as Oracle).read();
+  if (stream.errors.length === 0 && transactions.length > 0) {
+    const lastEnd = lsnValue((transactions.at(-1) as CommittedTransaction).end);
+    await waitFor(`every listener hearing of the last commit (${(transactions.at(-1) as CommittedTransaction).end})`, 600_000, async () => (listeners.every((l) => heardUpTo(l) >= lastEnd) ? true : null), 10);
+  }
+  watchingManifest = false;
+  await manifestWatch;
+  await Promise.all(listeners.map(stopListener));
+  const announcements: Announcement[] = listeners.map((l) => checkAnnounced(l, transactions, snapshots));
+  for (const [i, l] of listeners.entries()) {
+    const a = announcements[i];
+    log(`${l.label}: ${l.connections} streams opened (${l.resumedHeld} reconnects sent the events missed, ${l.resumedRefresh} a refresh), ${l.events.length} events; of ${a.transactions} transactions, ${a.byKeys} announced by their keys, ${a.byRefresh} by a refresh, ${a.problemCount} not`);
+  }
   reader.stopping = true;
   for (const p of probes) p.stopping = true;
   await Promise.all([...readers, ...probing]);
@@ -698,6 +780,23 @@ try {
   log(`freshness, commit → visible on both replicas: ${describe(steady.map((x) => x.both))}${outages.length > 0 ? ` outside the ${outages.map((o) => o.what).join(", ")}` : ""}`);
   if (outages.length > 0) log(`  all ticks, the ${outages.map((o) => o.what).join(", ")} included: ${describe(samples.map((x) => x.both))}`);
   for (const [i, p] of probes.entries()) log(`  replica on ${p.port} alone: ${describe(steady.map((x) => x.each[i]))}`);
+
+  // commit → the change event announcing it, at the listener on each replica, per tick
+  const tickIndex = new Map<number, number>();
+  for (const [i, t] of transactions.entries()) if (t.tick !== null) tickIndex.set(t.tick, i);
+  const eventOutages = pause === null ? outages : [...outages, { what: "listener's pause", ...pause }];
+  const heardSamples = ticks
+    .filter((t) => t.committedAt !== null && tickIndex.has(t.n) && replicas.every((_, r) => announcements[r].heardAt[tickIndex.get(t.n) as number] != null))
+    .map((t) => {
+      const each = replicas.map((_, r) => Math.max(0, (announcements[r].heardAt[tickIndex.get(t.n) as number] as number) - (t.committedAt as number)));
+      const heard = (t.committedAt as number) + Math.max(...each);
+      const crossed = eventOutages.some((o) => (t.committedAt as number) <= o.to && heard >= o.from);
+      return { both: Math.max(...each), each, crossed };
+    });
+  const heardSteady = heardSamples.filter((x) => !x.crossed);
+  log(`commit → change event at the listener on each replica: ${describe(heardSteady.map((x) => x.both))} outside the ${eventOutages.map((o) => o.what).join(", ") || "(none)"}`);
+  log(`  all ticks: ${describe(heardSamples.map((x) => x.both))}`);
+  for (const [i, r] of replicas.entries()) log(`  listener on replica ${r.port} alone: ${describe(heardSteady.map((x) => x.each[i]))}`);
 
   // each replica's applied batches (from their logs: every start of each)
   const applyRates = replicas.map((r) => {
@@ -747,10 +846,17 @@ try {
   if (slotBefore === null || slotAfter === null || slotAfter.confirmed === slotBefore.confirmed) problems.push(`the slot's confirmed LSN did not advance (${slotBefore?.confirmed} → ${slotAfter?.confirmed})`);
   if (code !== 0) problems.push(`the publisher exited ${code} on SIGTERM`);
   if (burst > 0 && burstFigures === null) problems.push("the burst did not run");
+  if (transactions.length === 0) problems.push("the oracle slot saw no transaction: nothing was checked for change events");
+  for (const a of announcements) if (a.problemCount > 0) problems.push(`${a.problemCount} transactions not announced: ${a.problems.join("; ")}`);
+  for (const l of listeners) if (l.malformed.length > 0) problems.push(`${l.label} read ${l.malformed.length} malformed events: ${l.malformed.slice(0, 2).join("; ")}`);
+  if (kills && listeners[0].connections < 2) problems.push(`the listener on the killed replica did not connect again (${listeners[0].connections} streams)`);
+  if (pausedListener.resumedHeld < 1) problems.push(`the listener closed on purpose was not sent the events it missed on its reconnect (${pausedListener.resumedRefresh} refreshes instead)`);
+  if (announcements.every((a) => a.problemCount === 0) && transactions.length > 0) log(`change events: every committed transaction (${transactions.length}) announced to each of ${listeners.length} listeners`);
   log(
     `figures (load average ${loadAverage()}): rows ${rows}, location ${values.location}, poll ${poll} s, batch ${batchMs} ms, compaction every ${compactSeconds} s, kills ${values.kills}; ${summary.requests} requests, ${summary.rps} req/s, non-2xx ${summary.errors_status}, socket errors ${summary.socketErrors}; ${Math.round(stream.committed / streamSeconds)} changes/s; freshness ${describe(steady.map((x) => x.both))}` +
       (burstFigures === null ? "" : `; burst ${burstFigures.rows} rows on both replicas in ${s(burstFigures.visibleMs)} (${Math.round(burstFigures.rows / (burstFigures.visibleMs / 1000))} rows/s)`) +
-      `; apply ${applyRates.map((a) => `${a.rate} changes/s`).join(" and ")}`,
+      `; apply ${applyRates.map((a) => `${a.rate} changes/s`).join(" and ")}` +
+      `; commit → event on each replica ${describe(heardSteady.map((x) => x.both))}`,
   );
   log(problems.length === 0 ? "PASS" : `FAIL: ${problems.join("; ")}`);
   failed = problems.length > 0;
@@ -763,6 +869,12 @@ try {
   }
   failed = true;
 } finally {
+  releasePause();
+  watchingManifest = false;
+  for (const l of listeners) {
+    l.stopping = true;
+    l.abort();
+  }
   stream.stopping = true;
   reader.stopping = true;
   for (const p of probes) p.stopping = true;

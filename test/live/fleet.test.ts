@@ -6,8 +6,12 @@
  * key, multi-row transactions and transfers, a burst, compactions, the publisher and then one
  * replica killed with SIGKILL and started again. The script checks every answer through nginx, that
  * no read saw half a transaction, that no replica went back, that both replicas' full exports
- * equal PostgreSQL's rows, that the slot's confirmed LSN advanced, and prints PASS; its report
- * is read back here. Needs PostgreSQL, nginx and wrk (`npm test`'s pretest installs them).
+ * equal PostgreSQL's rows, that the slot's confirmed LSN advanced, and that every transaction
+ * PostgreSQL committed (as its own test_decoding plugin reports them on a second slot) was
+ * announced to a listener of `GET /api/users/changes` on each replica and one through nginx —
+ * its keys in the first change event past its commit, or a `"keys": null` refresh — across the
+ * kills, a reconnect with `Last-Event-ID` after a listener was away, and the burst; it prints
+ * PASS, and its report is read back here. Needs PostgreSQL, nginx and wrk (`npm test`'s pretest installs them).
  */
 import { describe, expect, test } from "bun:test";
 import { join, resolve } from "node:path";
@@ -15,7 +19,7 @@ import { join, resolve } from "node:path";
 const ROOT = resolve(import.meta.dir, "..", "..");
 
 describe("the live fleet: PostgreSQL's changes → publisher → S3 → two replicas behind nginx, under wrk load", () => {
-  test("every committed change reaches both replicas whole and in order, with the publisher and a replica killed, and nothing fails", async () => {
+  test("every committed change reaches both replicas whole and in order and is announced to a listener on each, with the publisher and a replica killed, and nothing fails", async () => {
     const args = ["--rows", "20000", "--seconds", "40", "--rate", "200", "--compact-seconds", "15", "--burst", "5000", "--location", "s3"];
     const child = Bun.spawn([process.execPath, join(ROOT, "scripts", "fleet-live.ts"), ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     // a bound for a hang (the scenario itself runs 40 s of load), never a speed
@@ -40,5 +44,14 @@ describe("the live fleet: PostgreSQL's changes → publisher → S3 → two repl
     // both replicas end equal to the table
     expect(report.match(/rows, equal to PostgreSQL's/g)?.length).toBe(2);
     expect(report).not.toContain("DIFFERS");
+    // every committed transaction announced to each listener (two replicas, nginx)
+    const announced = /change events: every committed transaction \((\d+)\) announced to each of (\d+) listeners/.exec(report);
+    expect(announced).not.toBeNull();
+    expect(Number(announced?.[1])).toBeGreaterThan(1000);
+    expect(Number(announced?.[2])).toBe(3);
+    // the killed replica's listener connected again; the one closed on purpose was sent what it missed
+    expect(report).toMatch(/listener on replica \d+: closed [\d.]+ s into the load while \d+ ticks were applied there, then connected again/);
+    expect(report).toMatch(/listener on replica \d+: [2-9]\d* streams opened \(\d+ reconnects sent the events missed, \d+ a refresh\)/);
+    expect(report).toMatch(/listener on replica \d+: \d+ streams opened \([1-9]\d* reconnects sent the events missed/);
   }, 600_000);
 });
