@@ -351,18 +351,28 @@ export function staticAssets(): StaticAssets {
  * The routes (routes.ts) of one group of the built assets: GET (and HEAD) of each path, open
  * without an API key, left out of the OpenAPI document.
  * @param group `"demo"`: the demo page at `/` and its bundle under `/assets/`; `"docs"`: the
- *   docs UI page at `/openapi` and the Scalar bundle under `/openapi/assets/`
+ *   docs UI page at `/openapi` and `/docs`, and the Scalar bundle under `/openapi/assets/`
  * @throws Error as {@link staticAssets} does
  */
 export function staticAssetsPlugin(group: AssetGroup): Plugin {
   const assets = staticAssets();
-  const routes: Route[] = assets.paths(group).map((path) => ({
+  const route = (path: string, asset: string): Route => ({
     method: "GET",
     path,
     // the router hands over GET and HEAD of this path only: the asset is there
-    handler: (request: Request) => assets.serve(request, path) as Response,
+    handler: (request: Request) => assets.serve(request, asset) as Response,
     operation: null,
     keyed: false,
-  }));
+  });
+  const routes: Route[] = assets.paths(group).map((path) => route(path, path));
+  // the docs UI page is at `/docs` too (INTERFACE.md "The HTTP layer is Elysia"): the same page,
+  // whose bundle and document it reads by absolute paths
+  if (group === "docs") routes.push(route(DOCS_PAGE_ALIAS, DOCS_PAGE));
   return { routes };
 }
+
+/** The docs UI page's path among the built assets. */
+const DOCS_PAGE = "/openapi";
+
+/** The other path of the docs UI page. */
+export const DOCS_PAGE_ALIAS = "/docs";

@@ -218,6 +218,11 @@ describe("serving", () => {
     const docs = new TextDecoder().decode((await raw("/openapi")).bytes);
     const hashed = /src="(\/openapi\/assets\/scalar-[0-9a-f]+\.js)"/.exec(docs)?.[1] as string;
     expect((await raw(hashed)).bytes).toEqual((await raw("/openapi/assets/scalar.js")).bytes);
+    // the same page at /docs, with the same headers
+    const atDocs = await raw("/docs");
+    expect(atDocs.status).toBe(200);
+    expect(new TextDecoder().decode(atDocs.bytes)).toBe(docs);
+    expect(atDocs.headers.get("content-security-policy")).toBe((await raw("/openapi")).headers.get("content-security-policy"));
   });
 
   test("without the demo, / and its bundle are 404 problems; the docs UI stays", async () => {
@@ -228,6 +233,7 @@ describe("serving", () => {
       expect(r.headers.get("content-type")).toBe("application/problem+json");
     }
     expect((await raw("/openapi", {}, "GET", withoutDemo)).status).toBe(200);
+    expect((await raw("/docs", {}, "GET", withoutDemo)).status).toBe(200);
     expect((await raw("/openapi/assets/scalar.js", {}, "HEAD", withoutDemo)).status).toBe(200);
   });
 
