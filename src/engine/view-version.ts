@@ -13,6 +13,11 @@
  * leaves the token as it was, at a cost that grows with the batch, not the table. Anchors (the
  * last lanes computed per scope) are kept per delta store (or per store without one) in a
  * byte-bounded cache.
+ *
+ * The first pass over a scope's rows is work that pauses ({@link viewVersionWork}): for a large
+ * scope the query service runs it in the scheduler, a slice at a time, so that other requests
+ * are answered meanwhile. A swap to a snapshot of the same rows (a compaction) carries the
+ * anchors over ({@link carryVersions}) instead of hashing the rows again.
  */
 import { ByteLru } from "../bits/byte-lru.ts";
 import { type Work, finish } from "../bits/work.ts";
@@ -210,6 +215,10 @@ function hex8(n: number): string {
  * @throws Error when a record is not the layout the store writes (a corrupt store)
  */
 export function viewVersion(engine: Engine, scope: VersionScope): string {
+  // every request asks: a look-up without making the work
+  if (scope.unrestricted) return versionId(engine);
+  const last = lastTokens.get(scope);
+  if (last !== undefined && last.at === (engine.live ?? engine.store)) return last.token;
   return finish(viewVersionWork(engine, scope));
 }
 

@@ -299,20 +299,21 @@ export function createQueryService(options: ServiceOptions): QueryService {
     return versions;
   };
 
-  /** The pipeline after the input is read: view → parse → version → tag → 304 → answer. */
+  /** The pipeline after the input is read: view → version → parse → tag → 304 → answer. */
   const serve = <P>(route: QueryRoute<P>, request: Request, grant: Grant | undefined, input: unknown, coding: Coding | null): Response | Promise<Response> => {
     const engine = options.engine();
     const view = viewFor(grant, engine);
-    const schema = scopeSchema(engine, view);
-    const parsed = route.parse(input, schema, maxPageSize);
-    // what a restricted role's answers build on is a value of its own rows (INTERFACE.md "Tenant isolation")
+    // what a restricted role's answers build on is a value of its own rows (INTERFACE.md "Tenant
+    // isolation"); its schema (enum values of its rows) is kept per token
     const versions = versionsFor(engine, view);
-    if (versions instanceof Promise) return versions.then((known) => answerWith(route, request, engine, view, schema, parsed, known, coding));
-    return answerWith(route, request, engine, view, schema, parsed, versions, coding);
+    if (versions instanceof Promise) return versions.then((known) => answerWith(route, request, engine, view, input, known, coding));
+    return answerWith(route, request, engine, view, input, versions, coding);
   };
 
-  /** The pipeline once the versions are known: tag → 304 → answer. */
-  const answerWith = <P>(route: QueryRoute<P>, request: Request, engine: Engine, view: RoleView | null, schema: Schema, parsed: P, versions: AnswerVersions, coding: Coding | null): Response | Promise<Response> => {
+  /** The pipeline once the versions are known: parse → tag → 304 → answer. */
+  const answerWith = <P>(route: QueryRoute<P>, request: Request, engine: Engine, view: RoleView | null, input: unknown, versions: AnswerVersions, coding: Coding | null): Response | Promise<Response> => {
+    const schema = scopeSchema(engine, view, versions.tag);
+    const parsed = route.parse(input, schema, maxPageSize);
     const version = versions.shown;
     const parts = route.tag(parsed);
     const tagCoding = route.gzipTag === true ? (acceptsGzip(request.headers.get("accept-encoding")) ? "gzip" : null) : coding;
