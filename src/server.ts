@@ -11,6 +11,7 @@ import type { Server } from "bun";
 import type { Logger } from "pino";
 import { type Engine, applyChanges, createEngine } from "./engine/execute.ts";
 import { QueryScheduler } from "./engine/scheduler.ts";
+import { carryVersions } from "./engine/view-version.ts";
 import { type AccessControl, createAccessControl } from "./access/control.ts";
 import { type ChangeBatch, compareLsn } from "./live/changes.ts";
 import { type ChangeFeed, createChangeFeed } from "./events/change-feed.ts";
@@ -173,7 +174,8 @@ export interface RunningServer {
    *   state served never goes back to the snapshot's LSN
    * @param snapshotLsn the new snapshot's LSN (its manifest entry's), null or absent for one that
    *   is not live: when the new state reaches the LSN the old one had reached, the swap changed
-   *   no row (a compaction) and the change events say nothing
+   *   no row (a compaction): the change events say nothing, and the roles' version tokens are
+   *   carried over (engine/view-version.ts `carryVersions`) instead of computed again
    * @throws (rejects) SnapshotError or IoError when the new file is refused, BatchError when a
    *   batch does not apply to it; the old snapshot keeps serving
    */
@@ -374,9 +376,12 @@ export function startServer(options: ServeOptions): RunningServer {
       const reached = changes.lsn() ?? live?.snapshotLsn ?? null;
       const reaches = batches.length > 0 ? batches[batches.length - 1].lsn : snapshotLsn;
       const before = engine;
+      const rowsChanged = reached === null || reaches === null || compareLsn(reached, reaches) !== 0;
+      // the same rows (a compaction): the roles' version tokens carry over, none hashed again
+      if (!rowsChanged) carryVersions(before, fresh);
       engine = fresh;
       if (live !== null && snapshotLsn !== null) live.snapshotLsn = snapshotLsn;
-      events.swapped(before, fresh, reached === null || reaches === null || compareLsn(reached, reaches) !== 0);
+      events.swapped(before, fresh, rowsChanged);
     } catch (error) {
       metrics.reloaded("refused");
       throw error;

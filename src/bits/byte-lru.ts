@@ -82,6 +82,11 @@ export class ByteLru<V> {
     return this.entries.size;
   }
 
+  /** The entries held now, least recently used first, as `[key, value]` (their recency left as it is). */
+  *entriesNow(): Generator<[string, V]> {
+    for (const [key, entry] of this.entries) yield [key, entry.value];
+  }
+
   /** Drops every entry. */
   clear(): void {
     this.entries.clear();

@@ -54,6 +54,11 @@ export const COST = {
    * its folded bytes and codes, measured at ~2 µs a row over 5 columns at 10M rows.
    */
   SEARCH_CHECK_COLUMN: 400,
+  /**
+   * One record hashed for a role's version token (view-version.ts), projected and hashed twice:
+   * measured at 0.5–4 µs a row (bench/version-token.ts), counted at the low end.
+   */
+  VERSION_ROW: 500,
 } as const;
 
 /**

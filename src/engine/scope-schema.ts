@@ -43,16 +43,18 @@ function withoutPartition(scope: SchemaScope): Schema {
  * (kinds.ts `ColumnSpec.inferred`) cut to those present in its rows (in the column's order). Computed once per version token of the scope
  * (view-version.ts: unchanged by a batch that changes none of its rows), by counting the
  * enums' values over its rows (engine/facets.ts).
+ * @param token the scope's version token in `engine`'s version when the caller has it
+ *   (view-version.ts `viewVersion`, perhaps computed in slices); absent: computed here, at once
  * @returns the schema (a spec's `values` array may be shared: never change it)
  */
-export function scopeSchema(engine: Engine, scope: SchemaScope | null): Schema {
+export function scopeSchema(engine: Engine, scope: SchemaScope | null, token?: string): Schema {
   if (scope === null) return engine.store.schema;
   if (scope.unrestricted) return scope.schema;
   const inferred = scope.schema.columns.filter((c) => c.inferred === true);
   if (inferred.length === 0) return withoutPartition(scope);
-  const token = viewVersion(engine, scope);
+  const version = token ?? viewVersion(engine, scope);
   const cached = schemas.get(scope);
-  if (cached !== undefined && cached.token === token) return cached.schema;
+  if (cached !== undefined && cached.token === version) return cached.schema;
   const answer = computeFacets(engine, { columns: inferred.map((c) => c.id), filter: null, scope: scope.filter, limit: MAX_FACET_LIMIT, search: null });
   const columns = scope.schema.columns.map((spec): ColumnSpec => {
     const facet = spec.inferred === true ? answer.facets[spec.id] : undefined;
@@ -61,6 +63,6 @@ export function scopeSchema(engine: Engine, scope: SchemaScope | null): Schema {
     return { ...spec, values: (spec.values ?? []).filter((v) => present.has(v)) };
   });
   const schema: Schema = { ...scope.schema, columns, partition: null };
-  schemas.set(scope, { token, schema });
+  schemas.set(scope, { token: version, schema });
   return schema;
 }

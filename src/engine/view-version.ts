@@ -13,8 +13,14 @@
  * leaves the token as it was, at a cost that grows with the batch, not the table. Anchors (the
  * last lanes computed per scope) are kept per delta store (or per store without one) in a
  * byte-bounded cache.
+ *
+ * The first pass over a scope's rows is work that pauses ({@link viewVersionWork}): for a large
+ * scope the query service runs it in the scheduler, a slice at a time, so that other requests
+ * are answered meanwhile. A swap to a snapshot of the same rows (a compaction) carries the
+ * anchors over ({@link carryVersions}) instead of hashing the rows again.
  */
 import { ByteLru } from "../bits/byte-lru.ts";
+import { type Work, finish } from "../bits/work.ts";
 import type { Predicate } from "../query/types.ts";
 import { type DeltaVersion, baseRowDead } from "../live/delta.ts";
 import { type Projection, writeProjected } from "../store/record-fields.ts";
@@ -22,8 +28,9 @@ import { recordSpan } from "../store/records.ts";
 import type { Store } from "../store/types.ts";
 import { type Engine, filterCacheKey, filterResultOf, versionId } from "./execute.ts";
 import { baseHas, deltaPassOf, liveFilterOf } from "./live-rows.ts";
+import { COST } from "./planner.ts";
 import type { FilterResult } from "./row-set.ts";
-import { matchRows } from "./row-set.ts";
+import { countOf, matchRows } from "./row-set.ts";
 
 /** The rows and columns a token covers: what an access role's view (access/view.ts `RoleView`) holds of them. */
 export interface VersionScope {
@@ -52,6 +59,9 @@ interface Anchor {
   b: number;
   /** Rows in the scope. */
   count: number;
+  /** The scope's rows and columns (to bring the anchor up to date when its version is swapped out: {@link carryVersions}). */
+  filter: Predicate | null;
+  projection: Projection | null;
 }
 
 /** Default budget of each delta store's (or store's) anchors, in bytes: tens of thousands of scopes. */
@@ -109,22 +119,44 @@ function baseRows(store: Store, result: FilterResult): ArrayLike<number> {
   return rows.subarray(0, k);
 }
 
-/** The scope's sums over every row it sees in `engine`'s version, from scratch. */
-function sumsFromScratch(engine: Engine, scope: VersionScope, key: string): Sums {
+/**
+ * Rows hashed between two pause points of a from-scratch pass: a record hashed costs about
+ * 1–4 µs (projected, two hashes), so a piece stays near a millisecond, the scheduler's slice.
+ */
+export const HASH_PIECE = 512;
+
+/** Adds rows `rows[from..to)` (base rows, those dead in `version` skipped; or delta rows) to `sums`. */
+function addRows(sums: Sums, store: Store, version: DeltaVersion | null, rows: ArrayLike<number>, from: number, to: number, projection: Projection | null, skipDead: boolean): void {
+  for (let i = from; i < to; i++) {
+    if (skipDead && version !== null && baseRowDead(version, rows[i])) continue;
+    addRow(sums, store, version, rows[i], projection, 1);
+  }
+}
+
+/** The scope's sums over every row it sees in `engine`'s version, from scratch, pausing every {@link HASH_PIECE} rows. */
+function* sumsFromScratchWork(engine: Engine, scope: VersionScope, key: string): Work<Sums> {
   const store = engine.store;
   const version = engine.live;
   const result = filterResultOf(engine, scope.filter);
   const sums: Sums = { a: 0, b: 0, count: 0 };
   const rows = baseRows(store, result);
-  for (let i = 0; i < rows.length; i++) {
-    if (version !== null && baseRowDead(version, rows[i])) continue;
-    addRow(sums, store, version, rows[i], scope.projection, 1);
+  for (let i = 0; i < rows.length; i += HASH_PIECE) {
+    addRows(sums, store, version, rows, i, Math.min(rows.length, i + HASH_PIECE), scope.projection, true);
+    yield;
   }
   if (version !== null) {
     const delta = liveFilterOf(version, result, scope.filter, key).delta;
-    for (let i = 0; i < delta.length; i++) addRow(sums, store, version, delta[i], scope.projection, 1);
+    for (let i = 0; i < delta.length; i += HASH_PIECE) {
+      addRows(sums, store, version, delta, i, Math.min(delta.length, i + HASH_PIECE), scope.projection, false);
+      yield;
+    }
   }
   return sums;
+}
+
+/** The scope's sums over every row it sees in `engine`'s version, from scratch, at once. */
+function sumsFromScratch(engine: Engine, scope: VersionScope, key: string): Sums {
+  return finish(sumsFromScratchWork(engine, scope, key));
 }
 
 /**
@@ -183,26 +215,104 @@ function hex8(n: number): string {
  * @throws Error when a record is not the layout the store writes (a corrupt store)
  */
 export function viewVersion(engine: Engine, scope: VersionScope): string {
+  // every request asks: a look-up without making the work
+  if (scope.unrestricted) return versionId(engine);
+  const last = lastTokens.get(scope);
+  if (last !== undefined && last.at === (engine.live ?? engine.store)) return last.token;
+  return finish(viewVersionWork(engine, scope));
+}
+
+/**
+ * {@link viewVersion} as work that pauses every {@link HASH_PIECE} rows of a from-scratch pass
+ * (bits/work.ts; run a slice at a time by engine/scheduler.ts when {@link viewVersionCost} is
+ * above planner.ts `DEFER_ABOVE`), so that other requests are answered meanwhile. Holds
+ * `engine`'s version: the token is that version's, and is cached for it when done.
+ * @throws Error when a record is not the layout the store writes (a corrupt store)
+ */
+export function* viewVersionWork(engine: Engine, scope: VersionScope): Work<string> {
   if (scope.unrestricted) return versionId(engine);
   const at: object = engine.live ?? engine.store;
   const last = lastTokens.get(scope);
   if (last !== undefined && last.at === at) return last.token;
   const filterKey = filterCacheKey(scope.filter);
   const key = scopeKey(scope, filterKey);
+  const cache = anchorsOf(engine);
+  const anchor = cache.get(key);
+  const version = engine.live;
+  // a store without changes: an anchor (carried over a compaction) is its sums
+  const sums = anchor === undefined ? yield* sumsFromScratchWork(engine, scope, filterKey) : version === null ? anchor : sumsFromAnchor(engine as Engine & { live: DeltaVersion }, scope, filterKey, anchor);
+  const next: Anchor = { rows: version?.rows ?? 0, deaths: version?.deaths ?? 0, deltaDeaths: version?.deltaDeaths ?? 0, a: sums.a, b: sums.b, count: sums.count, filter: scope.filter, projection: scope.projection };
+  cache.set(key, next, 160 + 2 * key.length);
+  const token = tokenOf(sums);
+  // a later version asked meanwhile (work run in slices) keeps its place
+  const now = lastTokens.get(scope);
+  if (now === undefined || now === last) lastTokens.set(scope, { at, token });
+  return token;
+}
+
+/** The anchors of `engine`'s delta store (or store without one), made when absent. */
+function anchorsOf(engine: Engine): ByteLru<Anchor> {
   const holder: object = engine.live?.delta ?? engine.store;
   let cache = anchors.get(holder);
   if (cache === undefined) {
     cache = new ByteLru<Anchor>(VERSION_CACHE_BYTES);
     anchors.set(holder, cache);
   }
-  const anchor = cache.get(key);
-  const version = engine.live;
-  const sums = anchor !== undefined && version !== null ? sumsFromAnchor(engine as Engine & { live: DeltaVersion }, scope, filterKey, anchor) : sumsFromScratch(engine, scope, filterKey);
-  const next: Anchor = { rows: version?.rows ?? 0, deaths: version?.deaths ?? 0, deltaDeaths: version?.deltaDeaths ?? 0, ...sums };
-  cache.set(key, next, 160 + 2 * key.length);
-  const token = `${hex8(sums.a)}${hex8(sums.b)}.${sums.count.toString(36)}`;
-  lastTokens.set(scope, { at, token });
-  return token;
+  return cache;
+}
+
+/** The token of sums: 16 hex digits of the lanes, `.`, the row count in base 36. */
+function tokenOf(sums: Sums): string {
+  return `${hex8(sums.a)}${hex8(sums.b)}.${sums.count.toString(36)}`;
+}
+
+/**
+ * What {@link viewVersion} of `scope` in `engine`'s version would cost now, in planner.ts cost
+ * units (COST.VERSION_ROW per row hashed): 0 when it is a look-up (unrestricted, or asked
+ * before for this version) or brought up to date from an anchor (a live batch's rows, not the
+ * scope's); else the scope's rows (base rows the filter selects, and a live replica's delta
+ * rows) times COST.VERSION_ROW. Evaluates (and caches) the scope's filter.
+ */
+export function viewVersionCost(engine: Engine, scope: VersionScope): number {
+  if (scope.unrestricted) return 0;
+  const last = lastTokens.get(scope);
+  if (last !== undefined && last.at === (engine.live ?? engine.store)) return 0;
+  if (anchorsOf(engine).peek(scopeKey(scope, filterCacheKey(scope.filter))) !== undefined) return 0;
+  const rows = countOf(engine.store, filterResultOf(engine, scope.filter)) + (engine.live?.rows ?? 0);
+  return rows * COST.VERSION_ROW;
+}
+
+/**
+ * Carries the scopes' tokens from `before`'s version to `after`'s, which holds exactly the same
+ * rows (a compaction: the snapshot written at the position `before` has reached, and the
+ * batches past it applied; server.ts knows it when both reach one LSN) over the same schema, so
+ * that no scope's first request on `after` hashes all its rows again. Each anchor kept of
+ * `before`'s delta store (or store) is brought up to `before`'s version (a pass over the rows
+ * changed since it was computed), and kept for `after`'s version with the same sums: the token is
+ * a function of the visible records alone, and a compacted snapshot writes the same record bytes
+ * (the tests compare it with the token from scratch). Does nothing when the schemas differ (the
+ * records' layout then may too): the tokens are computed again on demand.
+ * Returns the number of scopes carried.
+ * @throws Error when a record is not the layout the store writes (a corrupt store)
+ */
+export function carryVersions(before: Engine, after: Engine): number {
+  const from = anchors.get(before.live?.delta ?? before.store);
+  if (from === undefined || before === after) return 0;
+  if (before.store.schema !== after.store.schema && JSON.stringify(before.store.schema) !== JSON.stringify(after.store.schema)) return 0;
+  const to = anchorsOf(after);
+  const version = before.live;
+  const at = after.live;
+  let carried = 0;
+  for (const [key, anchor] of [...from.entriesNow()]) {
+    let sums: Sums = anchor;
+    if (version !== null && (anchor.rows !== version.rows || anchor.deaths !== version.deaths || anchor.deltaDeaths !== version.deltaDeaths)) {
+      const scope: VersionScope = { filter: anchor.filter, projection: anchor.projection, unrestricted: false };
+      sums = sumsFromAnchor(before as Engine & { live: DeltaVersion }, scope, filterCacheKey(anchor.filter), anchor);
+    }
+    to.set(key, { rows: at?.rows ?? 0, deaths: at?.deaths ?? 0, deltaDeaths: at?.deltaDeaths ?? 0, a: sums.a, b: sums.b, count: sums.count, filter: anchor.filter, projection: anchor.projection }, 160 + 2 * key.length);
+    carried++;
+  }
+  return carried;
 }
 
 /**
@@ -211,8 +321,7 @@ export function viewVersion(engine: Engine, scope: VersionScope): string {
  */
 export function viewVersionFromScratch(engine: Engine, scope: VersionScope): string {
   if (scope.unrestricted) return versionId(engine);
-  const sums = sumsFromScratch(engine, scope, filterCacheKey(scope.filter));
-  return `${hex8(sums.a)}${hex8(sums.b)}.${sums.count.toString(36)}`;
+  return tokenOf(sumsFromScratch(engine, scope, filterCacheKey(scope.filter)));
 }
 
 /** The versions an answer carries (INTERFACE.md "Tenant isolation"): what its entity tag and file name build on, what `X-Snapshot-Id` shows. */

@@ -17,7 +17,7 @@ import { type Engine, type Page, execute, executeWork, filterCacheKey, isExpensi
 import { DEFER_ABOVE, type QueryPlan } from "../engine/planner.ts";
 import { QueryScheduler, QueryStopped } from "../engine/scheduler.ts";
 import { scopeSchema } from "../engine/scope-schema.ts";
-import { answerVersions } from "../engine/view-version.ts";
+import { type AnswerVersions, answerVersions, viewVersionCost, viewVersionWork } from "../engine/view-version.ts";
 import { ProblemError } from "../query/errors.ts";
 import type { FacetQuery } from "../query/facets.ts";
 import type { Predicate, Query } from "../query/types.ts";
@@ -276,14 +276,44 @@ export function createQueryService(options: ServiceOptions): QueryService {
     }
   };
 
-  /** The pipeline after the input is read: view → parse → tag → 304 → answer. */
+  /** Per role view: its version token being computed in the scheduler, for one engine version (requests of the view meanwhile wait on the same one). */
+  const pendingTokens = new WeakMap<RoleView, { engine: Engine; versions: Promise<AnswerVersions> }>();
+
+  /**
+   * The versions of an answer over `view` in `engine`'s version (engine/view-version.ts
+   * `answerVersions`): at once when its token is a look-up or cheap, else (the first request of
+   * a large scope per snapshot) a promise of them, the token computed in the scheduler a slice
+   * at a time so that other requests are answered meanwhile; one computation per view and
+   * version, not stopped when a client waiting on it goes away (later requests use it).
+   */
+  const versionsFor = (engine: Engine, view: RoleView | null): AnswerVersions | Promise<AnswerVersions> => {
+    if (view === null || viewVersionCost(engine, view) <= DEFER_ABOVE) return answerVersions(engine, view);
+    const pending = pendingTokens.get(view);
+    if (pending !== undefined && pending.engine === engine) return pending.versions;
+    const versions = scheduler.submit(() => viewVersionWork(engine, view)).then((tag): AnswerVersions => ({ tag, shown: engine.store.snapshotId, restricted: true }));
+    pendingTokens.set(view, { engine, versions });
+    const forget = () => {
+      if (pendingTokens.get(view)?.versions === versions) pendingTokens.delete(view);
+    };
+    versions.then(forget, forget);
+    return versions;
+  };
+
+  /** The pipeline after the input is read: view → version → parse → tag → 304 → answer. */
   const serve = <P>(route: QueryRoute<P>, request: Request, grant: Grant | undefined, input: unknown, coding: Coding | null): Response | Promise<Response> => {
     const engine = options.engine();
     const view = viewFor(grant, engine);
-    const schema = scopeSchema(engine, view);
+    // what a restricted role's answers build on is a value of its own rows (INTERFACE.md "Tenant
+    // isolation"); its schema (enum values of its rows) is kept per token
+    const versions = versionsFor(engine, view);
+    if (versions instanceof Promise) return versions.then((known) => answerWith(route, request, engine, view, input, known, coding));
+    return answerWith(route, request, engine, view, input, versions, coding);
+  };
+
+  /** The pipeline once the versions are known: parse → tag → 304 → answer. */
+  const answerWith = <P>(route: QueryRoute<P>, request: Request, engine: Engine, view: RoleView | null, input: unknown, versions: AnswerVersions, coding: Coding | null): Response | Promise<Response> => {
+    const schema = scopeSchema(engine, view, versions.tag);
     const parsed = route.parse(input, schema, maxPageSize);
-    // what a restricted role's answers build on is a value of its own rows (INTERFACE.md "Tenant isolation")
-    const versions = answerVersions(engine, view);
     const version = versions.shown;
     const parts = route.tag(parsed);
     const tagCoding = route.gzipTag === true ? (acceptsGzip(request.headers.get("accept-encoding")) ? "gzip" : null) : coding;
