@@ -21,7 +21,7 @@
  * Limits come from the modules that enforce them (src/query, src/kinds/operators.ts, body.ts).
  */
 import { t } from "elysia";
-import { type IntegerOptions, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { type IntegerOptions, Kind, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { filterModelSchemas } from "../kinds/filter-models.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { KINDS } from "../kinds/registry.ts";
@@ -65,6 +65,16 @@ function rowsRequestProperties(s: Schema) {
 }
 
 /**
+ * The record (`User`) of a schema as a TypeBox object: every column, in schema order, required,
+ * its value schema its kind's (src/kinds `jsonSchema`: nullable but for the key).
+ * @param schemaPath the path of the schema route, named in the description
+ */
+function recordModel(s: Schema, schemaPath: string): TSchema {
+  const columns = Object.fromEntries(s.columns.map((c) => [c.id, t.Unsafe<unknown>(KINDS[c.kind].jsonSchema(c, c.id === s.key))]));
+  return t.Object(columns, { description: `One record, every column in schema order (GET ${schemaPath} lists them); \`${s.key}\` is the key.` });
+}
+
+/**
  * The named schemas (`components.schemas`) for the served snapshot: the record (`User`) has
  * every column, each nullable by its kind but the key (src/kinds: `jsonSchema`); the column
  * ids and the filter models name the schema's columns.
@@ -80,12 +90,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
       description: `A sortable column id (every column but json ones). Any other id in a sort or filter is a 400 that lists the columns: ${ids.join(", ")}.`,
     },
     SortDirection: { type: "string", enum: ["asc", "desc"] },
-    User: {
-      type: "object",
-      description: `One record, every column in schema order (GET ${paths.schema} lists them); \`${s.key}\` is the key.`,
-      required: ids,
-      properties: Object.fromEntries(s.columns.map((c) => [c.id, KINDS[c.kind].jsonSchema(c, c.id === s.key)])),
-    },
+    User: recordModel(s, paths.schema),
     ColumnKind: { type: "string", enum: [...COLUMN_KINDS] },
     Column: {
       type: "object",
@@ -447,7 +452,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
  * to them by name.
  */
 export function declaredModels(context: DocContext): Record<string, TSchema> {
-  return Object.fromEntries(Object.entries(componentSchemas(context)).map(([name, json]) => [name, t.Unsafe<unknown>(json)]));
+  return Object.fromEntries(Object.entries(componentSchemas(context)).map(([name, json]) => [name, (Kind in json ? json : t.Unsafe<unknown>(json)) as TSchema]));
 }
 
 /** One answer of a route: its description, body schema (none: `t.Void()`), headers and media types (none: no body). */
