@@ -322,7 +322,7 @@ function resourceIndexHandler(paths: ResourcePaths): Handler {
 
 /**
  * The route table of a server (routes.ts): every route it answers, with its handler, its
- * OpenAPI operation and whether it needs the API key.
+ * TypeBox declarations for the OpenAPI document (declarations.ts) and whether it needs the API key.
  * - the data routes under `/api/<resource>` (docs/api.md "Resource name"), each needing the key;
  * - `/api` (the resource index), `/metrics` and the OpenAPI document (not in itself), needing
  *   the key; `/healthz`, `/readyz` open;
