@@ -3,13 +3,14 @@
  * (the listing's GET and POST, schema, facets, export, explain), the resource index `/api`,
  * `/healthz`, `/readyz`, `/metrics`, the OpenAPI document, the docs UI and the plugins' pages,
  * listed once in a route table (routes.ts) that the Elysia app ({@link createApp}), the
- * envelope (envelope.ts) and the OpenAPI document (openapi-doc.ts) are all made from. The data
+ * envelope (envelope.ts) and the OpenAPI document (each route's TypeBox declarations,
+ * declarations.ts, read by @elysiajs/openapi) are all made from. The data
  * routes are the query service's (service/pipeline.ts: one pipeline from the credential's view
  * to the serialised answer, over one route description each, service/routes.ts); this layer
  * declares them, wraps them in the envelope and knows no engine internals.
  */
 import type { Server } from "bun";
-import { toOpenAPISchema } from "@elysiajs/openapi";
+import { toOpenAPISchema, withHeaders } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 import { createBunRouteHandler } from "elysia/adapter/bun/compose";
 import type { Logger } from "pino";
@@ -28,14 +29,17 @@ import type { CorsPolicy } from "./cors.ts";
 import { type Handler, type Served, createEnvelope, genericHandler } from "./envelope.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import {
+  KEYED_SECURITY,
+  changesDoc,
+  declaredModels,
+  finishOperation,
   getExplainDoc,
   getExportDoc,
   getFacetsDoc,
-  changesDoc,
   getRowsDoc,
   healthDoc,
+  keyedDeclaration,
   metricsDoc,
-  documentedOperation,
   openApiDocument,
   postExplainDoc,
   postExportDoc,
@@ -44,7 +48,8 @@ import {
   readyDoc,
   resourceIndexDoc,
   schemaDoc,
-} from "./openapi-doc.ts";
+} from "./declarations.ts";
+import type { Declaration } from "./declarations.ts";
 import { type ResourcePaths, resourcePaths } from "./resource.ts";
 import { type DocContext, type PathRoutes, type Plugin, type Route, routesByPath } from "./routes.ts";
 import { staticAssetsPlugin } from "./static-assets.ts";
@@ -273,7 +278,7 @@ export const RESOURCE_INDEX = "/api";
 const MAX_DOCUMENTS = 64;
 
 /**
- * GET /openapi/json: the document of `routes` for the snapshot serving now (openapi-doc.ts),
+ * GET /openapi/json: the document of `routes` for the snapshot serving now (declarations.ts),
  * made once per snapshot and set of columns, so that a reload to another schema describes its
  * columns. It lists the columns and their enum values, so it needs the API key like
  * `/api/users/schema`; with access control on (docs/api.md "Access control"), a credential, and
@@ -293,7 +298,7 @@ function openApiHandler(routes: () => readonly Route[], options: AppOptions, pat
     let body = documents.get(key);
     if (body === undefined) {
       const context: DocContext = { schema, maxPageSize: options.maxPageSize, paths, access: options.access != null };
-      body = JSON.stringify(openApiDocument(declaredPaths(app() ?? declare(new Elysia({ strictPath: true }), routesByPath(routes()), (_entry, handler) => handler), routes(), context), context));
+      body = JSON.stringify(openApiDocument(declaredDocument(app() ?? declare(new Elysia({ strictPath: true }), routesByPath(routes()), (_entry, handler) => handler), routes(), context), context));
       documents.set(key, body);
     }
     return new Response(body, { headers: JSON_HEADERS });
@@ -317,7 +322,7 @@ function resourceIndexHandler(paths: ResourcePaths): Handler {
 
 /**
  * The route table of a server (routes.ts): every route it answers, with its handler, its
- * OpenAPI operation and whether it needs the API key.
+ * TypeBox declarations for the OpenAPI document (declarations.ts) and whether it needs the API key.
  * - the data routes under `/api/<resource>` (docs/api.md "Resource name"), each needing the key;
  * - `/api` (the resource index), `/metrics` and the OpenAPI document (not in itself), needing
  *   the key; `/healthz`, `/readyz` open;
@@ -428,24 +433,46 @@ function declare(app: App, byPath: readonly PathRoutes[], wrap: (entry: PathRout
 }
 
 /**
- * The document's paths as @elysiajs/openapi makes them (`toOpenAPISchema`) from the routes
- * `app` declares, each with the operation its table route carries (openapi-doc.ts
- * `documentedOperation`) as its `detail`; a route without one (the pages and their files) hidden.
+ * The document's paths and models as @elysiajs/openapi makes them (`toOpenAPISchema`) from the
+ * routes `app` declares, each with its table route's TypeBox declarations for this context
+ * (declarations.ts: query, headers, JSON body, answers by status with their headers, the key's
+ * security and 401/403 when keyed) as its hooks, and the context's models as the app's
+ * definitions; a route without declarations (the pages and their files) hidden. The hooks are
+ * the document's only (copies: the served routes carry none, so Elysia validates nothing and
+ * every error stays the service's problem+json). Each generated operation is then finished
+ * (declarations.ts `finishOperation`: descriptions and media types).
  */
-function declaredPaths(app: App, table: readonly Route[], context: DocContext): Record<string, unknown> {
+function declaredDocument(app: App, table: readonly Route[], context: DocContext): { paths: Record<string, unknown>; components: { schemas: Record<string, unknown> } } {
   const byRoute = new Map(table.map((route) => [`${route.method} ${route.path}`, route]));
-  // the app's declarations as the generator reads them, each route's detail for this context
-  // (copies: the app's own hooks stay as declared)
+  const declarations = new Map<string, Declaration>();
   const declared = {
     getGlobalRoutes: () =>
       (app as unknown as { getGlobalRoutes(): { method: string; path: string }[] }).getGlobalRoutes().map((route) => {
         const tableRoute = byRoute.get(`${route.method} ${route.path}`);
-        const operation = tableRoute === undefined ? null : documentedOperation(tableRoute, context);
-        return { ...route, hooks: { detail: operation === null ? { hide: true } : operation } };
+        if (tableRoute === undefined || tableRoute.operation === null) return { ...route, hooks: { detail: { hide: true } } };
+        const own = tableRoute.operation(context);
+        const declaration = tableRoute.keyed ? keyedDeclaration(own, context.access === true) : own;
+        declarations.set(`${route.method.toLowerCase()} ${route.path}`, declaration);
+        const response = Object.fromEntries(Object.entries(declaration.answers).map(([status, answer]) => [status, answer.headers === undefined ? answer.schema : withHeaders(answer.schema, answer.headers as never)]));
+        const hooks = {
+          detail: { ...declaration.detail, security: tableRoute.keyed ? KEYED_SECURITY : [] },
+          ...(declaration.query === undefined ? {} : { query: declaration.query }),
+          ...(declaration.headers === undefined ? {} : { headers: declaration.headers }),
+          ...(declaration.body === undefined ? {} : { body: declaration.body.schema, parse: [{ fn: "json" }] }),
+          response,
+        };
+        return { ...route, hooks };
       }),
-    getGlobalDefinitions: () => ({ type: {} }),
+    getGlobalDefinitions: () => ({ type: declaredModels(context) }),
   };
-  return toOpenAPISchema(declared as never, { methods: ["options", "head"], staticFile: false }).paths as Record<string, unknown>;
+  const generated = toOpenAPISchema(declared as never, { methods: ["options", "head"], staticFile: false }) as unknown as { paths: Record<string, Record<string, Record<string, unknown>>>; components: { schemas: Record<string, unknown> } };
+  for (const [path, operations] of Object.entries(generated.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const declaration = declarations.get(`${method} ${path}`);
+      if (declaration !== undefined) operations[method] = finishOperation(operation, declaration);
+    }
+  }
+  return generated;
 }
 
 /**

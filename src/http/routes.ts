@@ -1,10 +1,12 @@
 /**
  * The route table: every path the server answers, once, with what serves it and what documents
  * it. The Elysia app (app.ts `createApp`) and the envelope (envelope.ts: API keys, 404/405 and `Allow`, preflights,
- * metrics labels) are made from it, and so is the OpenAPI document (openapi-doc.ts): a route
- * cannot be served without being listed, nor documented without being served.
+ * metrics labels) are made from it, and so is the OpenAPI document (each route's TypeBox
+ * declarations, declarations.ts, read by @elysiajs/openapi): a route cannot be served without
+ * being listed, nor documented without being served.
  */
 import type { Schema } from "../schema/kinds.ts";
+import type { Declaration } from "./declarations.ts";
 import type { Handler } from "./envelope.ts";
 import type { ResourcePaths } from "./resource.ts";
 
@@ -23,12 +25,6 @@ export interface DocContext {
   access?: boolean;
 }
 
-/**
- * An OpenAPI 3.1 operation object (plain JSON) without `security`, which the document derives
- * from {@link Route.keyed}.
- */
-export type Operation = Record<string, unknown>;
-
 /** One route: a method on a path. */
 export interface Route {
   method: RouteMethod;
@@ -36,8 +32,12 @@ export interface Route {
   path: string;
   /** Answers the request; every failure is its own problem+json answer. */
   handler: Handler;
-  /** The route's OpenAPI operation for a context, or null for a route the document leaves out (the pages and their files). */
-  operation: ((context: DocContext) => Operation) | null;
+  /**
+   * The route's TypeBox declarations (query, headers, body, answers by status: declarations.ts)
+   * for a context, without the key's security, which the document derives from {@link keyed};
+   * null for a route the document leaves out (the pages and their files).
+   */
+  operation: ((context: DocContext) => Declaration) | null;
   /**
    * True when the route needs `Authorization: Bearer <key>` while API keys are on
    * (docs/api.md "API keys"), or a credential while access control is on (docs/api.md "Access

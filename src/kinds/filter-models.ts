@@ -1,15 +1,16 @@
 /**
- * The AG Grid filter models of the OpenAPI document (openapi-doc.ts), made from the operator
- * registry and the kinds rather than written beside them: a schema per filter type
+ * The JSON schemas of AG Grid's filter models, as the OpenAPI document names them
+ * (http/declarations.ts), made from the operator registry and the kind modules rather than
+ * written beside them: a schema per filter type
  * (`TextFilterModel`, …) whose `type` enum is the operator's types (kinds/operators.ts
  * `OPERATORS`), a schema per column kind (`NumberColumnFilterModel`, …) offering exactly the
  * filter types the kind takes (kinds/kind.ts `filterTypes`), and the `FilterModel` of the served
  * schema, each column's entry its kind's. A new operator or filter type fails to compile here
  * until its operands are described in {@link OPERANDS}.
  */
-import type { FilterType } from "../kinds/kind.ts";
-import { MAX_FILTER_LENGTH, OPERATORS } from "../kinds/operators.ts";
-import { KINDS } from "../kinds/registry.ts";
+import type { FilterType } from "./kind.ts";
+import { MAX_FILTER_LENGTH, OPERATORS } from "./operators.ts";
+import { KINDS } from "./registry.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
 import type { ColumnKind, Schema } from "../schema/kinds.ts";
 
