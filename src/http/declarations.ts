@@ -13,7 +13,7 @@
  * What describes the served snapshot comes from its schema and the kind modules: the record
  * (`User`: each column's `jsonSchema`), the sortable, filterable and facetable column ids, a
  * `filter[<col>]` parameter per column (its kind's `getFormDoc`), and AG Grid's filter models
- * (kinds/filter-models.ts, from the operator registry). Nullable values are written the 3.1 way
+ * (filter-models.ts, from the operator registry). Nullable values are written the 3.1 way
  * (`type: [..., "null"]` or `oneOf` with `{type: "null"}`). Request models state their
  * defaults in words, not with `default`: generators such as openapi-typescript make a property
  * with a default required, which would force clients to send what they may leave out.
@@ -22,7 +22,7 @@
  */
 import { t } from "elysia";
 import { type IntegerOptions, Kind, type TObject, type TSchema, Type } from "@sinclair/typebox";
-import { filterModelSchemas } from "../kinds/filter-models.ts";
+import { filterModelSchemas } from "./filter-models.ts";
 import { MAX_FILTER_LENGTH } from "../kinds/operators.ts";
 import { KINDS } from "../kinds/registry.ts";
 import { MAX_LISTED_ERRORS } from "../query/errors.ts";

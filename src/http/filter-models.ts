@@ -8,9 +8,9 @@
  * schema, each column's entry its kind's. A new operator or filter type fails to compile here
  * until its operands are described in {@link OPERANDS}.
  */
-import type { FilterType } from "./kind.ts";
-import { MAX_FILTER_LENGTH, OPERATORS } from "./operators.ts";
-import { KINDS } from "./registry.ts";
+import type { FilterType } from "../kinds/kind.ts";
+import { MAX_FILTER_LENGTH, OPERATORS } from "../kinds/operators.ts";
+import { KINDS } from "../kinds/registry.ts";
 import { MAX_CONDITIONS_PER_COLUMN, MAX_PREDICATES } from "../query/post.ts";
 import type { ColumnKind, Schema } from "../schema/kinds.ts";
 
