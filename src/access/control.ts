@@ -289,7 +289,7 @@ export function createAccessControl(options: AccessOptions): AccessControl {
 
 /**
  * True when the request's credential is of a role that sees every row and column: what the
- * health bodies' counts, ids and LSNs need (INTERFACE.md "Tenant isolation"); false without a
+ * health bodies' counts, ids and LSNs need (docs/api.md "Access control"); false without a
  * credential (not counted as a denial: probes send none), for one refused (counted and logged as
  * any denial) or of a restricted role. A promise when a token is verified now.
  */

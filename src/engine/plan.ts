@@ -176,8 +176,7 @@ export function printStep(step: FilterStep | TermStep | WindowStep): PrintedStep
 export const SCOPED_ROOT_OP = "window";
 
 /**
- * The plan printed for a scope that sees some rows or columns (an access role's: INTERFACE.md
- * "Tenant isolation"): its root alone, as `{op: "window", column, detail, rows?, ms?}` — the sort
+ * The plan printed for a scope that sees some rows or columns (an access role's: docs/api.md "Access control"): its root alone, as `{op: "window", column, detail, rows?, ms?}` — the sort
  * column and the window (`rows a..b by …`), which the request alone decides, and with analyze the
  * window's rows and the time taken. Left out, because the whole table decides them: the steps
  * below (their estimates and counts are over every row, a search term's over every column), the

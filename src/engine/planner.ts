@@ -378,7 +378,7 @@ function planTerm(store: Store, term: string, searched: readonly StoredColumn[])
   const exact = cps.length <= 3 && cps.every((cp) => cp < MAX_KEY_CODE_POINT);
   // a search through every covered column reads the lists across them; one through some of them
   // (an access role's) reads only those columns' own lists, so what it costs depends on nothing
-  // it may not see (INTERFACE.md "Tenant isolation": cost isolation)
+  // it may not see (docs/api.md "Access control": cost isolation)
   const columns = searchIndexColumns(searched);
   const everyColumn = columns.length === searchIndexColumns(store.searchable).length;
   const index = everyColumn || columns.length === 0 ? store.search.grams[gram - 1] : columnGrams(store, columns[0], gram);

@@ -1,5 +1,5 @@
 /**
- * The schema a restricted scope is told (INTERFACE.md "Tenant isolation"): an enum column's
+ * The schema a restricted scope is told (docs/api.md "Access control"): an enum column's
  * value list is its declared values (a schema file's, a database enum type's), else the values
  * present in the scope's rows, never values only other rows hold. What `/schema` and the OpenAPI
  * document show, and what the scope's requests are parsed against (so that a set filter on a

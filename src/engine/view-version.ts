@@ -1,5 +1,5 @@
 /**
- * The version token of a scope's rows (INTERFACE.md "Tenant isolation": ETags and export names
+ * The version token of a scope's rows (docs/api.md "Access control": ETags and export names
  * of a restricted role build on a version of its own rows): an additive multiset hash of the
  * records of the rows a filter selects, each cut to a projection. Each row's projected record
  * bytes are hashed by two independent 32-bit hashes (xxHash32 under two seeds), and the lanes are
@@ -203,7 +203,7 @@ function hex8(n: number): string {
 }
 
 /**
- * The version token of `scope`'s rows in `engine`'s version (INTERFACE.md "Tenant isolation";
+ * The version token of `scope`'s rows in `engine`'s version (docs/api.md "Access control";
  * the same token a change event of the scope carries): for a restricted scope, 16 hex digits
  * (the two 32-bit lanes) and the row count in base 36 after a `.`, e.g. `"09af…c3e1.2s"`; it
  * changes exactly when a row the scope sees changes (bar a 2^-64 collision), whatever happens to
@@ -324,7 +324,7 @@ export function viewVersionFromScratch(engine: Engine, scope: VersionScope): str
   return tokenOf(sumsFromScratch(engine, scope, filterCacheKey(scope.filter)));
 }
 
-/** The versions an answer carries (INTERFACE.md "Tenant isolation"): what its entity tag and file name build on, what `X-Snapshot-Id` shows. */
+/** The versions an answer carries (docs/api.md "Access control"): what its entity tag and file name build on, what `X-Snapshot-Id` shows. */
 export interface AnswerVersions {
   /** The version entity tags and an export's file name build on: the scope's token ({@link viewVersion}). */
   tag: string;

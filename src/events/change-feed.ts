@@ -1,5 +1,5 @@
 /**
- * The change feed of one server process (INTERFACE.md "Live change events"; docs/api.md
+ * The change feed of one server process (docs/api.md "GET /api/users/changes"; docs/api.md
  * "GET /api/users/changes"): Server-Sent Events streams that tell each role which of its rows a
  * batch inserted, updated or deleted, and that a snapshot swap changed its rows.
  *
@@ -30,10 +30,10 @@ import { ProblemError } from "../query/errors.ts";
 import { type BatchRows, type VisibleChange, batchChange, batchKeys, batchRows, seesEverything, visibleChange } from "./visible-changes.ts";
 import type { KeyValue } from "../live/delta.ts";
 
-/** Default bound on open event streams per process (`--max-event-streams`, env `MAX_EVENT_STREAMS`; INTERFACE.md "Live change events"). */
+/** Default bound on open event streams per process (`--max-event-streams`, env `MAX_EVENT_STREAMS`; docs/api.md "GET /api/users/changes"). */
 export const DEFAULT_MAX_EVENT_STREAMS = 1000;
 
-/** Default time between two keep-alive comments on every stream, in ms (INTERFACE.md "Live change events": every 15 s). */
+/** Default time between two keep-alive comments on every stream, in ms (docs/api.md "GET /api/users/changes": every 15 s). */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Which keys of a batch changed for a role (INTERFACE.md "Live change events"; docs/api.md
+ * Which keys of a batch changed for a role (docs/api.md "GET /api/users/changes"; docs/api.md
  * "GET /api/users/changes"): a key counts when the role's record of it — the row cut to its
  * columns, if the role's filter lets it see the row — differs between the state before the
  * batch and the state after it. A row that enters or leaves the role's rows counts; a change to
@@ -20,7 +20,7 @@ import { tableOfObjects } from "../snapshot/objects.ts";
 import { buildStore } from "../store/build.ts";
 import { recordAt } from "../store/rows-json.ts";
 
-/** Most keys an event lists (INTERFACE.md "Live change events": at most 1,000, else `null` and `more`). */
+/** Most keys an event lists (docs/api.md "GET /api/users/changes": at most 1,000, else `null` and `more`). */
 export const MAX_EVENT_KEYS = 1000;
 
 /** The rows a batch touches, read from one state: key (as text) → the whole record, or null where no live row holds the key. */

@@ -231,8 +231,7 @@ export interface OperationsHandlers {
  * The operations handlers, free of any framework like {@link dataHandlers}. With access control
  * on, the health bodies hold counts, ids and LSNs only for a credential whose role sees every
  * row and column (access/control.ts `seesEverything`); for anyone else `{status}` alone (a 503's
- * problem body its `state` alone), the status code the same for everyone (INTERFACE.md "Tenant
- * isolation").
+ * problem body its `state` alone), the status code the same for everyone (docs/api.md "Access control").
  */
 export function operationsHandlers(options: Pick<AppOptions, "engine" | "metrics" | "state" | "snapshotCreatedAt" | "status" | "access">): OperationsHandlers {
   const access = options.access ?? null;

@@ -366,7 +366,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
         "One step of the plan: what it does (`op`), the column and stored index it reads, the rows and cost the planner expects; with analyze, the rows it gave and the milliseconds it took (its children included). The root orders the filter's rows and cuts the window.",
       required: ["op"],
       properties: {
-        op: { type: "string", description: "The step's operation (the list is in docs/api.md, \"Explain\"); `window` for the root alone that a credential's role that sees some rows or columns is shown, without estimates." },
+        op: { type: "string", description: "The step's operation (the list is in the section Explain of docs/api.md); `window` for the root alone that a credential's role that sees some rows or columns is shown, without estimates." },
         column: { type: "string" },
         index: { type: "string", description: "The stored index read." },
         detail: { type: "string", description: "The test, search term or window, for a person." },

@@ -365,7 +365,7 @@ export function staticAssetsPlugin(group: AssetGroup): Plugin {
     keyed: false,
   });
   const routes: Route[] = assets.paths(group).map((path) => route(path, path));
-  // the docs UI page is at `/docs` too (INTERFACE.md "The HTTP layer is Elysia"): the same page,
+  // the docs UI page is at `/docs` too (docs/api.md "The OpenAPI document and the docs UI"): the same page,
   // whose bundle and document it reads by absolute paths
   if (group === "docs") routes.push(route(DOCS_PAGE_ALIAS, DOCS_PAGE));
   return { routes };

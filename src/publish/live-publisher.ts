@@ -322,7 +322,7 @@ export function runPublisher(options: PublisherOptions): RunningPublisher {
   };
 
   /**
-   * Compaction on time (INTERFACE.md "Compaction on time"): every `--compact-seconds` while
+   * Compaction on time (docs/live-replicas.md §6 "Compaction"): every `--compact-seconds` while
    * batches have been published since the last snapshot, also when the table has gone quiet
    * since — a timer to the due time, armed whenever a batch waits to be folded in (at once
    * when the time is past). Not while the stream is being replaced by a new first snapshot.

@@ -24,8 +24,7 @@ export interface ColumnSpec {
   /**
    * True on an enum whose values were inferred from the data rather than declared (a schema
    * file, a database's enum type): kept in the snapshot's header, so that an access role that
-   * sees some rows is told the values present in its rows alone (INTERFACE.md "Tenant
-   * isolation"); absent on every other column.
+   * sees some rows is told the values present in its rows alone (docs/api.md "Access control"); absent on every other column.
    */
   inferred?: true;
 }

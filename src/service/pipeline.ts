@@ -116,7 +116,7 @@ export interface Call {
   version: string;
   /**
    * The version the entity tag builds on and an export's file is named after: a restricted
-   * role's token of its own rows (INTERFACE.md "Tenant isolation"), else {@link version}.
+   * role's token of its own rows (docs/api.md "Access control"), else {@link version}.
    */
   tagVersion: string;
   /** The answer's quoted entity tag (strong form). */
@@ -303,8 +303,8 @@ export function createQueryService(options: ServiceOptions): QueryService {
   const serve = <P>(route: QueryRoute<P>, request: Request, grant: Grant | undefined, input: unknown, coding: Coding | null): Response | Promise<Response> => {
     const engine = options.engine();
     const view = viewFor(grant, engine);
-    // what a restricted role's answers build on is a value of its own rows (INTERFACE.md "Tenant
-    // isolation"); its schema (enum values of its rows) is kept per token
+    // what a restricted role's answers build on is a value of its own rows (docs/api.md "Access
+    // control"); its schema (enum values of its rows) is kept per token
     const versions = versionsFor(engine, view);
     if (versions instanceof Promise) return versions.then((known) => answerWith(route, request, engine, view, input, known, coding));
     return answerWith(route, request, engine, view, input, versions, coding);

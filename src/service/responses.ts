@@ -160,7 +160,7 @@ export function postResponse(
  * @param version the id `X-Snapshot-Id` and `snapshotId` show (engine/execute.ts `versionId`: `<snapshotId>@<LSN>` over a live replica's changes)
  * @param rows the rows the client sees (engine/execute.ts `rowCountOf`, or an access role's count), default the store's row count
  * @param shown the schema the client sees (an access role's), default the store's
- * @param withId false to leave `snapshotId` out of the body (a restricted access role's: INTERFACE.md "Tenant isolation")
+ * @param withId false to leave `snapshotId` out of the body (a restricted access role's: docs/api.md "Access control")
  */
 export function schemaResponse(store: Store, etag: string, coding: Coding | null, version: string = store.snapshotId, rows: number = store.rowCount, shown: Schema = store.schema, withId = true): Response {
   const { key, partition } = shown;

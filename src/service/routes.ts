@@ -73,7 +73,7 @@ export const schemaGet: QueryRoute<null> = {
   answer: (call) => {
     const { engine } = call;
     const store = engine.store;
-    // the snapshot id in the body only for a role that sees everything (INTERFACE.md "Tenant isolation")
+    // the snapshot id in the body only for a role that sees everything (docs/api.md "Access control")
     if (!call.restricted) return schemaResponse(store, call.etag, call.coding, call.version, rowCountOf(engine), call.schema, call.seesAll);
     const count: Query = { filter: null, sort: [], offset: 0, limit: 0 };
     return call.run(count, false, (page) => schemaResponse(store, call.etag, call.coding, call.version, page.total, call.schema, false));

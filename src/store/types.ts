@@ -74,7 +74,7 @@ export interface Partition {
  * decimal forms) — grouped by partition code like a column's trigram lists. Twice: one list per
  * n-gram across those columns (`grams`, what a search through every column reads), and one per
  * n-gram of each column alone (`columns`, what a search through some of them reads: an access
- * role's, which so reads nothing of a column it may not see; INTERFACE.md "Tenant isolation",
+ * role's, which so reads nothing of a column it may not see; docs/api.md "Access control",
  * cost isolation). A search term of 1, 2 or 3 code points is exactly one list; a longer one is a
  * superset: the intersection of its trigrams' lists. Enum columns are not in it: a term is
  * decided once per enum value.
