@@ -15,7 +15,7 @@
  * - a role's search through the columns it sees (every one but `email` and `notes`): terms found
  *   only in those two columns against terms found in no column (1–5 characters), each on a fresh
  *   engine; their p50 ratio is what the role can learn of the hidden values by timing
- *   (INTERFACE.md "Tenant isolation": cost isolation);
+ *   (docs/api.md "Access control": cost isolation);
  *
  *   bun bench/search.ts [--rows 10m] [--peers sqlite,duckdb] [--searches 30] [--no-export] [--only hidden|searches]
  *

@@ -1,5 +1,5 @@
 /**
- * Change events in the live fleet (INTERFACE.md "Live change events"; docs/api.md
+ * Change events in the live fleet (docs/api.md "GET /api/users/changes"; docs/api.md
  * "GET /api/users/changes"): listeners on each replica's event stream, an independent record of
  * every transaction PostgreSQL committed, and the check that each one was announced to each
  * listener. Used by scripts/fleet-live.ts.

@@ -1,5 +1,5 @@
 /**
- * The non-interference rule (INTERFACE.md "Tenant isolation"; docs/api.md "Access control"): for
+ * The non-interference rule (docs/api.md "Access control"; docs/api.md "Access control"): for
  * a role that sees some rows or columns, two tables that differ only outside its view — other
  * rows changed, dropped or added, its rows' hidden columns changed — give it byte-identical
  * answers on every data route: listing (GET, POST), search, facets (GET, POST), export (CSV,

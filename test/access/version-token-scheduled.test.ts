@@ -1,6 +1,5 @@
 /**
- * A large restricted scope's first version token (engine/view-version.ts; INTERFACE.md "Tenant
- * isolation") is computed in the query scheduler a piece at a time (service/pipeline.ts), so the
+ * A large restricted scope's first version token (engine/view-version.ts; docs/api.md "Access control") is computed in the query scheduler a piece at a time (service/pipeline.ts), so the
  * requests of other roles are answered meanwhile: the scheduler here runs one piece per
  * event-loop turn, and between turns a cheap role's request is answered at once. Nothing waits
  * on time: the test turns the event loop and watches the first request's promise settle.

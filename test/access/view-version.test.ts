@@ -1,5 +1,5 @@
 /**
- * A role's version token (engine/view-version.ts; INTERFACE.md "Tenant isolation") against the
+ * A role's version token (engine/view-version.ts; docs/api.md "Access control") against the
  * naive oracle's rows of the role, on random tables, roles and live batches:
  * - two tables whose rows the role sees, cut to its columns, are the same give the same token,
  *   whatever differs outside (other rows changed, dropped or added; hidden columns of its rows

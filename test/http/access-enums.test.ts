@@ -1,5 +1,5 @@
 /**
- * Enum value lists told to a role that sees some rows (INTERFACE.md "Tenant isolation"): a
+ * Enum value lists told to a role that sees some rows (docs/api.md "Access control"): a
  * declared enum's values as declared, an inferred one's values present in the role's rows alone,
  * in `/schema`, the OpenAPI document and a set filter's 400 body; two tables that differ only in
  * other tenants' rows give the role byte-identical answers, and the same request on a table

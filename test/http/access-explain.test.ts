@@ -1,5 +1,5 @@
 /**
- * Explain for a role that sees some rows or columns (INTERFACE.md "Tenant isolation"): its plan
+ * Explain for a role that sees some rows or columns (docs/api.md "Access control"): its plan
  * is its window alone, without estimates, stored index or the path taken, so that it tells
  * nothing of rows or columns outside its view: a search for a hidden column's exact value
  * explains as a search for a word no row holds; two tables that differ only in other tenants'

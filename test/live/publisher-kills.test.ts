@@ -1,5 +1,5 @@
 /**
- * Nothing lost, nothing twice (INTERFACE.md, "Live replicas": "Whatever stops — the publisher
+ * Nothing lost, nothing twice (docs/live-replicas.md §8 "Failure semantics": "Whatever stops — the publisher
  * (SIGKILL included) …"): the publisher (src/publish/live-publisher.ts) over a real PostgreSQL
  * with `wal_level = logical`, killed at every step of a batch's life, then started again.
  *
