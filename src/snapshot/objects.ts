@@ -6,7 +6,7 @@
  */
 import { ConversionError } from "../kinds/convert.ts";
 import { KINDS } from "../kinds/registry.ts";
-import { inferKind } from "../schema/infer.ts";
+import { inferKeyKind, inferKind } from "../schema/infer.ts";
 import type { ColumnSpec } from "../schema/kinds.ts";
 import type { ColumnInput, TableInput } from "../store/input.ts";
 import { addJsonValue, rawColumn } from "../ingest/raw-column.ts";
@@ -54,7 +54,7 @@ export function tableOfObjects(records: Iterable<Record<string, unknown>>, optio
   for (const [id, raw] of raws) {
     let spec = declared.get(id);
     if (spec === undefined) {
-      if (id === key) spec = { id, kind: raw.profile.numbers === n ? "number" : "text" };
+      if (id === key) spec = { id, kind: inferKeyKind(raw.profile) };
       else spec = { id, ...inferKind(raw.profile, n) };
     }
     try {
