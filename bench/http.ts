@@ -16,8 +16,9 @@
  *   browser sends: bodies compressed), with API keys on (every request carries its key), and the
  *   GET half of the mix replayed with each answer's ETag in `If-None-Match` (every answer a 304),
  *   beside the GET half without it;
- * - with `--baseline DIR`, the cheap mix against the server of another checkout (the commit
- *   before a change, say), in the same run.
+ * - with `--baseline DIR`, the cheap mix, the substring mix and each envelope scenario against the
+ *   server of another checkout too (the commit before a change, say): each scenario on ours, then
+ *   at once on the baseline's, and the ratios of their req/s printed at the end.
  *
  * Every scenario gets a freshly started server (cold caches) and a 1 s warm-up of the cheap mix.
  * The load generator shares the machine's cores with the server: that is printed with the figures.
@@ -545,56 +546,80 @@ export async function runHttp(
     { mix: "cheap" as const, list: cheapList, title: "cheap mix", distinct: cheapDistinct },
     { mix: "substring" as const, list: substringList, title: `substring mix (${substring.needles} needles)`, distinct: substringDistinct },
   ];
-  if (options.baseline !== undefined) {
-    const baseline = options.baseline;
-    await scenario(
-      1,
-      async (url, server) => {
-        const s = await runWrk(url, cheapList, CONNECTIONS, durationS);
-        return [toRecord({ rows, scenario: `baseline (${baseline}): cheap mix`, server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
-      },
-      // the baseline's own build of the same data, when its snapshot format differs from ours
-      { root: baseline, snapshot: options.baselineSnapshot },
-    );
-  }
+  // With a baseline, each scenario below runs on our server and then on the baseline's, one
+  // after the other (the machine's drift between the two is then seconds, not minutes), and the
+  // ratio of their req/s is printed: what a change did to the cheap mix and the HTTP envelope.
+  const trees: { name: string; spawn: SpawnOptions & { snapshot?: string } }[] = [{ name: "ours", spawn: {} }];
+  if (options.baseline !== undefined) trees.push({ name: `baseline (${options.baseline})`, spawn: { root: options.baseline, snapshot: options.baselineSnapshot } });
+  const ratios: string[] = [];
+  /**
+   * Runs one scenario on each tree (ours, then the baseline's); `title` names it, `measure` runs
+   * wrk against a started server and returns its summaries (one record each, titled in order).
+   */
+  const paired = async (
+    titles: { title: string; mix: HttpRecord["mix"]; distinct: number; connections?: number }[],
+    measure: (url: string) => Promise<WrkSummary[]>,
+    spawn: SpawnOptions = {},
+    warmHeaders: string[] = [],
+  ) => {
+    const rates: number[][] = [];
+    for (const tree of trees) {
+      await scenario(
+        1,
+        async (url, server) => {
+          const summaries = await measure(url);
+          rates.push(summaries.map((x) => x.requests / (x.duration_us / 1e6)));
+          return summaries.map((x, i) =>
+            toRecord({ rows, scenario: `${tree.name}: ${titles[i].title}`, server, mix: titles[i].mix, distinct_requests: titles[i].distinct }, x, titles[i].connections ?? CONNECTIONS, null),
+          );
+        },
+        { ...spawn, ...tree.spawn, env: { ...spawn.env, ...tree.spawn.env } },
+        warmHeaders,
+      );
+    }
+    if (rates.length === 2) for (const [i, t] of titles.entries()) ratios.push(`http ${label} ours ÷ baseline, ${t.title}: ${(rates[0][i] / rates[1][i]).toFixed(3)}× (${Math.round(rates[0][i])} vs ${Math.round(rates[1][i])} req/s)`);
+  };
+
+  await paired([{ title: "cheap mix", mix: "cheap", distinct: cheapDistinct }], async (url) => [await runWrk(url, cheapList, CONNECTIONS, durationS)]);
 
   // The HTTP envelope: compression, API keys, conditional requests.
   const browserEncodings = "Accept-Encoding: gzip, deflate, br, zstd";
-  await scenario(1, async (url, server) => {
-    const s = await runWrk(url, cheapList, CONNECTIONS, durationS, [browserEncodings]);
-    return [toRecord({ rows, scenario: `ours: cheap mix, ${browserEncodings}`, server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
-  });
+  await paired([{ title: `cheap mix, ${browserEncodings}`, mix: "cheap", distinct: cheapDistinct }], async (url) => [await runWrk(url, cheapList, CONNECTIONS, durationS, [browserEncodings])]);
   const key = "bench-key-0123456789abcdef";
-  await scenario(
-    1,
-    async (url, server) => {
-      const s = await runWrk(url, cheapList, CONNECTIONS, durationS, [`Authorization: Bearer ${key}`]);
-      return [toRecord({ rows, scenario: "ours: cheap mix, API keys on", server, mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, null)];
-    },
+  await paired(
+    [{ title: "cheap mix, API keys on", mix: "cheap", distinct: cheapDistinct }],
+    async (url) => [await runWrk(url, cheapList, CONNECTIONS, durationS, [`Authorization: Bearer ${key}`])],
     { env: { API_KEYS: `other-key,${key}` } },
     [`Authorization: Bearer ${key}`],
   );
   const gets = cheap.filter((r) => r.method === "GET");
   const getList = writeList(`cheap-get-${label}`, gets);
-  await scenario(1, async (url, server) => {
-    // identity: wrk asks for no coding, and each coding has its own tag (fetch asks for gzip, br, zstd by default)
-    const { etags } = await probe(url, gets, { "accept-encoding": "identity" });
-    if (etags.some((e) => e === null)) throw new Error("a GET answer has no ETag");
-    const revalidate = gets.map((r, i) => ({ ...r, headers: { "If-None-Match": etags[i] as string } }));
-    const revalidateList = writeList(`cheap-get-304-${label}`, revalidate);
-    const plain = await runWrk(url, getList, CONNECTIONS, durationS);
-    const conditional = await runWrk(url, revalidateList, CONNECTIONS, durationS);
-    const distinctGets = distinct(gets);
-    return [
-      toRecord({ rows, scenario: "ours: the cheap mix's GETs", server, mix: "cheap", distinct_requests: distinctGets }, plain, CONNECTIONS, null),
+  const distinctGets = distinct(gets);
+  await paired(
+    [
+      { title: "the cheap mix's GETs", mix: "cheap", distinct: distinctGets },
       // wrk counts answers over 399 as errors: a 304 is not one
-      toRecord({ rows, scenario: "ours: the cheap mix's GETs with If-None-Match (304)", server, mix: "cheap", distinct_requests: distinctGets }, conditional, CONNECTIONS, null),
-    ];
-  });
+      { title: "the cheap mix's GETs with If-None-Match (304)", mix: "cheap", distinct: distinctGets },
+    ],
+    async (url) => {
+      // identity: wrk asks for no coding, and each coding has its own tag (fetch asks for gzip, br, zstd by default)
+      const { etags } = await probe(url, gets, { "accept-encoding": "identity" });
+      if (etags.some((e) => e === null)) throw new Error("a GET answer has no ETag");
+      const revalidate = gets.map((r, i) => ({ ...r, headers: { "If-None-Match": etags[i] as string } }));
+      const revalidateList = writeList(`cheap-get-304-${label}`, revalidate);
+      return [await runWrk(url, getList, CONNECTIONS, durationS), await runWrk(url, revalidateList, CONNECTIONS, durationS)];
+    },
+  );
+  if (trees.length === 2) {
+    await paired([{ title: mixes[1].title, mix: "substring", distinct: substringDistinct }], async (url) => [await runWrk(url, substringList, CONNECTIONS, durationS)]);
+    for (const line of ratios) log(line);
+  }
 
   for (const processes of [1, 2] as const) {
     const name = processes === 1 ? "ours" : "ours, 2 processes (--reuse-port)";
     for (const m of mixes) {
+      // one process's cheap mix (and, with a baseline, its substring mix) ran above, beside the baseline's
+      if (processes === 1 && (m.mix === "cheap" || trees.length === 2)) continue;
       await scenario(processes, async (url, server) => {
         const s = await runWrk(url, m.list, CONNECTIONS, durationS);
         return [toRecord({ rows, scenario: `${name}: ${m.title}`, server, mix: m.mix, distinct_requests: m.distinct }, s, CONNECTIONS, null)];
