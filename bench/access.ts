@@ -40,7 +40,7 @@ import { buildStore } from "../src/store/build.ts";
 import { CACHE_ROOT, parseSize, prng, sizeLabel } from "./datasets.ts";
 import { CONNECTIONS, type MixRequest, WRK_HINT, haveWrk, probe, runWrk, writeList } from "./http.ts";
 import { formatMs } from "./measure.ts";
-import { spawnServer } from "./server.ts";
+import { cpuMsOf, spawnServer } from "./server.ts";
 
 const { values: args } = parseArgs({
   options: {
@@ -173,12 +173,6 @@ async function timeEach(n: number, run: () => unknown): Promise<{ p50: number; p
 /** Rounds of the HTTP scenarios: each round runs every scenario once, in turn; the figures are each scenario's median round. */
 const ROUNDS = 3;
 
-/** CPU time a process has used (user + system), in ms (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** One HTTP scenario's figures: its median round's requests per second and latency, and the server's CPU per request. */
 interface HttpFigure {
   name: string;
@@ -216,9 +210,9 @@ async function httpScenarios(snapshot: string, policyFile: string): Promise<Http
     const runs = scenarios.map(() => [] as { rps: number; p50: number; p99: number; cpuUs: number }[]);
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, s] of scenarios.entries()) {
-        const before = cpuMs(servers[i].pid);
+        const before = cpuMsOf(servers[i].pid);
         const r = await runWrk(servers[i].url, lists[i], CONNECTIONS, DURATION_S);
-        const cpu = cpuMs(servers[i].pid) - before;
+        const cpu = cpuMsOf(servers[i].pid) - before;
         const errors = r.errors_connect + r.errors_read + r.errors_write + r.errors_timeout + r.errors_status;
         if (errors > 0) throw new Error(`${s.name}: ${errors} errors`);
         runs[i].push({ rps: r.requests / (r.duration_us / 1e6), p50: r.p50_us / 1000, p99: r.p99_us / 1000, cpuUs: (cpu * 1000) / r.requests });

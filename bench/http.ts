@@ -45,7 +45,7 @@ import { parseArgs } from "node:util";
 import { type Dataset, type DatasetStats, ROOT, cacheDir, datasetPaths, parseSize, prng, readNeedles, readStats, sizeLabel } from "./datasets.ts";
 import { formatMs } from "./measure.ts";
 import { q4Offset } from "./queries.ts";
-import { type ServerProcess, type SpawnOptions, rssOf, spawnServer } from "./server.ts";
+import { type ServerProcess, type SpawnOptions, cpuMsOf, rssOf, spawnServer } from "./server.ts";
 import postgres from "postgres";
 import { startLoadedPostgres } from "./engines/postgres.ts";
 
@@ -81,6 +81,8 @@ export interface HttpRecord {
   rss_bytes: number | null;
   /** Distinct requests in the replayed list. */
   distinct_requests: number;
+  /** The server's CPU time (user + system, all its processes) per request of the run, in µs, where measured; else null. */
+  cpu_us_per_request?: number | null;
 }
 
 /** True when wrk is on the PATH. */
@@ -271,6 +273,17 @@ export async function runWrk(url: string, list: string, connections: number, dur
   return JSON.parse(line.slice("WRKJSON ".length)) as WrkSummary;
 }
 
+/**
+ * {@link runWrk}, with the CPU time the processes `pids` used during the run (user + system,
+ * /proc) per request answered, in µs.
+ */
+async function runWrkTimed(pids: readonly number[], url: string, list: string, connections: number, durationS: number, headers: string[] = []): Promise<{ summary: WrkSummary; cpuUs: number }> {
+  const cpu = () => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  const before = cpu();
+  const summary = await runWrk(url, list, connections, durationS, headers);
+  return { summary, cpuUs: summary.requests === 0 ? 0 : ((cpu() - before) * 1000) / summary.requests };
+}
+
 /** A record from a wrk summary. */
 function toRecord(
   base: Pick<HttpRecord, "rows" | "scenario" | "server" | "mix" | "distinct_requests">,
@@ -399,8 +412,8 @@ export async function runHttp(
     try {
       const staticList = writeList("static", [{ method: "GET", target: "/" }]);
       await runWrk(server.url, staticList, CONNECTIONS, 1);
-      const s = await runWrk(server.url, staticList, CONNECTIONS, durationS);
-      records.push(toRecord({ rows, scenario: `ceiling: raw Bun.serve, static ${typicalBytes} B body`, server: "static", mix: "static", distinct_requests: 1 }, s, CONNECTIONS, rssOf(server.pid)));
+      const { summary: s, cpuUs } = await runWrkTimed([server.pid], server.url, staticList, CONNECTIONS, durationS);
+      records.push({ ...toRecord({ rows, scenario: `ceiling: raw Bun.serve, static ${typicalBytes} B body`, server: "static", mix: "static", distinct_requests: 1 }, s, CONNECTIONS, rssOf(server.pid)), cpu_us_per_request: cpuUs });
     } finally {
       await server.stop();
     }
@@ -412,15 +425,16 @@ export async function runHttp(
     try {
       await probe(server.url, cheap.slice(0, 20));
       await runWrk(server.url, cheapList, CONNECTIONS, 1);
-      const s = await runWrk(server.url, cheapList, CONNECTIONS, durationS);
-      records.push(
-        toRecord(
+      const { summary: s, cpuUs } = await runWrkTimed([server.pid], server.url, cheapList, CONNECTIONS, durationS);
+      records.push({
+        ...toRecord(
           { rows, scenario: `floor: raw Bun.serve reading each cheap-mix request, static ${typicalBytes} B body`, server: "floor", mix: "cheap", distinct_requests: cheapDistinct },
           s,
           CONNECTIONS,
           rssOf(server.pid),
         ),
-      );
+        cpu_us_per_request: cpuUs,
+      });
     } finally {
       await server.stop();
     }
@@ -433,10 +447,11 @@ export async function runHttp(
     try {
       await probe(server.url, cheap.slice(0, 20));
       await runWrk(server.url, cheapList, CONNECTIONS, 1);
-      const s = await runWrk(server.url, cheapList, CONNECTIONS, durationS);
-      records.push(
-        toRecord({ rows, scenario: "our engine behind a bare Bun.serve (no router, no envelope): cheap mix", server: "raw", mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, rssOf(server.pid)),
-      );
+      const { summary: s, cpuUs } = await runWrkTimed([server.pid], server.url, cheapList, CONNECTIONS, durationS);
+      records.push({
+        ...toRecord({ rows, scenario: "our engine behind a bare Bun.serve (no router, no envelope): cheap mix", server: "raw", mix: "cheap", distinct_requests: cheapDistinct }, s, CONNECTIONS, rssOf(server.pid)),
+        cpu_us_per_request: cpuUs,
+      });
     } finally {
       await server.stop();
     }
@@ -558,7 +573,7 @@ export async function runHttp(
    */
   const paired = async (
     titles: { title: string; mix: HttpRecord["mix"]; distinct: number; connections?: number }[],
-    measure: (url: string) => Promise<WrkSummary[]>,
+    measure: (url: string, pids: number[]) => Promise<(WrkSummary | { summary: WrkSummary; cpuUs: number })[]>,
     spawn: SpawnOptions = {},
     warmHeaders: string[] = [],
   ) => {
@@ -566,12 +581,17 @@ export async function runHttp(
     for (const tree of trees) {
       await scenario(
         1,
-        async (url, server) => {
-          const summaries = await measure(url);
-          rates.push(summaries.map((x) => x.requests / (x.duration_us / 1e6)));
-          return summaries.map((x, i) =>
-            toRecord({ rows, scenario: `${tree.name}: ${titles[i].title}`, server, mix: titles[i].mix, distinct_requests: titles[i].distinct }, x, titles[i].connections ?? CONNECTIONS, null),
+        async (url, server, processes) => {
+          const measured = await measure(
+            url,
+            processes.map((p) => p.pid),
           );
+          const summaries = measured.map((m) => ("summary" in m ? m.summary : m));
+          rates.push(summaries.map((x) => x.requests / (x.duration_us / 1e6)));
+          return summaries.map((x, i) => ({
+            ...toRecord({ rows, scenario: `${tree.name}: ${titles[i].title}`, server, mix: titles[i].mix, distinct_requests: titles[i].distinct }, x, titles[i].connections ?? CONNECTIONS, null),
+            cpu_us_per_request: "cpuUs" in measured[i] ? measured[i].cpuUs : null,
+          }));
         },
         { ...spawn, ...tree.spawn, env: { ...spawn.env, ...tree.spawn.env } },
         warmHeaders,
@@ -580,7 +600,19 @@ export async function runHttp(
     if (rates.length === 2) for (const [i, t] of titles.entries()) ratios.push(`http ${label} ours ÷ baseline, ${t.title}: ${(rates[0][i] / rates[1][i]).toFixed(3)}× (${Math.round(rates[0][i])} vs ${Math.round(rates[1][i])} req/s)`);
   };
 
-  await paired([{ title: "cheap mix", mix: "cheap", distinct: cheapDistinct }], async (url) => [await runWrk(url, cheapList, CONNECTIONS, durationS)]);
+  await paired([{ title: "cheap mix", mix: "cheap", distinct: cheapDistinct }], async (url, pids) => [await runWrkTimed(pids, url, cheapList, CONNECTIONS, durationS)]);
+  {
+    // Where a cheap request's server CPU goes, from the runs above (each server's CPU time over its requests).
+    const cpuOf = (server: HttpRecord["server"], scenario?: string) => records.find((r) => r.server === server && (scenario === undefined || r.scenario === scenario))?.cpu_us_per_request ?? null;
+    const [ceiling, floor, raw, ours] = [cpuOf("static"), cpuOf("floor"), cpuOf("raw"), cpuOf("ours", "ours: cheap mix")];
+    if (ceiling !== null && floor !== null && ours !== null) {
+      const us = (x: number) => `${x.toFixed(1)} µs`;
+      log(
+        `http ${label} server CPU per cheap-mix request: ${us(ours)} = static answer ${us(ceiling)} (the ceiling: sockets, HTTP, a static body) + reading the request ${us(floor - ceiling)} (the floor) + ` +
+          (raw === null ? `answering it ${us(ours - floor)}` : `parse, engine and serialise ${us(raw - floor)} (the bare Bun.serve server) + Elysia and the envelope ${us(ours - raw)}`),
+      );
+    }
+  }
 
   // The HTTP envelope: compression, API keys, conditional requests.
   const browserEncodings = "Accept-Encoding: gzip, deflate, br, zstd";
@@ -794,7 +826,8 @@ async function runPostgresPeer(dataset: Dataset, durationS: number, log: (line: 
 /** One line per record for logs. */
 export function describe(r: HttpRecord): string {
   const errors = r.errors + r.non2xx > 0 ? `, ${r.errors} errors, ${r.non2xx} non-2xx` : "";
-  return `http ${sizeLabel(r.rows)} ${r.scenario}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50_ms)}, p99 ${formatMs(r.p99_ms)} (${r.connections} conns${errors})`;
+  const cpu = r.cpu_us_per_request === undefined || r.cpu_us_per_request === null ? "" : `, server CPU ${r.cpu_us_per_request.toFixed(1)} µs/request`;
+  return `http ${sizeLabel(r.rows)} ${r.scenario}: ${Math.round(r.rps)} req/s, p50 ${formatMs(r.p50_ms)}, p99 ${formatMs(r.p99_ms)} (${r.connections} conns${errors}${cpu})`;
 }
 
 if (import.meta.main) {

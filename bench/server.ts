@@ -3,6 +3,7 @@
  * --port P` as a child process, ready once its pino log line "listening" (JSON on stderr, with
  * "url") appears.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { ROOT } from "./datasets.ts";
@@ -20,6 +21,17 @@ export interface ServerProcess {
 }
 
 export { rssOf } from "../src/rss.ts";
+
+/**
+ * CPU time a process has used so far (user + system), in ms (Linux /proc/<pid>/stat; clock
+ * ticks of 10 ms): the server's own cost of a run, which the load generator sharing the cores
+ * moves least.
+ * @throws Error when the process is gone
+ */
+export function cpuMsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 /** Options of {@link spawnServer}. */
 export interface SpawnOptions {
