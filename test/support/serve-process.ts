@@ -33,12 +33,13 @@ export interface ServeProcess {
   child: Subprocess<"ignore", "ignore", "pipe">;
   /** The pino lines logged so far, parsed. */
   logs: () => { level: number; msg: string; [key: string]: unknown }[];
-  /** Resolves once a line with `msg` is logged; rejects when the process exits first. */
+  /** Resolves once a line with `msg` is logged; rejects when the log ends first (the process and its workers exited). */
   waitForLog: (msg: string) => Promise<void>;
   /**
    * Resolves with the first line logged, from the `after`-th on (default 0), for which `match`
-   * is true; rejects when the process exits first. No time bound: a line that never comes is
-   * ended by the test's own timeout.
+   * is true; rejects when the log ends first (stderr closed: the process, and the workers that
+   * share its stderr, exited). No time bound: a line that never comes is ended by the test's own
+   * timeout.
    */
   waitForLine: (match: (line: LogLine) => boolean, options?: { after?: number; what?: string }) => Promise<LogLine>;
   /**
@@ -71,6 +72,8 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
   const lines: LogLine[] = [];
   let text = "";
   const waiters = new Set<() => void>();
+  /** True once stderr is read to its end: no line comes any more. */
+  let logEnded = false;
   const stderrRead = (async () => {
     const decoder = new TextDecoder();
     const reader = child.stderr.getReader();
@@ -91,12 +94,9 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
       }
       for (const w of waiters) w();
     }
+    logEnded = true;
     for (const w of waiters) w();
   })();
-  // the exit can be seen after the pipe's end: a waiter then learns of it here
-  void child.exited.then(() => {
-    for (const w of waiters) w();
-  });
   const waitForLine = (match: (line: LogLine) => boolean, options: { after?: number; what?: string } = {}) =>
     new Promise<LogLine>((res, rej) => {
       const what = options.what ?? "the line waited for";
@@ -105,9 +105,9 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
         if (found !== undefined) {
           waiters.delete(check);
           res(found);
-        } else if (child.exitCode !== null) {
+        } else if (logEnded) {
           waiters.delete(check);
-          rej(new Error(`serve exited (${child.exitCode}) before logging ${what}: ${JSON.stringify(lines)}`));
+          rej(new Error(`serve's log ended (it exited: ${child.exitCode ?? child.signalCode ?? "not yet reaped"}) before ${what} was logged: ${JSON.stringify(lines)}`));
         }
       };
       waiters.add(check);
@@ -116,7 +116,7 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
   const waitForLog = async (msg: string) => {
     await waitForLine((l) => l.msg === msg, { what: `"${msg}"` });
   };
-  // rejects only once the process has exited
+  // rejects only once the process has exited (its log ended)
   await waitForLog("listening");
   const url = String(lines.find((l) => l.msg === "listening")?.url);
   return {
