@@ -24,6 +24,7 @@ import postgres from "postgres";
 import { type Manifest, readManifest } from "../src/publish/publish.ts";
 import { openStorage } from "../src/io/storage.ts";
 import { pollUntil } from "../test/support/poll.ts";
+import { whenEnded } from "../test/support/processes.ts";
 import { type TestPostgres, startPostgres } from "../test/support/postgres.ts";
 import { type TestS3, startS3 } from "../test/support/s3.ts";
 
@@ -297,7 +298,18 @@ export function openFleet(name: string, options: { logical?: boolean; log: Log }
           } catch {}
         }
         for (const r of fleet.replicas) r.child.kill("SIGKILL");
-        if (nginxConf !== "") await runAsync([NGINX, "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`]).catch((e) => log(`nginx stop: ${(e as Error).message}`));
+        if (nginxConf !== "") {
+          const master = Number(readFileSync(join(dir, "nginx", "nginx.pid"), "utf8"));
+          const stopped = await runAsync([NGINX, "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`]).then(
+            () => true,
+            (e) => {
+              log(`nginx stop: ${(e as Error).message}`);
+              return false;
+            },
+          );
+          // `nginx -s stop` only signals the master, which exits after its workers
+          if (stopped) await whenEnded([master]);
+        }
         await Promise.all(fleet.replicas.map((r) => r.child.exited));
         await Promise.all(tracked.map(({ child }) => child.exited));
         await sql.end({ timeout: 5 }).catch(() => {});

@@ -73,6 +73,7 @@ import { prng } from "../bench/datasets.ts";
 import { cheapMixOf, requestLine } from "../bench/http.ts";
 import { type Announcement, type CommittedTransaction, type Oracle, checkAnnounced, createOracle, pauseListener, startListener, stopListener, versionLsn } from "./fleet-events.ts";
 import { CLI, ROOT, createLog, createUsersTable, freePort, getJson, openFleet, readyId, s, tail, waitFor, wrkSummary } from "./fleet-harness.ts";
+import { pollUntil } from "../test/support/poll.ts";
 
 const { values } = parseArgs({
   options: {
@@ -383,7 +384,8 @@ async function readLoop(base: string, offset: number): Promise<void> {
             });
     }
     try {
-      const response = await fetch(request, { signal: AbortSignal.timeout(15_000) });
+      // no time limit here: nginx's own (deploy/nginx.conf) answers a request a replica never does
+      const response = await fetch(request);
       const text = await response.text();
       if (response.status !== 200) {
         reader.failures.push(`${request.method} ${request.url}: ${response.status} ${text.slice(0, 200)}`);
@@ -546,11 +548,12 @@ let oracle: Oracle | null = null;
 let watchingManifest = true;
 /** Records each snapshot the manifest names (a compaction publishes a new one), until stopped. */
 async function watchManifest(): Promise<void> {
-  while (watchingManifest) {
+  // the location (S3) tells nobody of a new manifest: it is read again and again, until the run stops watching
+  await pollUntil(async () => {
     const m = await fleet.manifest();
     if (m?.current.lsn !== undefined) snapshots.set(m.current.snapshotId, m.current.lsn);
-    await Bun.sleep(50);
-  }
+    return !watchingManifest;
+  }, 50);
 }
 /** The latest position a listener has heard a change event of (an LSN's value), or -1. */
 const heardUpTo = (listener: (typeof listeners)[number]) => {
