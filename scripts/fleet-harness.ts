@@ -1,7 +1,8 @@
 /**
  * The machinery the fleet tests share (docs/operations.md "The fleet test"): scripts/fleet-test.ts
  * (a snapshot rebuilt on a schedule) and scripts/fleet-live.ts (a live table, `snapshot follow`)
- * run the same fleet on loopback, in a temporary directory, every wait bounded:
+ * run the same fleet on loopback, in a temporary directory; a wait ends on what it waits for,
+ * never on a time limit (a hang is ended by the caller: the test's timeout, or SIGINT/SIGTERM):
  *
  * - PostgreSQL (Debian's, test/support/postgres.ts), optionally with `wal_level = logical`;
  * - the location: a bucket on s3rver (an S3-compatible server from npm, in this process) or a
@@ -22,6 +23,8 @@ import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { type Manifest, readManifest } from "../src/publish/publish.ts";
 import { openStorage } from "../src/io/storage.ts";
+import { pollUntil } from "../test/support/poll.ts";
+import { whenEnded } from "../test/support/processes.ts";
 import { type TestPostgres, startPostgres } from "../test/support/postgres.ts";
 import { type TestS3, startS3 } from "../test/support/s3.ts";
 
@@ -52,10 +55,10 @@ export function freePort(): number {
   return port;
 }
 
-/** GET on loopback, bounded by `timeoutMs` (default 5 s): the status and the parsed JSON body (null when not JSON), or null when it fails. */
-export async function getJson(url: string, timeoutMs = 5_000): Promise<{ status: number; body: Record<string, unknown> | null } | null> {
+/** GET on loopback: the status and the parsed JSON body (null when not JSON), or null when it fails (refused, reset). */
+export async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> | null } | null> {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(url);
     const text = await response.text();
     let body: Record<string, unknown> | null = null;
     try {
@@ -79,23 +82,28 @@ export async function readyId(port: number): Promise<string | null> {
   return r?.status === 200 && typeof r.body?.snapshotId === "string" ? r.body.snapshotId : null;
 }
 
-/** Polls `check` every `everyMs` until it returns a value other than null; throws `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | null>, everyMs = 100): Promise<T> {
-  const started = performance.now();
-  for (;;) {
-    const value = await check();
-    if (value !== null) return value;
-    if (performance.now() - started > timeoutMs) throw new Error(`timed out after ${s(timeoutMs)}: ${what}`);
-    await Bun.sleep(everyMs);
+/** What the run waits for now ({@link waitFor}): told on SIGINT and SIGTERM, so that a run stopped while it hangs says on what. */
+const waiting = new Set<string>();
+
+/**
+ * Polls `check` every `everyMs` until it returns a value other than null (test/support/poll.ts:
+ * a replica's readiness, a remote manifest, PostgreSQL's activity announce themselves to no one),
+ * with no time limit: a run that never gets there is stopped by its caller.
+ * @param what the condition in words, for the log of a run stopped while it waits
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | null>, everyMs = 100): Promise<T> {
+  waiting.add(what);
+  try {
+    return await pollUntil(check, everyMs);
+  } finally {
+    waiting.delete(what);
   }
 }
 
-/** Runs a command to its end without blocking the event loop, bounded by `timeoutMs`; throws with its stderr when it fails. */
-export async function runAsync(command: string[], timeoutMs: number): Promise<void> {
+/** Runs a command to its end without blocking the event loop; throws with its stderr when it fails. */
+export async function runAsync(command: string[]): Promise<void> {
   const child = Bun.spawn(command, { stdout: "ignore", stderr: "pipe" });
-  const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
   const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
-  clearTimeout(timer);
   if (code !== 0) throw new Error(`${command.join(" ")} exited ${code}: ${stderr}`);
 }
 
@@ -266,7 +274,7 @@ export function openFleet(name: string, options: { logical?: boolean; log: Log }
         .replace("server 127.0.0.1:3002", `server 127.0.0.1:${fleet.replicas[1].port}`)
         .replace("listen 8080;", `listen 127.0.0.1:${port};`);
       writeFileSync(join(prefix, "nginx.conf"), conf);
-      await runAsync([NGINX, "-c", join(prefix, "nginx.conf"), "-p", `${prefix}/`], 10_000);
+      await runAsync([NGINX, "-c", join(prefix, "nginx.conf"), "-p", `${prefix}/`]);
       nginxConf = join(prefix, "nginx.conf");
       return port;
     },
@@ -290,8 +298,20 @@ export function openFleet(name: string, options: { logical?: boolean; log: Log }
           } catch {}
         }
         for (const r of fleet.replicas) r.child.kill("SIGKILL");
-        if (nginxConf !== "") await runAsync([NGINX, "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`], 10_000).catch((e) => log(`nginx stop: ${(e as Error).message}`));
+        if (nginxConf !== "") {
+          const master = Number(readFileSync(join(dir, "nginx", "nginx.pid"), "utf8"));
+          const stopped = await runAsync([NGINX, "-s", "stop", "-c", nginxConf, "-p", `${join(dir, "nginx")}/`]).then(
+            () => true,
+            (e) => {
+              log(`nginx stop: ${(e as Error).message}`);
+              return false;
+            },
+          );
+          // `nginx -s stop` only signals the master, which exits after its workers
+          if (stopped) await whenEnded([master]);
+        }
         await Promise.all(fleet.replicas.map((r) => r.child.exited));
+        await Promise.all(tracked.map(({ child }) => child.exited));
         await sql.end({ timeout: 5 }).catch(() => {});
         await s3?.stop().catch(() => {});
         await pg.stop().catch(() => {});
@@ -302,7 +322,7 @@ export function openFleet(name: string, options: { logical?: boolean; log: Log }
   };
   for (const signal of ["SIGINT", "SIGTERM"] as const) {
     process.on(signal, () => {
-      log(`${signal}: stopping`);
+      log(`${signal}: stopping${waiting.size > 0 ? ` (while waiting for ${[...waiting].join("; ")})` : ""}`);
       void fleet.cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
     });
   }

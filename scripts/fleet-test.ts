@@ -103,14 +103,14 @@ try {
   });
   fleet.track(publisher, true); // its own process group: the cleanup kills the loop and its current build together
   log(`publisher: build from PostgreSQL && publish to ${location}, a build starting every ${schedule} s (pid ${publisher.pid})`);
-  const first = await waitFor(`a first publish to ${location}`, 600_000, manifest, 500);
+  const first = await waitFor(`a first publish to ${location}`, manifest, 500);
   log(`first version published: ${first.current.snapshotId} (${first.current.rows} rows, ${(first.current.bytes / 2 ** 20).toFixed(1)} MiB)`);
 
   // two replicas following the location
   const replicaArgs = ["--poll", String(poll)];
   const replicaStart = performance.now();
   fleet.addReplicas([freePort(), freePort()], replicaArgs);
-  await Promise.all(replicas.map((r) => waitFor(`replica on ${r.port} ready with ${first.current.snapshotId}`, 300_000, async () => ((await readyId(r.port)) === first.current.snapshotId ? true : null))));
+  await Promise.all(replicas.map((r) => waitFor(`replica on ${r.port} ready with ${first.current.snapshotId}`, async () => ((await readyId(r.port)) === first.current.snapshotId ? true : null))));
   log(`replicas on ${replicas.map((r) => r.port).join(", ")} ready (--poll ${poll}): cold start of both ${s(performance.now() - replicaStart)}`);
 
   // nginx over the two replicas, from deploy/nginx.conf
@@ -135,16 +135,16 @@ try {
   const count = (marker: string) => readFileSync(publisherLog, "utf8").split(marker).length - 1;
   if (commitAt === "reading") {
     const builds = count("BUILD start=");
-    await waitFor("the next build to start", 600_000, async () => (count("BUILD start=") > builds ? true : null));
+    await waitFor("the next build to start", async () => (count("BUILD start=") > builds ? true : null));
     // its read of the table: a transaction holding a PostgreSQL snapshot for a quarter of a
     // second (the read of 100,000 rows takes about half a second here)
-    await waitFor("the build reading PostgreSQL", 120_000, async () => {
+    await waitFor("the build reading PostgreSQL", async () => {
       const reading = await sql`SELECT 1 FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL AND xact_start < now() - interval '250 milliseconds'`;
       return reading.length > 0 ? true : null;
     });
   } else {
     const ends = count("CYCLE start=");
-    await waitFor("the next cycle to end", 600_000, async () => (count("CYCLE start=") > ends ? true : null));
+    await waitFor("the next cycle to end", async () => (count("CYCLE start=") > ends ? true : null));
     // the next build starts --schedule seconds after this one started, or at once when it ran longer
     const last = [...readFileSync(publisherLog, "utf8").matchAll(/CYCLE start=(\d+) end=(\d+)/g)].at(-1) as RegExpMatchArray;
     const nextStart = Math.max(Number(last[2]), Number(last[1]) + schedule * 1000);
@@ -168,7 +168,7 @@ try {
   // freshness: the commit → each replica's /healthz naming a version that holds the change
   const fresh = await Promise.all(
     replicas.map((r) =>
-      waitFor(`replica on ${r.port} serving a version with the change`, 300_000, async () => {
+      waitFor(`replica on ${r.port} serving a version with the change`, async () => {
         const id = await servedId(r.port);
         if (id === null || id === before) return null;
         if (!(await holdsChange(`http://127.0.0.1:${r.port}`))) throw new Error(`replica on ${r.port} serves ${id}, which does not hold the change`);
@@ -193,15 +193,13 @@ try {
   const latest = (await manifest())?.current.snapshotId;
   const restarted = performance.now();
   await fleet.restartReplica(victim, replicaArgs);
-  await waitFor(`restarted replica on ${victim.port} ready with ${latest}`, 300_000, async () => ((await readyId(victim.port)) === latest ? true : null), 50);
+  await waitFor(`restarted replica on ${victim.port} ready with ${latest}`, async () => ((await readyId(victim.port)) === latest ? true : null), 50);
   const coldStart = performance.now() - restarted;
   const readyDuringLoad = wrk.exitCode === null;
   log(`replica on ${victim.port} killed (SIGKILL ${s(restarted - loadStart)} into the load) and started again: ready with ${latest} after ${s(coldStart)} (cold start from ${values.location === "s3" ? "S3" : "the directory"})`);
 
   // the load's end
-  const wrkTimer = setTimeout(() => wrk.kill("SIGKILL"), (seconds + 60) * 1000);
   await wrk.exited;
-  clearTimeout(wrkTimer);
   const output = await wrkOutput;
   const summary = wrkSummary(output);
   if (summary === null) throw new Error(`no wrk summary: ${output}`);

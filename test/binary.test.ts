@@ -24,21 +24,27 @@ beforeAll(async () => {
   proc = Bun.spawn([binary, "serve", "--snapshot", snapshot, "--port", "0"], { cwd: dir, stderr: "pipe", stdout: "ignore" });
   const reader = (proc.stderr as ReadableStream<Uint8Array>).getReader();
   let log = "";
-  const deadline = Date.now() + 20_000;
-  while (!url && Date.now() < deadline) {
-    const { value, done } = await reader.read();
+  // the wait ends with "listening" or with the process's exit
+  const exited = proc.exited.then(() => ({ value: undefined, done: true as const }));
+  while (!url) {
+    const { value, done } = await Promise.race([reader.read(), exited]);
     if (done) break;
     log += new TextDecoder().decode(value);
     // pino JSON lines: the one whose msg is "listening" carries the url (other fields may come between)
     const line = log.split("\n").slice(0, -1).find((l) => l.includes('"msg":"listening"'));
     if (line !== undefined) url = (JSON.parse(line) as { url: string }).url;
   }
-  reader.releaseLock();
+  try {
+    reader.releaseLock();
+  } catch {
+    // a read still pending when the process exited: the stream is ending anyway
+  }
   if (!url) throw new Error(`binary did not start:\n${log}`);
 }, 120_000);
 
-afterAll(() => {
+afterAll(async () => {
   proc?.kill();
+  await proc?.exited;
   rmSync(dir, { recursive: true, force: true });
 });
 

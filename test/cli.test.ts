@@ -7,6 +7,7 @@ import { ensureGeneratedSnapshot } from "../src/cli.ts";
 import { writeUsers } from "../src/generate/users.ts";
 import { FORMAT_VERSION } from "../src/snapshot/format.ts";
 import { loadSnapshot } from "../src/snapshot/load.ts";
+import { untilInDir } from "./support/watch-dir.ts";
 
 const logger = pino({ level: "silent" });
 const SPEC = { count: 500, seed: 7 };
@@ -190,23 +191,16 @@ describe("snapshot build", () => {
     const out = join(sub, "users.snap");
     ensureGeneratedSnapshot(out, SPEC, logger);
     const before = readFileSync(out);
+    const hasTemporary = () => readdirSync(sub).some((name) => name.endsWith(".tmp"));
     for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
-      // The kill must land while the temporary file exists: a slow machine may miss that
-      // window, so a few attempts are allowed.
+      // The kill must land while the temporary file exists (sent as soon as fs.watch reports it):
+      // a build that finishes first misses that window, so a few attempts are allowed.
       let caught = false;
       for (let attempt = 0; attempt < 3 && !caught; attempt++) {
         const child = Bun.spawn([process.execPath, CLI, "snapshot", "build", input, "-o", out], { stdout: "ignore", stderr: "pipe" });
-        let exited = false;
-        child.exited.then(() => {
-          exited = true;
-        });
-        while (!exited) {
-          if (readdirSync(sub).some((name) => name.endsWith(".tmp"))) {
-            child.kill(signal);
-            caught = true;
-            break;
-          }
-          await Bun.sleep(1);
+        if ((await untilInDir(sub, hasTemporary, child.exited)) !== null) {
+          child.kill(signal);
+          caught = true;
         }
         await child.exited;
         if (caught) {
@@ -220,7 +214,7 @@ describe("snapshot build", () => {
     }
     // SIGKILL cannot be handled: its temporary file stays until the next build of the target.
     const killed = Bun.spawn([process.execPath, CLI, "snapshot", "build", input, "-o", out], { stdout: "ignore", stderr: "ignore" });
-    while (killed.exitCode === null && !readdirSync(sub).some((name) => name.endsWith(".tmp"))) await Bun.sleep(1);
+    await untilInDir(sub, hasTemporary, killed.exited);
     killed.kill("SIGKILL");
     await killed.exited;
     if (killed.signalCode === "SIGKILL") {

@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../../src/workers.ts";
+import { whenEnded } from "../support/processes.ts";
 
 const NGINX = Bun.which("nginx") ?? "/usr/sbin/nginx";
 const ROOT = join(import.meta.dir, "..", "..");
@@ -35,7 +36,10 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
+  const master = Number(readFileSync(join(dir, "nginx.pid"), "utf8"));
   await Bun.spawn([NGINX, "-s", "stop", "-c", conf, "-p", `${dir}/`]).exited;
+  // `nginx -s stop` only signals the master, which exits after its workers: its end is waited for
+  await whenEnded([master]);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -15,7 +15,7 @@ import { STATUS_VALUES } from "../../src/generate/record.ts";
 import { fold } from "../../src/collation/collation.ts";
 import { type OracleBody, oracleRows } from "../support/table-oracle.ts";
 import { type LaunchedBrowser, launchChromium, saveScreenshot } from "./support/browser.ts";
-import { BLOCK, WAIT_MS, type TsView, agFloatingInput, agHeaderTexts, agHeader, agRequestCount, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./support/demo-page.ts";
+import { BLOCK, type TsView, agFloatingInput, agHeaderTexts, agHeader, agRequestCount, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./support/demo-page.ts";
 import { type DemoService, startDemoService } from "./support/fixture.ts";
 
 /** Rows in the snapshot and the generator seed (the oracle's records use the same). */
@@ -91,7 +91,7 @@ describe("AG Grid (Infinite Row Model, POST /api/users)", () => {
       await page.evaluate(() => window.gridApi.ensureIndexVisible(50_000, "top"));
       await agWindow(body(), 50_000);
       // The rows the grid rendered (the DOM, not only its cache) are the oracle's rows at their indexes.
-      await page.waitForFunction(() => (document.querySelector('#ag-grid .ag-row[row-index="50000"] [col-id="id"]')?.textContent ?? "") !== "", null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => (document.querySelector('#ag-grid .ag-row[row-index="50000"] [col-id="id"]')?.textContent ?? "") !== "", null);
       const rendered = await agRenderedIds();
       const expectedAt = oracleRows(service.records, service.table, body()).slice(49_900, 50_100);
       for (const [index, id] of rendered) expect({ index, id }).toEqual({ index, id: expectedAt[index - 49_900].id as number });
@@ -277,7 +277,6 @@ describe("TanStack Table (manual pagination/sorting/filtering, GET /api/users)",
       await page.waitForFunction(
         (n) => document.querySelector('#ts-thead select[data-filter="status"] option[value="inactive"]')?.getAttribute("data-count") === String(n),
         annaRows.filter((r) => r.status === "inactive").length,
-        { timeout: WAIT_MS },
       );
       await tsFilter(page, "status").selectOption("inactive");
       const nameAndStatus = { name: "anna", status: "inactive" };

@@ -74,7 +74,7 @@ afterAll(async () => {
 /** Opens the page of `server` against the API and returns what it saw. */
 async function visit(server: ReturnType<typeof Bun.serve>): Promise<Record<string, any>> {
   await browser.page.goto(`http://127.0.0.1:${server.port}/?api=${encodeURIComponent(api.url)}&key=${KEY}`);
-  await browser.page.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, null, { timeout: 20_000 });
+  await browser.page.waitForFunction(() => (window as unknown as { result?: unknown }).result !== undefined, null);
   return browser.page.evaluate(() => (window as unknown as { result: Record<string, unknown> }).result);
 }
 

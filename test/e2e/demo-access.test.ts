@@ -12,7 +12,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Page, Request } from "playwright-core";
 import { CREDENTIAL_STORAGE_KEY } from "../../src/demo/api.ts";
-import { WAIT_MS, expectAgWindow, expectTanstackPage, openDemoPage } from "./support/demo-page.ts";
+import { expectAgWindow, expectTanstackPage, openDemoPage } from "./support/demo-page.ts";
 import { type DemoSession, UUID_TABLE, openDemoSession, startTableDemoService, uuidUsers } from "./support/fixture.ts";
 
 const TEST_MS = 120_000;
@@ -40,19 +40,19 @@ afterAll(async () => {
 
 /** Waits until both status lines report a failure to load the schema, and returns their text. */
 async function refusal(): Promise<{ ag: string | null; ts: string | null }> {
-  await page.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error") && document.getElementById("ts-url")?.classList.contains("error"), null, { timeout: WAIT_MS });
+  await page.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error") && document.getElementById("ts-url")?.classList.contains("error"), null);
   return { ag: await page.textContent("#ag-status"), ts: await page.textContent("#ts-url") };
 }
 
 /** Types `value` into the Authorization field and submits it, which reloads the page. */
 async function useCredential(value: string): Promise<void> {
   await page.fill("#auth-token", value);
-  await Promise.all([page.waitForEvent("load", { timeout: WAIT_MS }), page.press("#auth-token", "Enter")]);
+  await Promise.all([page.waitForEvent("load"), page.press("#auth-token", "Enter")]);
 }
 
 /** Clicks `selector` and returns the name of the file the click downloads. */
 async function download(selector: string): Promise<string> {
-  const [file] = await Promise.all([page.waitForEvent("download", { timeout: WAIT_MS }), page.click(selector)]);
+  const [file] = await Promise.all([page.waitForEvent("download"), page.click(selector)]);
   return file.suggestedFilename();
 }
 
@@ -85,7 +85,7 @@ describe("the demo page with API keys on", () => {
       // facets (the TanStack selects, AG Grid's set filter) and both exports, with the key too
       await page.evaluate(() => window.gridApi.ensureColumnVisible("status"));
       await page.locator('.ag-header-cell[col-id="status"] .ag-header-cell-filter-button').click();
-      await page.waitForSelector('.facet-filter[data-column="status"] .facet-value', { timeout: WAIT_MS });
+      await page.waitForSelector('.facet-filter[data-column="status"] .facet-value');
       await page.keyboard.press("Escape");
       expect(await download("#ag-export")).toMatch(/^users-[0-9a-f]{16}\.csv$/);
       expect(await download("#ts-export")).toMatch(/^users-[0-9a-f]{16}\.csv$/);
@@ -100,7 +100,7 @@ describe("the demo page with API keys on", () => {
       const tab = await session.browser.context.newPage();
       try {
         await tab.goto(`${session.service.server.url}/`);
-        await tab.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error"), null, { timeout: WAIT_MS });
+        await tab.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error"), null);
         expect(await tab.textContent("#ag-status")).toContain("HTTP 401");
       } finally {
         await tab.close();

@@ -16,7 +16,7 @@ import { SignJWT } from "jose";
 import { USER_COLUMN_SPECS } from "../../src/generate/record.ts";
 import { generateUsers } from "../../src/generate/users.ts";
 import type { Table, TableRecord } from "../support/table-oracle.ts";
-import { WAIT_MS, expectAgWindow, expectTanstackPage, openDemoPage } from "./support/demo-page.ts";
+import { expectAgWindow, expectTanstackPage, openDemoPage } from "./support/demo-page.ts";
 import { type DemoSession, openDemoSession, startTableDemoService } from "./support/fixture.ts";
 
 const TEST_MS = 120_000;
@@ -68,13 +68,13 @@ function token(claims: Record<string, unknown>): Promise<string> {
 async function useCredential(value: string): Promise<void> {
   const page = session.page;
   await page.fill("#auth-token", value);
-  await Promise.all([page.waitForEvent("load", { timeout: WAIT_MS }), page.press("#auth-token", "Enter")]);
+  await Promise.all([page.waitForEvent("load"), page.press("#auth-token", "Enter")]);
 }
 
 /** Waits until both status lines report a failure to load the schema, and returns their text. */
 async function refusal(): Promise<{ ag: string | null; ts: string | null }> {
   const page = session.page;
-  await page.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error") && document.getElementById("ts-url")?.classList.contains("error"), null, { timeout: WAIT_MS });
+  await page.waitForFunction(() => document.getElementById("ag-status")?.classList.contains("error") && document.getElementById("ts-url")?.classList.contains("error"), null);
   return { ag: await page.textContent("#ag-status"), ts: await page.textContent("#ts-url") };
 }
 
@@ -106,7 +106,7 @@ describe("the demo page with a tenant's token", () => {
       await page.fill("#search", "");
       await expectTanstackPage(page, ROLE_RECORDS, ROLE_TABLE, { pageIndex: 0, pageSize: 10 });
 
-      const [download] = await Promise.all([page.waitForEvent("download", { timeout: WAIT_MS }), page.click("#ts-export")]);
+      const [download] = await Promise.all([page.waitForEvent("download"), page.click("#ts-export")]);
       const csv = readFileSync(await download.path(), "utf8").split("\r\n");
       expect(csv[0]).toBe(SUPPORT_COLUMNS.join(","));
       expect(csv.length - 2).toBe(ROLE_RECORDS.length);

@@ -16,8 +16,9 @@ import { readManifest } from "../../src/publish/publish.ts";
 import { openStorage } from "../../src/io/storage.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 import { ROOT, type ServeProcess, spawnServe } from "../support/serve-process.ts";
+import { untilInDir } from "../support/watch-dir.ts";
 import { type LaunchedBrowser, launchChromium } from "./support/browser.ts";
-import { WAIT_MS, openDemoPage } from "./support/demo-page.ts";
+import { openDemoPage } from "./support/demo-page.ts";
 
 const ADMIN_KEY = "admin-key-e2e-0123456789";
 const ACTIVES_KEY = "actives-key-e2e-0123456789";
@@ -81,14 +82,15 @@ describe("the demo page and change events", () => {
     let replica: ServeProcess | null = null;
     let browser: LaunchedBrowser | null = null;
     try {
-      while ((await readManifest(openStorage(location)).catch(() => null))?.current.lsn === undefined) await Bun.sleep(50);
+      // the first snapshot published: the manifest written into the location (fs.watch)
+      await untilInDir(location, async () => (await readManifest(openStorage(location)).catch(() => null))?.current.lsn !== undefined);
       replica = await spawnServe(null, ["--demo", "--source", location, "--poll", "0.1", "--access", join(dir, "policy.json"), "--cache-dir", join(dir, "replica")]);
       await replica.waitForLine((l) => l.msg === "HTTP envelope", { what: "the first snapshot serving" });
       browser = await launchChromium();
       const admin = await openAs(browser, replica.url, ADMIN_KEY);
       const actives = await openAs(browser, replica.url, ACTIVES_KEY);
       // both pages are subscribed before the first commit (their first event is the version)
-      for (const page of [admin, actives]) await page.waitForFunction(() => Array.isArray(window.demoChanges), null, { timeout: WAIT_MS });
+      for (const page of [admin, actives]) await page.waitForFunction(() => Array.isArray(window.demoChanges), null);
       expect(await shownNames(admin, 1)).toEqual({ ag: "user 1", ts: "user 1" });
       expect(await shownNames(actives, 1)).toEqual({ ag: "user 1", ts: "user 1" });
       expect(await shownNames(actives, 2)).toEqual({ ag: null, ts: null });
@@ -107,7 +109,6 @@ describe("the demo page and change events", () => {
             return ag === want && window.tanstackDemo.snapshot().rows.find((r) => r.id === key)?.name === want;
           },
           [id, name] as const,
-          { timeout: WAIT_MS },
         );
       await Promise.all([shows("renamed one", 1)(admin), shows("renamed one", 1)(actives), shows("renamed two", 2)(admin)]);
       console.log(`commit → shown in both grids of both pages: ${Math.round(performance.now() - committed)} ms`);

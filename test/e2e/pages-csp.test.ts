@@ -72,7 +72,7 @@ async function visit(path: string, ready: () => boolean): Promise<PageReport> {
       return route.abort();
     });
     await page.goto(`${server.url}${path}`);
-    await page.waitForFunction(ready, null, { timeout: 30_000 });
+    await page.waitForFunction(ready, null);
     await saveScreenshot(page, `csp${path.replace(/\//g, "-")}`);
     return report;
   } finally {

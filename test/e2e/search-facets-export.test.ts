@@ -19,7 +19,6 @@ import { type DemoService, type DemoSession, WIDE_TABLE, openWideDemo } from "./
 const COUNT = 5000;
 const SEED = 11;
 const TEST_MS = 120_000;
-const WAIT_MS = 30_000;
 const VIEWPORT = { width: 1280, height: 900 };
 const SEARCH = "an 1";
 
@@ -41,7 +40,7 @@ afterAll(async () => {
 
 /** Clicks `selector` and returns the text of the file the click downloads. */
 async function download(selector: string): Promise<{ name: string; text: string }> {
-  const [file] = await Promise.all([page.waitForEvent("download", { timeout: WAIT_MS }), page.click(selector)]);
+  const [file] = await Promise.all([page.waitForEvent("download"), page.click(selector)]);
   const path = await file.path();
   return { name: file.suggestedFilename(), text: readFileSync(path, "utf8") };
 }
@@ -53,14 +52,14 @@ describe("search box, facet-fed filters and export in the demo page", () => {
     "the search box drives both clients; AG Grid's set filter lists the facet counts and filters; its export downloads the view",
     async () => {
       await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.gridApi?.getDisplayedRowAtIndex(0)?.data !== undefined && window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.gridApi?.getDisplayedRowAtIndex(0)?.data !== undefined && window.tanstackDemo?.snapshot().settled === true, null);
 
       await page.fill("#search", SEARCH);
       const searched = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel: {}, quickFilter: SEARCH });
       expect(searched.length).toBeGreaterThan(100);
-      await page.waitForFunction((q) => window.agRequests.at(-1)?.body.quickFilter === q && window.agRequests.at(-1)?.status === 200, SEARCH, { timeout: WAIT_MS });
+      await page.waitForFunction((q) => window.agRequests.at(-1)?.body.quickFilter === q && window.agRequests.at(-1)?.status === 200, SEARCH);
       expect(await page.evaluate(() => window.agRequests.at(-1)?.total)).toBe(searched.length);
-      await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, SEARCH, { timeout: WAIT_MS });
+      await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, SEARCH);
       const ts = await page.evaluate(() => window.tanstackDemo.snapshot());
       expect(ts.total).toBe(searched.length);
       expect(ts.url).toContain("q=an+1");
@@ -71,7 +70,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       // AG Grid's set filter on `role`: the facet counts under the search, then a ticked value
       await page.evaluate(() => window.gridApi.ensureColumnVisible("role"));
       await page.locator('.ag-header-cell[col-id="role"] .ag-header-cell-filter-button').click();
-      await page.waitForSelector('.facet-filter[data-column="role"] .facet-value', { timeout: WAIT_MS });
+      await page.waitForSelector('.facet-filter[data-column="role"] .facet-value');
       const facet = oracleFacets(records, WIDE_TABLE, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
       const listed = await page.$$eval('.facet-filter[data-column="role"] .facet-value', (labels) => labels.map((l) => ({ value: l.querySelector("span")?.textContent, count: Number(l.querySelector(".facet-count")?.textContent?.replace(/,/g, "")) })));
       expect(listed).toEqual(facet.values);
@@ -79,7 +78,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
       const picked = facet.values[1].value;
       const before = await page.evaluate(() => window.agRequests.length);
       await page.locator(`.facet-filter[data-column="role"] input[value='${JSON.stringify(picked)}']`).check();
-      await page.waitForFunction((k) => window.agRequests.length > k && window.agRequests.at(-1)?.status === 200, before, { timeout: WAIT_MS });
+      await page.waitForFunction((k) => window.agRequests.length > k && window.agRequests.at(-1)?.status === 200, before);
       const filterModel = { role: { filterType: "set", values: [picked] } };
       expect(await page.evaluate(() => window.agRequests.at(-1)?.body.filterModel)).toEqual(filterModel);
       const narrowed = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel, quickFilter: SEARCH });
@@ -102,15 +101,14 @@ describe("search box, facet-fed filters and export in the demo page", () => {
     "TanStack's faceted select shows the server's counts and filters; its export button downloads the view; an empty result shows the empty state, whose button clears the search and the filters",
     async () => {
       await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null);
       await page.fill("#search", SEARCH);
-      await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, SEARCH, { timeout: WAIT_MS });
+      await page.waitForFunction((q) => window.tanstackDemo.snapshot().globalFilter === q && window.tanstackDemo.snapshot().settled, SEARCH);
       const facet = oracleFacets(records, WIDE_TABLE, { columns: ["role"], filterModel: {}, quickFilter: SEARCH, limit: 50 }).facets.role as { values: { value: string; count: number }[] };
       const select = 'select[data-filter="role"]';
       await page.waitForFunction(
         ([s, first]) => document.querySelector(`${s} option[value="${first.value}"]`)?.getAttribute("data-count") === String(first.count),
         [select, facet.values[0]] as const,
-        { timeout: WAIT_MS },
       );
       const options = await page.$$eval(`${select} option`, (os) => os.filter((o) => o.getAttribute("value") !== "").map((o) => ({ value: o.getAttribute("value"), count: Number(o.dataset.count) })));
       const expected = WIDE_TABLE.specs.find((c) => c.id === "role")?.values?.map((v) => ({ value: v, count: facet.values.find((f) => f.value === v)?.count ?? 0 }));
@@ -118,12 +116,12 @@ describe("search box, facet-fed filters and export in the demo page", () => {
 
       const picked = facet.values[0].value;
       await page.selectOption(select, picked);
-      await page.waitForFunction((v) => window.tanstackDemo.snapshot().columnFilters.some((f) => f.id === "role" && f.value === v) && window.tanstackDemo.snapshot().settled, picked, { timeout: WAIT_MS });
+      await page.waitForFunction((v) => window.tanstackDemo.snapshot().columnFilters.some((f) => f.id === "role" && f.value === v) && window.tanstackDemo.snapshot().settled, picked);
       // GET filter[role] is a whole value (docs/api.md), the search stays
       const viewRows = oracleRows(records, WIDE_TABLE, { sortModel: [], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
       expect((await page.evaluate(() => window.tanstackDemo.snapshot())).total).toBe(viewRows.length);
       await page.click('#ts-thead th[data-column="name"]');
-      await page.waitForFunction(() => window.tanstackDemo.snapshot().sorting[0]?.id === "name" && window.tanstackDemo.snapshot().settled, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.tanstackDemo.snapshot().sorting[0]?.id === "name" && window.tanstackDemo.snapshot().settled, null);
       const file = await download("#ts-export");
       const sorted = oracleRows(records, WIDE_TABLE, { sortModel: [{ colId: "name", sort: "asc" }], filterModel: { role: { filterType: "set", values: [picked] } }, quickFilter: SEARCH });
       expect(csvRows(file.text).slice(1).map((r) => Number(r[0]))).toEqual(ids(sorted));
@@ -131,11 +129,11 @@ describe("search box, facet-fed filters and export in the demo page", () => {
 
       // nothing matches: both panels say so, and the clear button brings every row back
       await page.fill("#search", "qqqzzzxxx");
-      await page.waitForSelector("#ts-empty:not([hidden])", { timeout: WAIT_MS });
-      await page.waitForSelector("#ag-empty:not([hidden])", { timeout: WAIT_MS });
+      await page.waitForSelector("#ts-empty:not([hidden])");
+      await page.waitForSelector("#ag-empty:not([hidden])");
       await saveScreenshot(page, "demo-empty-state");
       await page.click("#ts-clear");
-      await page.waitForFunction(() => window.tanstackDemo.snapshot().globalFilter === "" && window.tanstackDemo.snapshot().settled && window.tanstackDemo.snapshot().columnFilters.length === 0, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.tanstackDemo.snapshot().globalFilter === "" && window.tanstackDemo.snapshot().settled && window.tanstackDemo.snapshot().columnFilters.length === 0, null);
       expect((await page.evaluate(() => window.tanstackDemo.snapshot())).total).toBe(records.length);
       expect(await page.inputValue("#search")).toBe("");
       expect(await page.inputValue(select)).toBe("");
@@ -149,7 +147,7 @@ describe("search box, facet-fed filters and export in the demo page", () => {
     async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.goto(`${server.url}/`);
-      await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null, { timeout: WAIT_MS });
+      await page.waitForFunction(() => window.tanstackDemo?.snapshot().settled === true, null);
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
       await saveScreenshot(page, "demo-phone");
       await page.setViewportSize({ width: 1280, height: 900 });

@@ -13,7 +13,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { csvRows } from "../support/csv.ts";
 import { oracleRows } from "../support/table-oracle.ts";
-import { WAIT_MS, agHeader, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./support/demo-page.ts";
+import { agHeader, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./support/demo-page.ts";
 import { everyKindSuite } from "./support/every-kind.ts";
 import { UUID_STATUS_VALUES, UUID_TABLE, startTableDemoService, uuidUsers } from "./support/fixture.ts";
 
@@ -51,7 +51,7 @@ describe("a UUID-keyed table: search, the status select, export", () => {
       const { records, table } = service;
       await openDemoPage(page, `${service.server.url}/`);
       const download = async (selector: string) => {
-        const [file] = await Promise.all([page.waitForEvent("download", { timeout: WAIT_MS }), page.click(selector)]);
+        const [file] = await Promise.all([page.waitForEvent("download"), page.click(selector)]);
         return { name: file.suggestedFilename(), rows: csvRows(readFileSync(await file.path(), "utf8")) };
       };
       // TanStack: status "suspended", sorted by signed_up descending (two clicks on a date column)

@@ -10,6 +10,7 @@
  * with margins that hold on a loaded machine, and waits on answers and metrics, never on a sleep.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { pollUntil } from "../support/poll.ts";
 import { openRaw } from "../support/raw-http.ts";
 import { type TestServer, startTestServer } from "../support/server.ts";
 
@@ -165,10 +166,11 @@ describe("a client that disconnects cancels its query", () => {
     const body = JSON.stringify({ ...EXPENSIVE, sortModel: [{ colId: "name", sort: "desc" }], filterModel: { ...EXPENSIVE.filterModel, email: anyOf(["ww", ...EXPENSIVE.filterModel.email.conditions.map((c) => c.filter).slice(1)]) } });
     const conn = await openRaw(plain.server.port);
     conn.socket.write(`POST /api/users HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    while ((await metric(plain, "users_listing_queries_running")) === 0) {}
+    // the scheduler's counts are seen in /metrics alone
+    await pollUntil(async () => (await metric(plain, "users_listing_queries_running")) > 0);
     const started = performance.now();
     conn.socket.destroy();
-    while ((await metric(plain, "users_listing_queries_cancelled_total")) === cancelledBefore) {}
+    await pollUntil(async () => (await metric(plain, "users_listing_queries_cancelled_total")) > cancelledBefore);
     const stoppedAfter = performance.now() - started;
     expect(await metric(plain, "users_listing_queries_running")).toBe(0);
     // it was stopped, not finished: nothing completed, and it stopped well before its whole run would have

@@ -11,6 +11,7 @@ import { Writable } from "node:stream";
 import pino from "pino";
 import type { UserRecord } from "../../src/generate/record.ts";
 import { startServer } from "../../src/server.ts";
+import { pollUntil } from "../support/poll.ts";
 import { LAST_CHUNK, chunk, openRaw, parseAnswer } from "../support/raw-http.ts";
 import { ROOT, snapshotDir, spawnServe } from "../support/serve-process.ts";
 
@@ -36,16 +37,21 @@ describe("SIGTERM drains", () => {
       expect(first.status).toBe(200);
       expect(first.headers["access-control-allow-origin"]).toBe("https://app.example");
       expect(first.headers.connection).toBeUndefined();
-      // B: a POST in flight, its chunked body half sent.
-      const inFlight = await openRaw(serve.port);
-      inFlight.socket.write(`POST /api/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
-      inFlight.socket.write(chunk('{"startRow": 1,'));
       // C: a request whose headers are half sent.
       const partial = await openRaw(serve.port);
       partial.socket.write("GET /readyz HTTP/1.1\r\nHost: x\r\n");
-      await Bun.sleep(100);
+      // B: a POST in flight, its chunked body half sent; connected after C's bytes were written.
+      const inFlight = await openRaw(serve.port);
+      inFlight.socket.write(`POST /api/users HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+      inFlight.socket.write(chunk('{"startRow": 1,'));
+      // Once the server counts B in flight (the scrape is the other one), it has accepted and read
+      // C too: connections are accepted in the order they came, and C's bytes were there before
+      // B connected, so C's socket was readable no later than B's.
+      await pollUntil(async () => {
+        const metrics = await (await fetch(`${serve.url}/metrics`, { headers: { authorization: "Bearer secret-two" } })).text();
+        return /^users_listing_http_requests_in_flight 2$/m.test(metrics);
+      });
 
-      const signalled = performance.now();
       serve.child.kill("SIGTERM");
       await serve.waitForLog("draining: new connections refused, finishing the requests in flight");
       await expect(openRaw(serve.port)).rejects.toThrow("ECONNREFUSED");
@@ -69,10 +75,10 @@ describe("SIGTERM drains", () => {
       await inFlight.waitClosed();
 
       expect(await serve.child.exited).toBe(0);
-      expect(performance.now() - signalled).toBeLessThan(10_000);
       await serve.finished();
       const messages = serve.logs().map((l) => l.msg);
-      expect(messages).toContain("drained");
+      // every request in flight was finished, none cut off at the drain's limit (docs/api.md "Operations")
+      expect(serve.logs().find((l) => l.msg === "drained")).toMatchObject({ unfinished: 0 });
       expect(messages.indexOf("drained")).toBeGreaterThan(messages.indexOf("draining: new connections refused, finishing the requests in flight"));
       expect(serve.logs().filter((l) => l.level >= 50)).toEqual([]);
     } finally {
@@ -115,7 +121,7 @@ describe("memory under large chunked bodies", () => {
             });
           }
         }
-        await c.waitClosed(10_000);
+        await c.waitClosed();
         return { status: parseAnswer(c.received())?.status, sent };
       };
       const results = await Promise.all(Array.from({ length: 40 }, post));

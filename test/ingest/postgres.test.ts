@@ -14,13 +14,30 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import postgres from "postgres";
-import { PassThrough } from "node:stream";
+import { PassThrough, type Readable } from "node:stream";
 import { readAhead, readCopyText } from "../../src/ingest/postgres.ts";
 import { buildSnapshotFromPostgres, readTableFromPostgres } from "../../src/snapshot/build-file.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { recordAt } from "../../src/store/rows-json.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 import { tableRecords } from "../support/table-values.ts";
+
+/**
+ * Resolves once `stream` has handed on what is written next (its next "data" event) or is paused
+ * (what is written then waits in it): the turn a write takes to reach the stream's reader.
+ */
+function delivered(stream: Readable): Promise<void> {
+  if (stream.isPaused()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("data", done);
+      stream.off("pause", done);
+      resolve();
+    };
+    stream.on("data", done);
+    stream.on("pause", done);
+  });
+}
 
 let pg: TestPostgres;
 let sql: ReturnType<typeof postgres>;
@@ -193,8 +210,9 @@ describe("snapshot build --from postgres", () => {
     // pauses past 250 bytes queued
     const first = reader.next();
     for (const [i, chunk] of chunks.entries()) {
+      const handed = delivered(stream);
       stream.write(chunk);
-      await Bun.sleep(0);
+      await handed;
       if (stream.isPaused()) pausedAt.push(i);
     }
     stream.end();
@@ -212,10 +230,11 @@ describe("snapshot build --from postgres", () => {
       for await (const part of readAhead(failing)) seen.push(part.length);
       return seen;
     })();
+    const handed = delivered(failing);
     failing.write(Buffer.alloc(10));
-    await Bun.sleep(0);
+    await handed;
     failing.destroy(new Error("connection lost"));
-    expect(failed).rejects.toThrow("connection lost");
+    await expect(failed).rejects.toThrow("connection lost");
   });
 
   test("the binary COPY reader: tuples split across chunks at every byte; a malformed stream is refused", async () => {

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { IoError } from "../../src/files/errors.ts";
 import type { Job } from "../../src/io/jobs.ts";
 import { createFileThreads } from "../../src/io/threads.ts";
+import { pollUntil } from "../support/poll.ts";
 
 const GATED_WORKER = new URL("../support/gated-io-worker.ts", import.meta.url).href;
 let dir: string;
@@ -19,11 +20,6 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "io-threads-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Resolves once `condition` holds (checked as the event loop turns; bounded by the test's time-out). */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await Bun.sleep(5);
-}
 
 /** A FIFO at a new path. */
 function fifo(name: string): string {
@@ -63,7 +59,8 @@ describe("I/O threads", () => {
       // counts as a writer whether the thread's open came already or is still to come), the
       // blocked open returns, the thread ends
       const writer = openSync(hungFifo, constants.O_RDWR);
-      await until(() => threads.hung().length === 0);
+      // a hung thread's end is a message inside the threads, with no event outside them
+      await pollUntil(() => threads.hung().length === 0);
       closeSync(writer);
       expect(new TextDecoder().decode((await threads.run({ kind: "read", location: dir, key: "manifest.json" }, { timeoutMs: 30_000, label: "reading" })) as Uint8Array)).toBe("{}");
     } finally {

@@ -13,19 +13,28 @@
  * kills, a reconnect with `Last-Event-ID` after a listener was away, and the burst; it prints
  * PASS, and its report is read back here. Needs PostgreSQL, nginx and wrk (`npm test`'s pretest installs them).
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 
+/** The scenario's process while the test runs. */
+let child: Subprocess<"ignore", "pipe", "pipe"> | null = null;
+
+// A test ended by its timeout leaves its scenario running: it is stopped here (SIGTERM: the
+// script stops what it started) and waited for.
+afterEach(async () => {
+  if (child !== null && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  await child?.exited;
+  child = null;
+});
+
 describe("the live fleet: PostgreSQL's changes → publisher → S3 → two replicas behind nginx, under wrk load", () => {
   test("every committed change reaches both replicas whole and in order and is announced to a listener on each, with the publisher and a replica killed, and nothing fails", async () => {
     const args = ["--rows", "20000", "--seconds", "40", "--rate", "200", "--compact-seconds", "15", "--burst", "5000", "--location", "s3"];
-    const child = Bun.spawn([process.execPath, join(ROOT, "scripts", "fleet-live.ts"), ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-    // a bound for a hang (the scenario itself runs 40 s of load), never a speed
-    const timer = setTimeout(() => child.kill("SIGTERM"), 540_000);
+    child = Bun.spawn([process.execPath, join(ROOT, "scripts", "fleet-live.ts"), ...args], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
     const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    clearTimeout(timer);
     const report = `${out}${err}`;
     if (code !== 0) console.error(report);
     expect(code).toBe(0);

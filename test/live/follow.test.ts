@@ -27,6 +27,7 @@ import { openStorage } from "../../src/io/storage.ts";
 import { lsnValue } from "../../src/live/changes.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 import { ROOT, type ServeProcess, spawnServe } from "../support/serve-process.ts";
+import { untilInDir } from "../support/watch-dir.ts";
 
 let pg: TestPostgres;
 let sql: postgres.Sql;
@@ -98,53 +99,69 @@ async function currentLsn(): Promise<number> {
   return lsnValue(lsn);
 }
 
-/** Waits (polling /readyz: a condition, not a time) until the replica reached `lsn` and holds the table's rows. */
+/** A replica of `source` (`serve --source … --poll <poll>`), logging at debug: each batch it applies is a line ({@link untilServed}). */
+function startReplica(source: string, cacheDir: string, poll = "0.1", env: Record<string, string> = {}): Promise<ServeProcess> {
+  return spawnServe(null, ["--source", source, "--poll", poll, "--cache-dir", cacheDir], { LOG_LEVEL: "debug", ...env });
+}
+
+/** The replica's log lines that tell its served state changed: a batch applied (debug), a snapshot swapped in. */
+const STATE_CHANGED = new Set(["applied a change batch", "snapshot reloaded"]);
+
+/**
+ * Resolves once `condition` holds of what the replica serves: checked once it serves ("HTTP
+ * envelope"), then again after each line that tells its state changed ({@link STATE_CHANGED}).
+ */
+async function untilServed(replica: ServeProcess, condition: () => Promise<boolean>): Promise<void> {
+  await replica.waitForLog("HTTP envelope");
+  for (;;) {
+    const seen = replica.logs().length;
+    if (await condition()) return;
+    await replica.waitForLine((l) => STATE_CHANGED.has(l.msg), { after: seen, what: "a change of the served state" });
+  }
+}
+
+/** Waits until the replica reached `lsn` (its /readyz) and holds the table's rows. */
 async function converged(replica: ServeProcess, lsn: number): Promise<void> {
   if (process.env.LIVE_DEBUG) console.log("waiting for", lsn.toString(16));
-  for (;;) {
+  await untilServed(replica, async () => {
     const ready = (await (await fetch(`${replica.url}/readyz`)).json()) as { lsn?: string; lagSeconds?: number };
-    if (ready.lsn !== undefined && lsnValue(ready.lsn) >= lsn) {
-      const [got, want] = await Promise.all([exported(replica), tableRows()]);
-      if (JSON.stringify(got) === JSON.stringify(want)) return;
-    }
-    await Bun.sleep(50);
-  }
+    if (ready.lsn === undefined || lsnValue(ready.lsn) < lsn) return false;
+    const [got, want] = await Promise.all([exported(replica), tableRows()]);
+    return JSON.stringify(got) === JSON.stringify(want);
+  });
+}
+
+/** The manifest at a directory location, or null while there is none; `check` is called with it as the manifest is replaced (fs.watch), until it returns a value. */
+function whenManifest<T>(at: string, check: (manifest: Awaited<ReturnType<typeof readManifest>> | null) => T | null | undefined | false): Promise<T> {
+  return untilInDir(at, async () => check(await readManifest(openStorage(at)).catch(() => null))) as Promise<T>;
 }
 
 /** Waits until the location's manifest lists a batch past `lsn`; returns the last listed batch's LSN. */
-async function listedPast(lsn: number): Promise<string> {
-  for (;;) {
-    const manifest = await readManifest(openStorage(location)).catch(() => null);
+function listedPast(lsn: number): Promise<string> {
+  return whenManifest(location, (manifest) => {
     const last = manifest?.changes?.at(-1);
-    if (last !== undefined && lsnValue(last.lsn) > lsn) return last.lsn;
-    await Bun.sleep(50);
-  }
+    return last !== undefined && lsnValue(last.lsn) > lsn && last.lsn;
+  });
 }
 
-/** Waits until the replica answers /readyz 200 (it has a snapshot); returns that first answer. */
+/** Waits until the replica serves (its first /readyz 200, once it logs "HTTP envelope"); returns that first answer. */
 async function readyOnce(replica: ServeProcess): Promise<{ lsn?: string }> {
-  for (;;) {
-    const response = await fetch(`${replica.url}/readyz`);
-    if (response.status === 200) return (await response.json()) as { lsn?: string };
-    await response.arrayBuffer();
-    await Bun.sleep(50);
-  }
+  await replica.waitForLog("HTTP envelope");
+  const response = await fetch(`${replica.url}/readyz`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as { lsn?: string };
 }
 
-/** Waits until the location's manifest names a live snapshot. */
-async function published(): Promise<void> {
-  for (;;) {
-    const manifest = await readManifest(openStorage(location)).catch(() => null);
-    if (manifest?.current.lsn !== undefined) return;
-    await Bun.sleep(50);
-  }
+/** Waits until the manifest at `at` (default: the people table's location) names a live snapshot. */
+async function published(at = location): Promise<void> {
+  await whenManifest(at, (manifest) => manifest?.current.lsn !== undefined);
 }
 
 describe("a live table: PostgreSQL → publisher → replica", () => {
   test("every committed change reaches the replica exactly, whatever stops", async () => {
     let publisher = startPublisher();
     await published();
-    let replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica")]);
+    let replica = await startReplica(location, join(dir, "replica"));
     try {
       await converged(replica, 0);
       expect(Object.keys((await exported(replica))[0])).toEqual(["id", "name", "email", "status", "score"]);
@@ -178,12 +195,12 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       const beforeDelete = await currentLsn();
       await sql`DELETE FROM people WHERE id = 2`;
       const last = await listedPast(beforeDelete);
-      replica = await spawnServe(null, ["--source", location, "--poll", "3600", "--cache-dir", join(dir, "replica")]);
+      replica = await startReplica(location, join(dir, "replica"), "3600");
       const first = await readyOnce(replica);
       expect(first.lsn).toBe(last);
       expect(await exported(replica)).toEqual(await tableRows());
       await replica.dispose();
-      replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica")]);
+      replica = await startReplica(location, join(dir, "replica"));
       await converged(replica, await currentLsn());
 
       // a TRUNCATE: a new snapshot, then changes on it
@@ -193,11 +210,10 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       // an ALTER TABLE adding a column that is published: a new snapshot with it
       await sql.unsafe("ALTER TABLE people ADD COLUMN level int");
       await sql`INSERT INTO people VALUES (2, 'With Level', 'b@x.io', 'active', 2, 'h', 5)`;
-      for (;;) {
+      await untilServed(replica, async () => {
         const records = await exported(replica);
-        if (records.length === 2 && "level" in records[0]) break;
-        await Bun.sleep(50);
-      }
+        return records.length === 2 && "level" in records[0];
+      });
       const records = await exported(replica);
       expect(records).toEqual([
         { id: 1, name: "After Truncate", email: "a@x.io", status: "active", score: 1, level: null },
@@ -214,7 +230,7 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
 
   test("compaction folds the batches into a new snapshot while changes go on; replicas take it", async () => {
     const publisher = startPublisher(["--compact-seconds", "1"]);
-    const replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica2")]);
+    const replica = await startReplica(location, join(dir, "replica2"));
     try {
       await converged(replica, await currentLsn());
       const first = (await readManifest(openStorage(location)))?.current.snapshotId;
@@ -244,30 +260,20 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
     const args = ["--table", "quiet", "--to", quietLocation, "--slot", "quiet_slot", "--publication", "quiet_pub", "--work-dir", join(dir, "quiet-work")];
     const manifestNow = () => readManifest(openStorage(quietLocation)).catch(() => null);
     /** Waits until the manifest's current snapshot is at `lsn` with no batch listed after it; returns its id. */
-    const compactedAt = async (lsn: string): Promise<string> => {
-      for (;;) {
-        const manifest = await manifestNow();
-        if (manifest?.current.lsn === lsn && (manifest.changes ?? []).length === 0) return manifest.current.snapshotId;
-        await Bun.sleep(50);
-      }
-    };
+    const compactedAt = (lsn: string): Promise<string> =>
+      whenManifest(quietLocation, (manifest) => manifest?.current.lsn === lsn && (manifest.changes ?? []).length === 0 && manifest.current.snapshotId);
     /** Waits until the batches the manifest lists after its snapshot hold `count` changes; returns the last one's LSN. */
-    const listedChanges = async (count: number): Promise<string> => {
-      for (;;) {
-        const changes = (await manifestNow())?.changes ?? [];
-        if (changes.reduce((n, c) => n + c.changes, 0) >= count) return (changes.at(-1) as { lsn: string }).lsn;
-        await Bun.sleep(50);
-      }
-    };
+    const listedChanges = (count: number): Promise<string> =>
+      whenManifest(quietLocation, (manifest) => {
+        const changes = manifest?.changes ?? [];
+        return changes.reduce((n, c) => n + c.changes, 0) >= count && (changes.at(-1) as { lsn: string }).lsn;
+      });
     const quietRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM quiet ORDER BY id) t`).map((row) => JSON.parse(row.r));
     // a publisher that never compacts publishes a few batches, then is killed
     let publisher = startPublisher(["--compact-seconds", "0"], args);
     let replica: ServeProcess | null = null;
     try {
-      for (;;) {
-        if ((await manifestNow())?.current.lsn !== undefined) break;
-        await Bun.sleep(50);
-      }
+      await published(quietLocation);
       const first = (await manifestNow())?.current.snapshotId;
       await sql`UPDATE quiet SET name = 'changed' WHERE id = 5`;
       await sql`DELETE FROM quiet WHERE id = 6`;
@@ -285,7 +291,7 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       expect(compacted).not.toBe(first);
       expect(readdirSync(defaultLocationDir("follow", quietLocation, { XDG_CACHE_HOME: xdg }))).toContain(`${compacted}.snap`);
       expect(readdirSync(ROOT).sort()).toEqual(rootBefore);
-      replica = await spawnServe(null, ["--source", quietLocation, "--poll", "0.1", "--cache-dir", join(dir, "quiet-replica")]);
+      replica = await startReplica(quietLocation, join(dir, "quiet-replica"));
       // the compacted snapshot alone, no batch applied on it, holding every committed change
       expect((await readyOnce(replica)).lsn).toBe(lastBatch);
       expect((await fetch(`${replica.url}/api/users?pageSize=1`)).headers.get("x-snapshot-id")).toBe(compacted);
@@ -316,18 +322,12 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
     const moodRows = async () => (await sql<{ r: string }[]>`SELECT row_to_json(t)::text AS r FROM (SELECT * FROM moods ORDER BY id) t`).map((row) => JSON.parse(row.r));
     const moodsConverged = async (target: ServeProcess) => {
       const want = JSON.stringify(await moodRows());
-      for (;;) {
-        if (JSON.stringify(await exported(target)) === want) return;
-        await Bun.sleep(50);
-      }
+      await untilServed(target, async () => JSON.stringify(await exported(target)) === want);
     };
     try {
-      for (;;) {
-        if ((await readManifest(openStorage(moodsLocation)).catch(() => null))?.current.lsn !== undefined) break;
-        await Bun.sleep(50);
-      }
+      await published(moodsLocation);
       const first = (await readManifest(openStorage(moodsLocation)))?.current.snapshotId;
-      replica = await spawnServe(null, ["--source", moodsLocation, "--poll", "0.1", "--cache-dir", join(dir, "moods-replica")]);
+      replica = await startReplica(moodsLocation, join(dir, "moods-replica"));
       await moodsConverged(replica);
       // updates that leave the TOASTed column alone (PostgreSQL does not resend it): a row of
       // the snapshot, a row updated twice in one transaction, a row inserted and updated in a
@@ -360,7 +360,7 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
   test("a batch holds whole transactions up to its size limit and is published without waiting for --batch-ms", async () => {
     // --batch-ms of a minute (its largest): only the size limit publishes these batches at once
     const publisher = startPublisher(["--batch-ms", "60000"]);
-    const replica = await spawnServe(null, ["--source", location, "--poll", "0.1", "--cache-dir", join(dir, "replica3")]);
+    const replica = await startReplica(location, join(dir, "replica3"));
     try {
       await published();
       const before = (await readManifest(openStorage(location)))?.changes?.length ?? 0;
@@ -390,11 +390,8 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
         .map((l) => JSON.parse(l));
     let replica: ServeProcess | null = null;
     try {
-      for (;;) {
-        if ((await readManifest(openStorage(keptLocation)).catch(() => null))?.current.lsn !== undefined) break;
-        await Bun.sleep(50);
-      }
-      replica = await spawnServe(null, ["--source", keptLocation, "--poll", "0.1", "--cache-dir", join(dir, "kept-replica")]);
+      await published(keptLocation);
+      replica = await startReplica(keptLocation, join(dir, "kept-replica"));
       // the publisher gone; changes meanwhile; the slot's WAL goes past the limit and PostgreSQL
       // invalidates it at a checkpoint
       publisher.child.kill("SIGKILL");
@@ -412,17 +409,13 @@ describe("a live table: PostgreSQL → publisher → replica", () => {
       await sql.unsafe("SELECT pg_reload_conf()");
       publisher = startPublisher([], args);
       // the changes the lost slot held are in the new first snapshot; changes after it stream again
-      for (;;) {
-        const got = await keptExport(replica);
-        if (JSON.stringify(got) === JSON.stringify(await keptRows())) break;
-        await Bun.sleep(50);
-      }
+      const served = replica;
+      await untilServed(served, async () => JSON.stringify(await keptExport(served)) === JSON.stringify(await keptRows()));
       await sql`INSERT INTO kept VALUES (1000, 'after')`;
-      for (;;) {
-        const got = await keptExport(replica);
-        if (got.length === 100 && JSON.stringify(got) === JSON.stringify(await keptRows())) break;
-        await Bun.sleep(50);
-      }
+      await untilServed(served, async () => {
+        const got = await keptExport(served);
+        return got.length === 100 && JSON.stringify(got) === JSON.stringify(await keptRows());
+      });
       expect(publisher.log()).toContain("the slot was invalidated");
       expect((await slotState(pg.url, "kept_slot"))?.walStatus).not.toBe("lost");
     } finally {

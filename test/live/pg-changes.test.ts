@@ -12,6 +12,7 @@ import { readPostgres } from "../../src/ingest/postgres.ts";
 import { kindOfPostgresType } from "../../src/kinds/registry.ts";
 import { ChangeStream, type StreamEvent, createSlot, dropSlot, ensurePublication, slotState, valueOfText } from "../../src/publish/pg-changes.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
+import { pollUntil } from "../support/poll.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 
 let pg: TestPostgres;
@@ -247,12 +248,12 @@ describe("the slot's position and the server's keepalives", () => {
       await stream.stop();
       // the walsender reads the confirmation before the connection's end: once it has let the
       // slot go, the slot holds what it was told (read while it runs, it may not have yet)
-      let state = await slotState(pg.url, "t5_slot");
-      while (state?.active) {
-        await Bun.sleep(10);
-        state = await slotState(pg.url, "t5_slot");
-      }
-      expect(state?.confirmed).toBe(first.lsn);
+      // (PostgreSQL tells nobody when a slot goes inactive: its view is asked)
+      const state = await pollUntil(async () => {
+        const now = await slotState(pg.url, "t5_slot");
+        return now?.active ? null : { now };
+      });
+      expect(state.now?.confirmed).toBe(first.lsn);
       const again = collector();
       restarted = new ChangeStream({ url: pg.url, slot: "t5_slot", publication: "t5_pub", table: "t5", columns, key: "id" });
       await restarted.start(again.onEvent, again.onError);

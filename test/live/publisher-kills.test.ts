@@ -38,6 +38,7 @@ import { type LiveLocation, MAX_BATCH_CHANGES, type RunningPublisher, runPublish
 import { dropSlot, slotState, tableColumns } from "../../src/publish/pg-changes.ts";
 import { loadSnapshot } from "../../src/snapshot/load.ts";
 import { rowsToJson } from "../../src/store/rows-json.ts";
+import { pollUntil } from "../support/poll.ts";
 import { type TestPostgres, startPostgres } from "../support/postgres.ts";
 
 let pg: TestPostgres;
@@ -176,9 +177,34 @@ class Workload {
   }
 }
 
-/** Resolves when `check` holds (polled: PostgreSQL's and the location's state have no events to wait on). */
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await Bun.sleep(20);
+/**
+ * What one scenario's publishers do, to wait on: `notify()` is called by their location after each
+ * batch it lists and by their logger after each line (the first snapshot's "published a snapshot
+ * of the table at the slot's consistent point" comes once `lsn()` names it); `until(check)`
+ * resolves once `check()` holds, checked now and after each.
+ */
+function progress(): { notify: () => void; until: (check: () => boolean) => Promise<void>; logger: pino.Logger } {
+  const waiters = new Set<() => void>();
+  const notify = () => {
+    for (const waiter of [...waiters]) waiter();
+  };
+  const until = (check: () => boolean) =>
+    new Promise<void>((resolve) => {
+      const test = () => {
+        if (!check()) return;
+        waiters.delete(test);
+        resolve();
+      };
+      waiters.add(test);
+      test();
+    });
+  const logger = pino({ level: process.env.LIVE_DEBUG ? "debug" : "info" }, {
+    write(line: string) {
+      if (process.env.LIVE_DEBUG) process.stdout.write(line);
+      notify();
+    },
+  });
+  return { notify, until, logger };
 }
 
 /** The slot's confirmed position as a number (0 when it has none). */
@@ -199,7 +225,7 @@ const never = <T>() => new Promise<T>(() => {});
  * A location that dies at `step` of the batch that `target` picks (or, for `compacted`, at the
  * first compaction), recording every batch it lists.
  */
-function killable(inner: LiveLocation, location: string, step: Step, target: (entry: BatchEntry) => boolean, published: { entry: BatchEntry; batch: ChangeBatch }[]) {
+function killable(inner: LiveLocation, location: string, step: Step, target: (entry: BatchEntry) => boolean, published: { entry: BatchEntry; batch: ChangeBatch }[], notify: () => void) {
   const state = { dead: false };
   let killed!: () => void;
   const died = new Promise<void>((resolve) => {
@@ -246,6 +272,7 @@ function killable(inner: LiveLocation, location: string, step: Step, target: (en
       }
       await inner.publishBatch(entry, bytes);
       published.push({ entry, batch: checkedBatch(entry, bytes) });
+      notify();
       if (armed && target(entry)) {
         if (step === "listed") {
           armed = false;
@@ -282,7 +309,6 @@ async function tableRows(table: string): Promise<Record<string, unknown>[]> {
   return rows.map((row) => JSON.parse(row.r) as Record<string, unknown>);
 }
 
-const silent = pino({ level: process.env.LIVE_DEBUG ? "debug" : "silent" });
 let scenario = 0;
 
 /** One scenario: a table, the workload before the kill, the kill at `step`, a restart, the workload after. */
@@ -297,6 +323,7 @@ async function killedAt(step: Step, before: readonly Unit[], after: readonly Uni
   const workload = new Workload(table);
   await workload.single([{ type: "insert" }, { type: "insert" }]);
   const published: { entry: BatchEntry; batch: ChangeBatch }[] = [];
+  const events = progress();
   const start = (location_: LiveLocation, compactSeconds: number): RunningPublisher =>
     runPublisher({
       url: pg.url,
@@ -308,25 +335,26 @@ async function killedAt(step: Step, before: readonly Unit[], after: readonly Uni
       compactSeconds,
       location: location_,
       maker: snapshotMaker({ url: pg.url, table }, workDir, { key: "id" }),
-      logger: silent,
+      logger: events.logger,
       columns: () => tableColumns(pg.url, table),
     });
   // the batch of the full transaction: it ends there, and the adjacent one begins the next
   const full = (entry: BatchEntry) => entry.changes >= MAX_BATCH_CHANGES;
-  const first = killable(liveLocation(location, workDir, threads, 30_000), location, step, full, published);
+  const first = killable(liveLocation(location, workDir, threads, 30_000), location, step, full, published, events.notify);
   // compaction after every batch when that is the step (the option is in seconds: 1 ms)
   const dying = start(first.location, step === "compacted" ? 0.001 : 0);
   try {
     // the first snapshot holds the rows so far; the workload's transactions all come after it
-    await until(async () => dying.lsn() !== "0/0");
+    await events.until(() => dying.lsn() !== "0/0");
     await workload.run(before);
     if (step === "keepalive") {
       await workload.adjacent({ rows: MAX_BATCH_CHANGES }, 2);
       // everything published; then WAL of another table moves the slot past the last batch
-      await until(async () => publishedTx(published, workload.last()));
+      await events.until(() => publishedTx(published, workload.last()));
       const last = lsnValue(published[published.length - 1].entry.lsn);
       await sql`INSERT INTO unrelated VALUES (1)`;
-      await until(async () => (await confirmedOf(slot)) > last);
+      // PostgreSQL tells nobody when a slot's confirmed position moves: its view is asked
+      await pollUntil(async () => (await confirmedOf(slot)) > last);
       first.die();
     } else if (step === "compacted") {
       await workload.adjacent({ rows: 3 }, 2);
@@ -337,7 +365,7 @@ async function killedAt(step: Step, before: readonly Unit[], after: readonly Uni
     await first.died;
     if (step === "confirmed") {
       const target = published.find((p) => full(p.entry)) as { entry: BatchEntry };
-      await until(async () => (await confirmedOf(slot)) >= lsnValue(target.entry.lsn));
+      await pollUntil(async () => (await confirmedOf(slot)) >= lsnValue(target.entry.lsn));
     }
     // SIGKILL: the connection goes with the process
     await sql`SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = ${slot} AND active_pid IS NOT NULL`;
@@ -347,15 +375,15 @@ async function killedAt(step: Step, before: readonly Unit[], after: readonly Uni
     void dying.stop();
     throw error;
   }
-  await until(async () => (await slotState(pg.url, slot))?.active === false);
+  await pollUntil(async () => (await slotState(pg.url, slot))?.active === false);
 
-  const second = killable(liveLocation(location, workDir, threads, 30_000), location, "received", () => false, published);
+  const second = killable(liveLocation(location, workDir, threads, 30_000), location, "received", () => false, published, events.notify);
   const restarted = start(second.location, 0);
   try {
     await workload.run(after);
     // a last transaction: once it is published, so is everything before it
     await workload.single([{ type: "insert" }]);
-    await until(async () => publishedTx(published, workload.last()));
+    await events.until(() => publishedTx(published, workload.last()));
     expect(await publishedRows(location, workDir)).toEqual(await tableRows(table));
     // every transaction after the first snapshot in exactly one batch, in order
     const batchOfTx = new Map<number, number[]>();

@@ -6,21 +6,31 @@
  * any replica not on the latest version. Here its report is read back and checked too.
  * Needs PostgreSQL, nginx and wrk (`npm test`'s pretest installs them).
  */
-import { describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 
+/** The scenario's process while the test runs. */
+let child: Subprocess<"ignore", "pipe", "pipe"> | null = null;
+
+// A test ended by its timeout leaves its scenario running: it is stopped here (SIGTERM: the
+// script stops what it started) and waited for.
+afterEach(async () => {
+  if (child !== null && child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+  await child?.exited;
+  child = null;
+});
+
 describe("the fleet: PostgreSQL → build → publish to S3 → two replicas behind nginx, under wrk load", () => {
   test("no failed request while a change is built, published and followed, and a replica is killed and restarted", async () => {
-    const child = Bun.spawn([process.execPath, join(ROOT, "scripts", "fleet-test.ts"), "--rows", "200000", "--seconds", "60", "--location", "s3"], {
+    child = Bun.spawn([process.execPath, join(ROOT, "scripts", "fleet-test.ts"), "--rows", "200000", "--seconds", "60", "--location", "s3"], {
       cwd: ROOT,
       stdout: "pipe",
       stderr: "pipe",
     });
-    const timer = setTimeout(() => child.kill("SIGTERM"), 280_000);
     const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    clearTimeout(timer);
     const report = `${out}${err}`;
     if (code !== 0) console.error(report);
     expect(code).toBe(0);

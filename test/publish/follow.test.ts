@@ -98,7 +98,7 @@ for (const kind of ["directory", "s3"] as const) {
           bytes[bytes.length - 1] ^= 0xff;
           await client.write(`users/${v3.current.key}`, bytes);
         }
-        await replica.waitForLog("following the source failed; still serving the previous snapshot", 15_000);
+        await replica.waitForLog("following the source failed; still serving the previous snapshot");
         expect((await health(replica)).snapshotId).toBe(v2.current.snapshotId);
 
         // a rollback to v2 is what it serves already; one to v1 is followed
@@ -140,7 +140,6 @@ describe("serve --source before anything is published", () => {
           await response.arrayBuffer();
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
           if (response.status === 200 && ++ok[client] === 5 && ok.every((n) => n >= 5)) sawAll200();
-          await Bun.sleep(5);
         }
       });
       const published = await publishSnapshot(snapshotOf("later", 40), location);

@@ -11,6 +11,7 @@ import { type BatchEntry, batchKey, sha256Hex } from "../../src/live/batches.ts"
 import { type Change, encodeBatch } from "../../src/live/changes.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
+import { pollUntil } from "../support/poll.ts";
 import { isRunning } from "../support/processes.ts";
 import { type ServeProcess, snapshotDir, spawnServe } from "../support/serve-process.ts";
 
@@ -34,7 +35,7 @@ describe("serve --workers", () => {
       expect(answers.every((s) => s === 200)).toBe(true);
 
       process.kill(pids[0], "SIGKILL");
-      await supervisor.waitForLog("worker exited; starting it again", 10_000);
+      await supervisor.waitForLog("worker exited; starting it again");
       await supervisor.waitForLine(() => started().length >= 3, { what: "the worker started again" });
       expect(started().length).toBe(3);
       await supervisor.waitForLine(() => listening() >= 3, { what: "the new worker listening" });
@@ -94,12 +95,12 @@ describe("serve --workers", () => {
       await supervisor.waitForLine(() => count((l) => l.msg === "listening") >= 2, { what: "two workers listening" });
       const ids = async () => new Set(await Promise.all(Array.from({ length: 20 }, async () => (await fetch(`${supervisor.url}/api/users?pageSize=1`)).headers.get("x-snapshot-id"))));
       expect([...(await ids())]).toEqual([v1.current.snapshotId]);
-      // each worker learns the source's status from the supervisor (the next poll's, at the latest)
-      for (;;) {
+      // each worker learns the source's status from the supervisor (the next poll's, at the
+      // latest); no line is logged for it, so /readyz is asked until it shows
+      await pollUntil(async () => {
         const ready = (await (await fetch(`${supervisor.url}/readyz`)).json()) as { source?: { lastPoll: { result: string } | null } };
-        if (ready.source?.lastPoll?.result === "ok") break;
-        await Bun.sleep(50);
-      }
+        return ready.source?.lastPoll?.result === "ok";
+      });
       const v2 = await publishSnapshot(snapshotOf("w-two", 45), location);
       await supervisor.waitForLine(() => count((l) => l.msg === "snapshot reloaded" && l.snapshotId === v2.current.snapshotId) >= 2, { what: "both workers on v2" });
       expect([...(await ids())]).toEqual([v2.current.snapshotId]);
@@ -135,6 +136,8 @@ describe("serve --workers", () => {
     const supervisor = await spawnServe(null, ["--workers", "2", "--source", location, "--poll", "0.5", "--cache-dir", join(data.dir, "live-workers")]);
     /** Every X-Snapshot-Id answered, each on a new connection (the kernel spreads them over the workers). */
     const seen: string[] = [];
+    /** Called after each answer seen. */
+    let onSeen = () => {};
     let probing = true;
     const prober = (async () => {
       while (probing) {
@@ -142,6 +145,7 @@ describe("serve --workers", () => {
           const response = await fetch(`${supervisor.url}/api/users?pageSize=1`, { headers: { connection: "close" } });
           await response.arrayBuffer();
           if (response.status === 200) seen.push(String(response.headers.get("x-snapshot-id")));
+          onSeen();
         } catch {
           // a connection to the worker killed below
         }
@@ -167,7 +171,12 @@ describe("serve --workers", () => {
       process.kill(supervisor.logs().filter((l) => l.msg === "worker started")[0].pid as number, "SIGKILL");
       await supervisor.waitForLine(() => count((l) => l.msg === "listening") > before, { what: "the restarted worker listening" });
       const after = seen.length;
-      while (seen.length < after + 40) await Bun.sleep(5);
+      await new Promise<void>((resolve) => {
+        onSeen = () => {
+          if (seen.length >= after + 40) resolve();
+        };
+        onSeen();
+      });
       probing = false;
       await prober;
       // every answer holds a snapshot with the batches listed after it, never the snapshot alone

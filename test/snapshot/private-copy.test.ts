@@ -114,6 +114,7 @@ describe("private copies", () => {
         expect(await Promise.all(children.map((c) => c.exited))).toEqual([0, 0, 0]);
       } finally {
         for (const c of children) c.kill();
+        await Promise.all(children.map((c) => c.exited));
       }
       expect(preparePrivateCopy(one, cache).how).toBe("reused");
     }

@@ -8,6 +8,7 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { FFIType, dlopen } from "bun:ffi";
+import { pollUntil } from "./poll.ts";
 
 /** A process seen in /proc: its id, parent's id, state letter (`S`, `R`, `Z`…) and command line. */
 export interface ProcessInfo {
@@ -93,17 +94,12 @@ export function killAll(pids: readonly number[]): void {
 }
 
 /**
- * Waits until no descendant of this process runs but those in `allowed`, checking /proc every
- * 20 ms for at most `boundMs` (a bound, not a speed: a process being stopped takes its time).
- * @returns the others still running at the bound (empty when they all exited)
+ * Resolves once none of `pids` runs (gone, or a zombie). A process that is not this one's child
+ * tells nothing on its exit, so /proc is checked (support/poll.ts), with no time bound: a caller
+ * that has sent SIGKILL can count on it.
  */
-export async function whenDescendantsEnded(allowed: ReadonlySet<number> = new Set(), boundMs = 30_000): Promise<ProcessInfo[]> {
-  const until = Date.now() + boundMs;
-  for (;;) {
-    const left = descendantsOf(process.pid).filter((p) => !allowed.has(p.pid));
-    if (left.length === 0 || Date.now() >= until) return left;
-    await Bun.sleep(20);
-  }
+export async function whenEnded(pids: readonly number[]): Promise<void> {
+  await pollUntil(() => pids.every((pid) => !isRunning(pid)));
 }
 
 /** `processes` as lines for an error message: id, parent, command line (cut). */

@@ -12,10 +12,10 @@ export interface RawConnection {
   received: () => string;
   /** True once the socket closed (by either side). */
   closed: () => boolean;
-  /** Resolves once `received()` satisfies `test`, or rejects after `timeoutMs`. */
-  waitFor: (test: (text: string) => boolean, timeoutMs?: number) => Promise<string>;
-  /** Resolves once the socket is closed, or rejects after `timeoutMs`. */
-  waitClosed: (timeoutMs?: number) => Promise<void>;
+  /** Resolves once `received()` satisfies `test`; rejects when the socket closes first. */
+  waitFor: (test: (text: string) => boolean) => Promise<string>;
+  /** Resolves once the socket is closed. */
+  waitClosed: () => Promise<void>;
 }
 
 /**
@@ -43,19 +43,19 @@ export function openRaw(port: number, host = "127.0.0.1"): Promise<RawConnection
       // A reset after the server refused or closed: `closed()` tells the test.
     });
     socket.once("connect", () => {
-      const poll = <T>(ready: () => T | undefined, timeoutMs: number, what: string): Promise<T> =>
+      // woken by each chunk and by the close: no time bound, a test that waits in vain ends by its own timeout
+      const when = <T>(ready: () => T | undefined, what: string): Promise<T> =>
         new Promise((res, rej) => {
           const check = () => {
             const value = ready();
-            if (value === undefined) return;
-            waiters.delete(check);
-            clearTimeout(timer);
-            res(value);
+            if (value !== undefined) {
+              waiters.delete(check);
+              res(value);
+            } else if (isClosed) {
+              waiters.delete(check);
+              rej(new Error(`the connection closed before ${what}; received: ${JSON.stringify(text.slice(0, 300))}`));
+            }
           };
-          const timer = setTimeout(() => {
-            waiters.delete(check);
-            rej(new Error(`timed out waiting for ${what}; received: ${JSON.stringify(text.slice(0, 300))}`));
-          }, timeoutMs);
           waiters.add(check);
           check();
         });
@@ -63,8 +63,8 @@ export function openRaw(port: number, host = "127.0.0.1"): Promise<RawConnection
         socket,
         received: () => text,
         closed: () => isClosed,
-        waitFor: (test, timeoutMs = 5000) => poll(() => (test(text) ? text : undefined), timeoutMs, "an answer"),
-        waitClosed: (timeoutMs = 5000) => poll(() => (isClosed ? true : undefined), timeoutMs, "the close").then(() => {}),
+        waitFor: (test) => when(() => (test(text) ? text : undefined), "an answer"),
+        waitClosed: () => when(() => (isClosed ? true : undefined), "the close").then(() => {}),
       });
     });
     socket.once("error", reject);

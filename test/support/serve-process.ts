@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import type { UserRecord } from "../../src/generate/record.ts";
 import { writeSnapshot } from "../../src/snapshot/write.ts";
-import { descendantsOf, killAll } from "./processes.ts";
+import { descendantsOf, killAll, whenEnded } from "./processes.ts";
 import { buildStoreFromRecords } from "./table-store.ts";
 
 /** The project root (the cli's working directory). */
@@ -33,13 +33,15 @@ export interface ServeProcess {
   child: Subprocess<"ignore", "ignore", "pipe">;
   /** The pino lines logged so far, parsed. */
   logs: () => { level: number; msg: string; [key: string]: unknown }[];
-  /** Resolves once a line with `msg` is logged. */
-  waitForLog: (msg: string, timeoutMs?: number) => Promise<void>;
+  /** Resolves once a line with `msg` is logged; rejects when the log ends first (the process and its workers exited). */
+  waitForLog: (msg: string) => Promise<void>;
   /**
    * Resolves with the first line logged, from the `after`-th on (default 0), for which `match`
-   * is true; rejects when the process exits first or `timeoutMs` passes (a bound, not a speed).
+   * is true; rejects when the log ends first (stderr closed: the process, and the workers that
+   * share its stderr, exited). No time bound: a line that never comes is ended by the test's own
+   * timeout.
    */
-  waitForLine: (match: (line: LogLine) => boolean, options?: { after?: number; timeoutMs?: number; what?: string }) => Promise<LogLine>;
+  waitForLine: (match: (line: LogLine) => boolean, options?: { after?: number; what?: string }) => Promise<LogLine>;
   /**
    * Resolves once the process has exited and its stderr is read to the end: every line it
    * logged is then in {@link logs} (an exit can be seen before the pipe's last bytes are read).
@@ -47,7 +49,7 @@ export interface ServeProcess {
   finished: () => Promise<void>;
   /** Resident set size now, in bytes (Linux /proc). */
   rss: () => number;
-  /** Kills the process and every process it started (SIGKILL) unless they have exited: for a test's `finally`, so no child outlives it. */
+  /** Kills the process and every process it started (SIGKILL) unless they have exited, and resolves once they all have: for a test's `finally`, so no child outlives it. */
   dispose: () => Promise<void>;
 }
 
@@ -55,9 +57,9 @@ export interface ServeProcess {
  * Spawns `serve --snapshot <snapshot> --port 0 --no-demo <args>` (no `--snapshot` when null: a
  * replica with `--source` in `args`; no `--no-demo` when `args` holds `--demo`, which is not
  * passed on) and waits for "listening".
- * @throws Error with the process's output when it exits first or `timeoutMs` passes
+ * @throws Error with the process's output when it exits first
  */
-export async function spawnServe(snapshot: string | null, args: string[] = [], env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServeProcess> {
+export async function spawnServe(snapshot: string | null, args: string[] = [], env: Record<string, string> = {}): Promise<ServeProcess> {
   const source = snapshot === null ? [] : ["--snapshot", snapshot];
   const demo = args.includes("--demo") ? [] : ["--no-demo"];
   const child = Bun.spawn([process.execPath, join(ROOT, "src", "cli.ts"), "serve", ...source, "--port", "0", ...demo, ...args.filter((a) => a !== "--demo")], {
@@ -70,6 +72,8 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
   const lines: LogLine[] = [];
   let text = "";
   const waiters = new Set<() => void>();
+  /** True once stderr is read to its end: no line comes any more. */
+  let logEnded = false;
   const stderrRead = (async () => {
     const decoder = new TextDecoder();
     const reader = child.stderr.getReader();
@@ -90,39 +94,30 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
       }
       for (const w of waiters) w();
     }
+    logEnded = true;
     for (const w of waiters) w();
   })();
-  const waitForLine = (match: (line: LogLine) => boolean, options: { after?: number; timeoutMs?: number; what?: string } = {}) =>
+  const waitForLine = (match: (line: LogLine) => boolean, options: { after?: number; what?: string } = {}) =>
     new Promise<LogLine>((res, rej) => {
       const what = options.what ?? "the line waited for";
       const check = () => {
         const found = lines.slice(options.after ?? 0).find(match);
         if (found !== undefined) {
           waiters.delete(check);
-          clearTimeout(timer);
           res(found);
-        } else if (child.exitCode !== null) {
+        } else if (logEnded) {
           waiters.delete(check);
-          clearTimeout(timer);
-          rej(new Error(`serve exited (${child.exitCode}) before logging ${what}: ${JSON.stringify(lines)}`));
+          rej(new Error(`serve's log ended (it exited: ${child.exitCode ?? child.signalCode ?? "not yet reaped"}) before ${what} was logged: ${JSON.stringify(lines)}`));
         }
       };
-      const timer = setTimeout(() => {
-        waiters.delete(check);
-        rej(new Error(`serve did not log ${what}: ${JSON.stringify(lines)}`));
-      }, options.timeoutMs ?? timeoutMs);
       waiters.add(check);
       check();
     });
-  const waitForLog = async (msg: string, wait = timeoutMs) => {
-    await waitForLine((l) => l.msg === msg, { timeoutMs: wait, what: `"${msg}"` });
+  const waitForLog = async (msg: string) => {
+    await waitForLine((l) => l.msg === msg, { what: `"${msg}"` });
   };
-  try {
-    await waitForLog("listening");
-  } catch (error) {
-    child.kill();
-    throw error;
-  }
+  // rejects only once the process has exited (its log ended)
+  await waitForLog("listening");
   const url = String(lines.find((l) => l.msg === "listening")?.url);
   return {
     url,
@@ -143,6 +138,7 @@ export async function spawnServe(snapshot: string | null, args: string[] = [], e
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       killAll(tree);
       await child.exited;
+      await whenEnded(tree);
     },
   };
 }

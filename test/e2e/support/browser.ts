@@ -34,7 +34,8 @@ export interface LaunchedBrowser {
 }
 
 /**
- * Launches Chromium with a fresh user data directory (`chromium.launchPersistentContext`).
+ * Launches Chromium with a fresh user data directory (`chromium.launchPersistentContext`); its
+ * waits have no time limit (Playwright's default is 30 s).
  * @param viewport page size in CSS pixels.
  * @throws Error when /usr/bin/chromium is missing (run `sh scripts/install-chromium.sh` as root).
  */
@@ -49,6 +50,9 @@ export async function launchChromium(viewport = { width: 1600, height: 1000 }): 
     headless: true,
     viewport,
   });
+  // No time limit on any wait (navigation, waitForFunction, locators): a wait ends on the
+  // page's event or state, and one that never comes is the test's timeout's to end.
+  context.setDefaultTimeout(0);
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,

@@ -2,14 +2,12 @@
  * Reading the demo page in Chromium and checking it against the naive oracle of any table
  * (test/support/table-oracle.ts): what AG Grid shows for a window of rows, what the TanStack
  * table shows for a page, each compared with the oracle's answer to the same request. Waits are
- * on the page's own state (`waitForFunction`), bounded by {@link WAIT_MS}.
+ * on the page's own state (`waitForFunction`), with no time limit (support/browser.ts): a state
+ * that never comes is the test's timeout's to end.
  */
 import { expect } from "bun:test";
 import type { Page } from "playwright-core";
 import { type OracleBody, type Table, type TableRecord, oracleGet, oracleRows } from "../../support/table-oracle.ts";
-
-/** How long a wait for the page to reach an expected state may take, in ms (the machine is shared). */
-export const WAIT_MS = 30_000;
 
 /** AG Grid's block size (src/demo/ag-grid.ts `AG_BLOCK_ROWS`). */
 export const BLOCK = 100;
@@ -20,7 +18,6 @@ export async function openDemoPage(page: Page, url: string): Promise<void> {
   await page.waitForFunction(
     () => window.agRequests?.some((r) => r.status === 200) === true && window.tanstackDemo?.snapshot().settled === true,
     null,
-    { timeout: WAIT_MS },
   );
 }
 
@@ -75,7 +72,6 @@ export async function expectAgWindow(page: Page, records: readonly TableRecord[]
         return (expected as unknown[]).every((k, i) => api.getDisplayedRowAtIndex(from + i)?.data?.[key] === k);
       },
       [start, keys, sorted.length, table.key, canonical(sent)] as const,
-      { timeout: WAIT_MS },
     )
     .catch(() => {});
   expect(await agView(page, start, want.length)).toEqual({ rowCount: sorted.length, rows: want });
@@ -123,7 +119,6 @@ export async function expectTanstackPage(page: Page, records: readonly TableReco
         return s.settled && JSON.stringify({ pagination: s.pagination, sorting: s.sorting, columnFilters: filters, globalFilter: s.globalFilter }) === expected;
       },
       JSON.stringify(want),
-      { timeout: WAIT_MS },
     )
     .catch(() => {});
   const snap = await page.evaluate(() => window.tanstackDemo.snapshot());
@@ -182,18 +177,15 @@ export function agRequestCount(page: Page): Promise<number> {
 /**
  * The header text of each of `ids` as AG Grid renders it: each column scrolled into view
  * (`ensureColumnVisible`, the grid renders only the columns in view), then its header cell read
- * from the DOM once rendered; null for a column the grid does not render within {@link WAIT_MS}.
+ * from the DOM once rendered (a column never rendered is waited for until the test's timeout).
  */
 export async function agHeaderTexts(page: Page, ids: readonly string[]): Promise<(string | null)[]> {
   const texts: (string | null)[] = [];
   for (const id of ids) {
     await page.evaluate((c) => window.gridApi.ensureColumnVisible(c), id);
     const cell = page.locator(`.ag-header-cell[col-id="${id}"] .ag-header-cell-text`).first();
-    const shown = await cell.waitFor({ timeout: WAIT_MS }).then(
-      () => true,
-      () => false,
-    );
-    texts.push(shown ? await cell.textContent() : null);
+    await cell.waitFor();
+    texts.push(await cell.textContent());
   }
   return texts;
 }

@@ -11,7 +11,7 @@ import type { Page } from "playwright-core";
 import type { ColumnSpec } from "../../../src/schema/kinds.ts";
 import { type OracleBody, type Table, type TableRecord, compareKeys, oracleFacets } from "../../support/table-oracle.ts";
 import { saveScreenshot } from "./browser.ts";
-import { WAIT_MS, agFloatingInput, agHeader, agHeaderTexts, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./demo-page.ts";
+import { agFloatingInput, agHeader, agHeaderTexts, expectAgWindow, expectTanstackPage, openDemoPage, tsFilter, tsHeader } from "./demo-page.ts";
 import { type DemoService, type DemoSession, openDemoSession } from "./fixture.ts";
 
 /** Per-test limit, in ms: generous, the machine has 2 cores and Chromium shares them. */
@@ -111,7 +111,7 @@ export function everyKindSuite(label: string, start: () => DemoService | Promise
         const seen: { id: string; sortable: boolean; filter: AgFilterUi }[] = [];
         for (const column of table.specs) {
           await page.evaluate((c) => window.gridApi.ensureColumnVisible(c), column.id);
-          await page.locator(`.ag-header-cell[col-id="${column.id}"] .ag-header-cell-text`).first().waitFor({ timeout: WAIT_MS });
+          await page.locator(`.ag-header-cell[col-id="${column.id}"] .ag-header-cell-text`).first().waitFor();
           const header = page.locator(`.ag-header-cell[col-id="${column.id}"]:not(.ag-floating-filter)`).first();
           const sortable = ((await header.getAttribute("class")) ?? "").split(/\s+/).includes("ag-header-cell-sortable");
           const floating = (await agFloatingInput(page, column.id).count()) > 0 ? await agFloatingInput(page, column.id).first().getAttribute("type") : null;
@@ -176,7 +176,6 @@ export function everyKindSuite(label: string, start: () => DemoService | Promise
             await page.waitForFunction(
               ([c, want]) => JSON.stringify(Array.from(document.querySelectorAll(`.facet-filter[data-column="${c}"] .facet-value span:first-of-type`)).map((s) => s.textContent)) === want,
               [column.id, JSON.stringify(labels)] as const,
-              { timeout: WAIT_MS },
             ).catch(() => {});
             const listed = await page.$$eval(`.facet-filter[data-column="${column.id}"] .facet-value`, (rows) =>
               rows.map((row) => ({ value: row.querySelector("input")?.getAttribute("value"), count: Number(row.querySelector(".facet-count")?.textContent?.replace(/,/g, "")) })),
@@ -286,7 +285,6 @@ export function everyKindSuite(label: string, start: () => DemoService | Promise
             await page.waitForFunction(
               ([c, v, n]) => document.querySelector(`#ts-thead select[data-filter="${c}"] option[value="${v}"]`)?.getAttribute("data-count") === n,
               [column.id, value, String(count)] as const,
-              { timeout: WAIT_MS },
             );
             await tsFilter(page, column.id).selectOption(value);
             faceted ??= { column, value };
@@ -307,7 +305,7 @@ export function everyKindSuite(label: string, start: () => DemoService | Promise
           await tsFilter(page, needle.column.id).fill(needle.value);
           await tsHeader(page, needle.column.id).click();
           await tsHeader(page, needle.column.id).click();
-          await page.waitForFunction((c) => window.tanstackDemo.snapshot().sorting[0]?.id === c, needle.column.id, { timeout: WAIT_MS });
+          await page.waitForFunction((c) => window.tanstackDemo.snapshot().sorting[0]?.id === c, needle.column.id);
           const desc = await page.evaluate(() => window.tanstackDemo.snapshot().sorting[0].desc);
           const both = await expectTanstackPage(page, records, table, { pageIndex: 0, pageSize: 10, sort: { id: needle.column.id, desc }, filters });
           expect(both.total).toBeGreaterThan(0);
