@@ -11,6 +11,7 @@
  * 4. Every row's JSON record is written from the columns' literals (store/records.ts).
  * 5. The search index is built over the searchable columns' values (store/search-index.ts).
  */
+import type { TrigramIndex } from "../bits/trigram-index.ts";
 import { gatherByteColumn, type ByteColumn } from "../bits/byte-column.ts";
 import type { BuildContext, PartitionCodes, StoredColumn } from "../kinds/kind.ts";
 import { KINDS } from "../kinds/registry.ts";
@@ -57,6 +58,8 @@ function partitionOf(column: StoredColumn): PartitionCodes {
 interface Built {
   column: StoredColumn;
   literals: ByteColumn;
+  /** The column's own 1- and 2-gram lists for the search index, when its build made them (search-index.ts `ownGramLists`). */
+  grams?: readonly [TrigramIndex, TrigramIndex] | null;
 }
 
 /** Builds one column (what a worker runs too: store/column-worker.ts). */
@@ -110,7 +113,9 @@ function finish(prepared: Prepared, built: Map<string, Built>, onStep?: (step: B
     prepared.partition === null ? null : { column: prepared.schema.partition as string, codes: prepared.partition.codes.codes, counts: prepared.partition.codes.counts };
   onStep?.("search");
   const searchable = searchableColumns(columns, prepared.schema);
-  const search = buildSearchIndex(searchIndexColumns(searchable), prepared.rows, prepared.partition?.codes ?? null);
+  const ready = new Map<string, readonly [TrigramIndex, TrigramIndex]>();
+  for (const [id, b] of built) if (b.grams != null) ready.set(id, b.grams);
+  const search = buildSearchIndex(searchIndexColumns(searchable), prepared.rows, prepared.partition?.codes ?? null, ready);
   onStep?.("done");
   return { rowCount: prepared.rows, schema: prepared.schema, columns, partition, searchable, search, records, snapshotId: "" };
 }
@@ -221,6 +226,7 @@ export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep)
           };
           worker.onerror = (event) => reject(new Error(`column worker failed: ${event.message}`));
           const job: ColumnJob = {
+            rows: prepared.rows,
             columns: share.map((c) => ({ spec: c.spec, values: c.values, key: c.spec.id === input.key })),
             order: prepared.order?.slice() ?? null,
             partition: prepared.partition === null ? null : { codes: prepared.partition.codes.codes.slice(), counts: prepared.partition.codes.counts.slice() },
@@ -230,7 +236,7 @@ export function buildStoreParallel(input: TableInput, onStep?: (step: BuildStep)
     );
   return Promise.all(jobs)
     .then((results) => {
-      for (const result of results) for (const b of result) built.set(b.column.spec.id, { column: b.column, literals: b.literals });
+      for (const result of results) for (const b of result) built.set(b.column.spec.id, { column: b.column, literals: b.literals, grams: b.grams });
       return finish(prepared, built, onStep);
     })
     .finally(stop);

@@ -160,7 +160,16 @@ export function searchableColumns(columns: Map<string, StoredColumn>, schema: Sc
  * per value instead.
  */
 export function searchIndexColumns(searchable: readonly StoredColumn[]): StoredColumn[] {
-  return searchable.filter((column) => column.key || KINDS[column.spec.kind].searchIndexed);
+  return searchable.filter((column) => inSearchIndex(column.spec, column.key));
+}
+
+/**
+ * True when the search index covers a column of `spec` (the key when `key`): the key, and a
+ * searchable column of a kind whose per-row values the index holds (kind.ts `searchable`,
+ * `searchIndexed`). What a column's build (store/column-worker.ts) asks to build its own lists.
+ */
+export function inSearchIndex(spec: ColumnSpec, key: boolean): boolean {
+  return key || (KINDS[spec.kind].searchable && KINDS[spec.kind].searchIndexed);
 }
 
 /**
