@@ -76,7 +76,8 @@ const run = await timed("engine (plan + run)", (_r, i) => execute(engine, planOf
 const serialise = await timed("serialise (JSON body + Response)", (r, i) => {
   const page = pages[i];
   const p = parsedGet[i];
-  return r.method === "GET" && p !== null ? getResponse(store, page.rows, page.total, p, JSON.stringify(p.meta), '"t"', null) : postResponse(store, page.rows, page.total, '"t"', null);
+  const context = { store, etag: '"t"', coding: null, version: store.snapshotId, extra: null, projection: null };
+  return r.method === "GET" && p !== null ? getResponse(context, page.rows, page.total, p, JSON.stringify(p.meta)) : postResponse(context, page.rows, page.total);
 });
 const whole = await timed("service (handle: all of the above, ETag)", (r) => service.handle(r.method === "GET" ? rowsGet : (rowsPost as never), requestOf(r)));
 const framed = await timed("Elysia app (app.handle: router + envelope)", (r) => app.handle(requestOf(r)));

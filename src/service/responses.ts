@@ -88,62 +88,56 @@ export function textResponse(text: string, status: number, headers: Record<strin
 }
 
 /**
+ * What a page's answer is written from besides its rows: the store, the answer's entity tag and
+ * coding, the id `X-Snapshot-Id` shows, a live replica's changed rows, the role's columns.
+ */
+export interface PageContext {
+  store: Store;
+  /** The answer's quoted entity tag (conditional.ts `entityTag`). */
+  etag: string;
+  /** The negotiated coding, or null for none. */
+  coding: Coding | null;
+  /** The id `X-Snapshot-Id` shows (engine/execute.ts `versionId`). */
+  version: string;
+  /** The records of a live replica's changed rows (engine/execute.ts `extraRecords`), or null. */
+  extra: ExtraRecords | null;
+  /** The columns each record keeps (an access role's), or null for every one. */
+  projection: Projection | null;
+}
+
+/** A page's 200: `{"data":[records…]` then `tail` (the rest of the object, closing brace included). */
+function pageResponse(context: PageContext, rows: Uint32Array, tail: string): Response {
+  const body = writeRowsJsonInto(bodyBuffer, context.store, rows, DATA_PREFIX, encoder.encode(tail), context.extra, context.projection);
+  return dataResponse(body, context.etag, context.version, context.coding);
+}
+
+/**
  * The GET response: 200 with `{data, total, page, pageSize, pagination: {page, pageSize, total,
  * totalPages}, meta}`, both shape A and shape B of the seed; totalPages = ceil(total / pageSize),
  * 0 when total is 0. Written in one pass from the columns (store/rows-json.ts).
  * @param rows the page's row numbers, in order
  * @param total rows matching the query
  * @param metaJson `JSON.stringify(request.meta)`, computed once by the caller
- * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
- * @param coding the negotiated coding, or null for none
- * @param version the id `X-Snapshot-Id` shows (engine/execute.ts `versionId`)
- * @param extra the records of a live replica's changed rows (engine/execute.ts `extraRecords`), or null
- * @param projection the columns each record keeps (an access role's), or null for every one
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function getResponse(
-  store: Store,
-  rows: Uint32Array,
-  total: number,
-  request: GetRequest,
-  metaJson: string,
-  etag: string,
-  coding: Coding | null,
-  version: string = store.snapshotId,
-  extra: ExtraRecords | null = null,
-  projection: Projection | null = null,
-): Response {
+export function getResponse(context: PageContext, rows: Uint32Array, total: number, request: GetRequest, metaJson: string): Response {
   const { page, pageSize } = request;
   const totalPages = Math.ceil(total / pageSize);
-  const tail =
-    `,"total":${total},"page":${page},"pageSize":${pageSize}` +
-    `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` +
-    `,"meta":${metaJson}}`;
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(tail), extra, projection), etag, version, coding);
+  return pageResponse(
+    context,
+    rows,
+    `,"total":${total},"page":${page},"pageSize":${pageSize}` + `,"pagination":{"page":${page},"pageSize":${pageSize},"total":${total},"totalPages":${totalPages}}` + `,"meta":${metaJson}}`,
+  );
 }
 
 /**
  * The POST response: 200 with `{data, total}` (shape C).
  * @param rows the window's row numbers, in order
  * @param total rows matching the query
- * @param etag the answer's quoted entity tag (conditional.ts `entityTag`)
- * @param coding the negotiated coding, or null for none
- * @param version as for {@link getResponse}
- * @param extra as for {@link getResponse}
- * @param projection as for {@link getResponse}
  * @throws Error when the store is corrupt (a 500 for the caller)
  */
-export function postResponse(
-  store: Store,
-  rows: Uint32Array,
-  total: number,
-  etag: string,
-  coding: Coding | null,
-  version: string = store.snapshotId,
-  extra: ExtraRecords | null = null,
-  projection: Projection | null = null,
-): Response {
-  return dataResponse(writeRowsJsonInto(bodyBuffer, store, rows, DATA_PREFIX, encoder.encode(`,"total":${total}}`), extra, projection), etag, version, coding);
+export function postResponse(context: PageContext, rows: Uint32Array, total: number): Response {
+  return pageResponse(context, rows, `,"total":${total}}`);
 }
 
 /**

@@ -21,10 +21,13 @@ import { acceptsGzip } from "./compress.ts";
 import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
 import { exportResponse, facetsResponse } from "./export-response.ts";
 import { type Call, type QueryRoute, filterKeyOf, sortText } from "./pipeline.ts";
-import { PROBLEM_STATUS, explainResponse, getResponse, postResponse, problemResponse, schemaResponse } from "./responses.ts";
+import { PROBLEM_STATUS, type PageContext, explainResponse, getResponse, postResponse, problemResponse, schemaResponse } from "./responses.ts";
 
 /** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
 export const TAG_ROUTE = { getUsers: 1, postUsers: 2, schema: 3, getFacets: 4, postFacets: 5, getExport: 6, postExport: 7, getExplain: 8, postExplain: 9, analyzed: 10, changes: 11 } as const;
+
+/** What a page's answer over `call` is written from (responses.ts `PageContext`). */
+const pageContext = (call: Call): PageContext => ({ store: call.engine.store, etag: call.etag, coding: call.coding, version: call.version, extra: extraRecords(call.engine), projection: call.projection });
 
 /** Always: a GET route's 304 needs nothing more than a matching tag. */
 const always = (): boolean => true;
@@ -45,7 +48,7 @@ export const rowsGet: QueryRoute<GetRequest & { metaJson: string }> = {
   tag: (p) => ({ route: TAG_ROUTE.getUsers, a: p.page, b: p.pageSize, text: p.metaJson, filterKey: filterKeyOf(p.query.filter) }),
   conditional: always,
   answer: (call, p) =>
-    call.run(p.query, false, (page) => getResponse(call.engine.store, page.rows, page.total, p, p.metaJson, call.etag, call.coding, call.version, extraRecords(call.engine), call.projection)),
+    call.run(p.query, false, (page) => getResponse(pageContext(call), page.rows, page.total, p, p.metaJson)),
 };
 
 /** POST listing: a row window and the total (docs/api.md "POST /api/users"); `ETag`, never a 304. */
@@ -56,7 +59,7 @@ export const rowsPost: QueryRoute<PostRequest> = {
   tag: ({ query }) => ({ route: TAG_ROUTE.postUsers, a: query.offset, b: query.limit, text: sortText(query), filterKey: filterKeyOf(query.filter) }),
   conditional: never,
   answer: (call, { query }) =>
-    call.run(query, false, (page) => postResponse(call.engine.store, page.rows, page.total, call.etag, call.coding, call.version, extraRecords(call.engine), call.projection)),
+    call.run(query, false, (page) => postResponse(pageContext(call), page.rows, page.total)),
 };
 
 /**
