@@ -23,9 +23,12 @@
  *   orders, access views and tokens): the anonymous growth is what the budgets bound.
  *
  * Timing runs share the machine: run under `flock /tmp/bench.lock` so no two benchmarks overlap.
- * Usage: `flock /tmp/bench.lock bun bench/access.ts [--rows 1m] [--duration 10] [--tenants 10000] [--only http|verify|memory] [--out FILE]`
+ * With `--baseline DIR`, the HTTP rounds also run the mix without access control and the tenant
+ * mix on the server of another checkout (its own build of the same records), and print ours ÷
+ * the baseline's.
+ * Usage: `flock /tmp/bench.lock bun bench/access.ts [--rows 1m] [--duration 10] [--tenants 10000] [--only http|verify|memory] [--baseline DIR] [--out FILE]`
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -49,6 +52,7 @@ const { values: args } = parseArgs({
     tenants: { type: "string", default: "10000" },
     only: { type: "string" },
     out: { type: "string" },
+    baseline: { type: "string" },
   },
 });
 const ROWS = parseSize(args.rows as string);
@@ -65,19 +69,42 @@ const log = (line: string) => {
   process.stdout.write(`${line}\n`);
 };
 
-/** The dataset: generated users (seed 1) with `org_id` (20 values) and `tenant` (10,000 values), cached by row count. */
+/** The dataset's records: generated users (seed 1) with `org_id` (20 values) and `tenant` (10,000 values). */
+function* datasetRecords(): Generator<Record<string, unknown>> {
+  let i = 0;
+  for (const user of generateUsers({ count: ROWS, seed: 1 })) {
+    i++;
+    yield { ...user, org_id: ((i * 7919) % ORGS) + 1, tenant: ((i * 104_729) % 10_000) + 1 };
+  }
+}
+
+/** The dataset ({@link datasetRecords}) as a snapshot, cached by row count. */
 function dataset(): string {
   const path = join(dir, `users-orgs-${sizeLabel(ROWS)}.snap`);
   if (existsSync(path)) return path;
   log(`building ${path}`);
-  const records = (function* () {
-    let i = 0;
-    for (const user of generateUsers({ count: ROWS, seed: 1 })) {
-      i++;
-      yield { ...user, org_id: ((i * 7919) % ORGS) + 1, tenant: ((i * 104_729) % 10_000) + 1 };
-    }
-  })();
-  writeSnapshot(path, buildStore(tableOfObjects(records, { key: "id", columns: [{ id: "org_id", kind: "number" }, { id: "tenant", kind: "number" }] })));
+  writeSnapshot(path, buildStore(tableOfObjects(datasetRecords(), { key: "id", columns: [{ id: "org_id", kind: "number" }, { id: "tenant", kind: "number" }] })));
+  return path;
+}
+
+/**
+ * The dataset as a snapshot of the checkout `root` (`--baseline`), built by its own
+ * `snapshot build` from the records as NDJSON (its format may be older than ours), cached by
+ * row count and the checkout's commit.
+ * @throws Error when the build fails
+ */
+async function baselineDataset(root: string): Promise<string> {
+  const commit = Bun.spawnSync(["git", "-C", root, "rev-parse", "--short=12", "HEAD"]).stdout.toString().trim();
+  const path = join(dir, `users-orgs-${sizeLabel(ROWS)}-${commit}.snap`);
+  if (existsSync(path)) return path;
+  const input = join(dir, `users-orgs-${sizeLabel(ROWS)}.ndjson`);
+  const lines: string[] = [];
+  for (const record of datasetRecords()) lines.push(JSON.stringify(record));
+  writeFileSync(input, `${lines.join("\n")}\n`);
+  log(`building ${path} with ${root}'s snapshot build`);
+  const build = Bun.spawnSync([process.execPath, join(root, "src", "cli.ts"), "snapshot", "build", input, "-o", path], { cwd: root, stderr: "pipe" });
+  rmSync(input, { force: true });
+  if (build.exitCode !== 0) throw new Error(`the baseline's snapshot build failed: ${build.stderr.toString().slice(-500)}`);
   return path;
 }
 
@@ -184,11 +211,11 @@ interface HttpFigure {
   rounds: number[];
 }
 
-async function httpScenarios(snapshot: string, policyFile: string): Promise<HttpFigure[]> {
+async function httpScenarios(snapshot: string, policyFile: string, baseline: { root: string; snapshot: string } | null): Promise<HttpFigure[]> {
   const base = cheapMix(ROWS);
   const tokensOf = (role: string) => Promise.all(Array.from({ length: ORGS }, (_, i) => mint({ role, org_id: i + 1 })));
   const withTokens = (tokens: string[]) => base.map((r, i) => ({ ...r, headers: { Authorization: `Bearer ${tokens[i % ORGS]}` } }));
-  const scenarios: { name: string; access: boolean; requests: MixRequest[] }[] = [
+  const scenarios: { name: string; access: boolean; requests: MixRequest[]; root?: string; snapshot?: string }[] = [
     { name: "no access control", access: false, requests: base },
     { name: "tenant: a JWT per organisation (20, round-robin), org filter + columns without email", access: true, requests: withTokens(await tokensOf("org")) },
     { name: "  of which the credential: a JWT of a role seeing every row and column", access: true, requests: withTokens(await tokensOf("all")) },
@@ -196,13 +223,20 @@ async function httpScenarios(snapshot: string, policyFile: string): Promise<Http
     { name: "  of which the rows: a JWT of an organisation's rows, every column", access: true, requests: withTokens(await tokensOf("rows")) },
     { name: "the admin key (SHA-256 and compare per request; every row and column)", access: true, requests: base.map((r) => ({ ...r, headers: { Authorization: `Bearer ${ADMIN_KEY}` } })) },
   ];
+  if (baseline !== null) {
+    // the same two mixes on the baseline's server, in the same rounds
+    scenarios.push(
+      { ...scenarios[0], name: `baseline (${baseline.root}): no access control`, ...baseline },
+      { ...scenarios[1], name: `baseline (${baseline.root}): tenant`, ...baseline },
+    );
+  }
   // every server started (cold) and warmed, then the rounds interleave them, so that the
   // machine's other load falls on each alike
   const servers: Awaited<ReturnType<typeof spawnServer>>[] = [];
   const lists = scenarios.map((s, i) => writeList(`access-${sizeLabel(ROWS)}-${i}`, s.requests));
   try {
     for (const [i, s] of scenarios.entries()) {
-      const server = await spawnServer(snapshot, s.access ? { env: { ACCESS_FILE: policyFile } } : {});
+      const server = await spawnServer(s.snapshot ?? snapshot, { root: s.root, env: s.access ? { ACCESS_FILE: policyFile } : {} });
       servers.push(server);
       await probe(server.url, s.requests.slice(0, 100));
       await runWrk(server.url, lists[i], CONNECTIONS, 2);
@@ -320,10 +354,15 @@ async function main() {
   let http: HttpFigure[] | null = null;
   if (only === undefined || only === "http") {
     log("HTTP cheap mix (offsets within one organisation's rows):");
-    http = await httpScenarios(snapshot, policyFile);
+    const baseline = args.baseline === undefined ? null : { root: args.baseline, snapshot: await baselineDataset(args.baseline) };
+    http = await httpScenarios(snapshot, policyFile, baseline);
     const ratio = http[1].rps / http[0].rps;
     log(`  tenant / none: ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)}% requests/s; server CPU ${((http[1].cpuUs / http[0].cpuUs - 1) * 100).toFixed(0)}% more a request)`);
-    for (const figure of http.slice(2)) log(`  ${figure.name.trim()} / none: ${(figure.rps / http[0].rps).toFixed(3)}`);
+    for (const figure of http.slice(2, 6)) log(`  ${figure.name.trim()} / none: ${(figure.rps / http[0].rps).toFixed(3)}`);
+    if (baseline !== null) {
+      log(`  ours ÷ baseline, no access control: ${(http[0].rps / http[6].rps).toFixed(3)} (server CPU ${http[0].cpuUs.toFixed(1)} vs ${http[6].cpuUs.toFixed(1)} µs/request)`);
+      log(`  ours ÷ baseline, tenant: ${(http[1].rps / http[7].rps).toFixed(3)} (server CPU ${http[1].cpuUs.toFixed(1)} vs ${http[7].cpuUs.toFixed(1)} µs/request)`);
+    }
   }
   let v: Awaited<ReturnType<typeof verifyCosts>> | null = null;
   if (only === undefined || only === "verify") {
