@@ -462,6 +462,11 @@ function gramIndexName(column: StoredColumn, gram: 1 | 2 | 3): string {
   return gram === 3 ? `col.${column.spec.id}.trigrams` : `col.${column.spec.id}.search.${gram}`;
 }
 
+/** Cost of evaluating a term over every row: its lists, its enum values' rows, the union as a bitmap. */
+export function termWholeCost(store: Store, term: TermStep): number {
+  return term.estimatedRows * COST.POSTING + ((store.rowCount + 31) >>> 5) * COST.BITMAP_WORD;
+}
+
 /** True when a term's rows are its lists' alone (no enum value holds it, and its lists are of one index). */
 export function isPureTerm(term: TermStep): boolean {
   return term.codes === 0 && term.ranked.length === 0 && term.unions.length === 0;
@@ -548,8 +553,12 @@ function planSearch(store: Store, terms: string[], names: readonly string[] | un
     checked.push(...planned.slice(1));
   }
   for (const t of checked) {
-    t.strategy = "check";
-    cost += termCheckCost(store, t, rows);
+    // a term not in the lists alone (an enum value, a column without lists) is either checked on
+    // the rows left or evaluated over every row and ANDed in, whichever costs less at this point
+    const check = termCheckCost(store, t, rows);
+    const whole = isPureTerm(t) ? Number.POSITIVE_INFINITY : termWholeCost(store, t);
+    t.strategy = whole < check ? "list" : "check";
+    cost += Math.min(check, whole);
     rows = (rows * t.estimatedRows) / n;
   }
   if (searched.length !== store.searchable.length) detail += `; in ${searched.map((c) => c.spec.id).join(", ") || "no column"}`;

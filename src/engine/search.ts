@@ -26,7 +26,7 @@ import type { ColumnTest } from "../query/types.ts";
 import { type Store, type TrigramIndex, allCodes, searchIndexColumns } from "../store/types.ts";
 import { type Node, type RunContext, type SetNode, andNodes, bitsNode, codesNode, listNode, nodeCount, orNodes, rowsOfNode } from "./evaluate.ts";
 import type { TermStep } from "./plan.ts";
-import { COST, intersectsList, isPureTerm, joinsWords, termCheckCost } from "./planner.ts";
+import { intersectsList, isPureTerm, joinsWords } from "./planner.ts";
 import { maskBits, rowsInMask } from "./row-set.ts";
 import { intersectSorted } from "./text.ts";
 
@@ -323,11 +323,6 @@ function rowsOfAny(store: Store, node: Node): Uint32Array {
   return rows;
 }
 
-/** Cost of evaluating a term over every row (its lists, its enum values' rows, the union). */
-function wholeCost(store: Store, term: TermStep): number {
-  return term.estimatedRows * COST.POSTING + ((store.rowCount + 31) >>> 5) * COST.BITMAP_WORD;
-}
-
 /**
  * Runs a search's terms (planner.ts `planSearch`; see the module comment), pausing between
  * pieces. With analyze, each term records the rows left once it was applied.
@@ -383,9 +378,8 @@ export function* evaluateSearch(ctx: RunContext, terms: TermStep[]): Work<Node> 
     const begun = ctx.analyze ? performance.now() : 0;
     const left = nodeCount(store, node);
     if (left > 0) {
-      const whole = !isPureTerm(term) && termCheckCost(store, term, left) > wholeCost(store, term);
-      term.strategy = whole ? "list" : "check";
-      if (whole) node = andNodes(store, [node, yield* termNode(ctx, term)]);
+      // the planner chose (planner.ts `planSearch`): evaluated over every row and ANDed in, or checked on the rows left
+      if (term.strategy === "list") node = andNodes(store, [node, yield* termNode(ctx, term)]);
       else node = bitsNode(store, null, yield* checkRows(store, rowsOfAny(store, node), term));
     }
     if (ctx.analyze) {
