@@ -16,8 +16,8 @@ export interface ByteColumn {
   offsets: Uint32Array;
 }
 
-/** Largest total a Uint32 offset can address, in bytes. */
-const MAX_COLUMN_BYTES = 0xffffffff;
+/** Largest total a Uint32 offset can address, in bytes: the most a {@link ByteColumn} holds (4 GiB − 1). */
+export const MAX_COLUMN_BYTES = 0xffffffff;
 
 /**
  * Encodes `count` strings, given by `valueAt(i)` for i in 0…count-1, into one {@link ByteColumn}.
