@@ -11,6 +11,7 @@ import { Command, InvalidArgumentError, Option } from "commander";
 import type { Logger } from "pino";
 import { demoPlugin } from "./demo/plugin.ts";
 import { type UserFileFormat, writeUsers } from "./generate/users.ts";
+import { WIDE_COLUMNS } from "./generate/wide.ts";
 import { DEFAULT_MAX_PAGE_SIZE } from "./http/app.ts";
 import { createLogger } from "./log.ts";
 import packageJson from "../package.json" with { type: "json" };
@@ -64,6 +65,47 @@ function seconds(min: number, max: number) {
     }
     return n;
   };
+}
+
+/**
+ * Adds the options of the users generator (src/generate/users.ts) that `generate` and
+ * `snapshot generate` share: --count (rows), --seed (the PRNG's, 0 … 2^32 − 1, default 1) and
+ * --wide (the wide table's columns, src/generate/wide.ts `WIDE_COLUMNS`, after the four).
+ */
+function generatorOptions(command: Command): Command {
+  return command
+    .requiredOption("--count <rows>", "rows to generate", integer(0))
+    .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
+    .option("--wide", `add ${WIDE_COLUMNS.slice(0, -1).join(", ")} and ${WIDE_COLUMNS.at(-1)} after the four columns`);
+}
+
+/**
+ * The options that say how an input becomes a table, as `snapshot build` takes them (`help`) and
+ * as `serve` takes them for a data file it builds the same way (`brief`), with each one's parser.
+ */
+const TABLE_OPTIONS: readonly { flags: string; help: string; brief: string; parse?: (value: string) => unknown }[] = [
+  {
+    flags: "--schema <file>",
+    help: 'the key and column kinds as JSON {"key"?: "…", "columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values',
+    brief: "the key and column kinds",
+  },
+  { flags: "--key <column>", help: "the key column: unique, never null, a number or a text such as a UUID (default: the schema file's key, else id)", brief: "the key column" },
+  { flags: "--exclude <columns>", help: "leave these fields out (a comma list): never read into the snapshot (with --from, not even selected)", brief: "fields left out", parse: parseList },
+  {
+    flags: "--allow-empty",
+    help: "build a table of no rows from an input without records (its columns from --schema, the CSV header or the PostgreSQL table)",
+    brief: "serve an input without records as an empty table",
+  },
+  { flags: "--delimiter <char>", help: "the CSV field delimiter: one character, or tab (default ,)", brief: "the CSV field delimiter", parse: parseDelimiter },
+];
+
+/** Adds {@link TABLE_OPTIONS} to `command`: `snapshot build`'s, or `serve`'s for a data file. */
+function tableOptions(command: Command, as: "build" | "serve"): void {
+  for (const o of TABLE_OPTIONS) {
+    const help = as === "build" ? o.help : `with a data file: ${o.brief}, as for snapshot build`;
+    if (o.parse === undefined) command.option(o.flags, help);
+    else command.option(o.flags, help, o.parse);
+  }
 }
 
 /** A progress bar on stderr when it is a terminal; otherwise nothing. */
@@ -241,7 +283,7 @@ export function createCli(): Command {
     .version(packageJson.version, "-V, --version", "print the version and exit")
     .showHelpAfterError();
 
-  program
+  const serve = program
     .command("serve")
     .description(`serve /api/users; without --snapshot, serves ${DEFAULT_DATA.path}, building ${DEFAULT_DATA.count} generated users there first if absent or refused`)
     .option("--snapshot <path>", "snapshot file to serve")
@@ -273,13 +315,9 @@ export function createCli(): Command {
     .addOption(new Option("--changes-from <location>", "apply the change batches the location publishes for the served snapshot (set by serve --workers with --source)").hideHelp())
     .argument("[file]", "a data file to serve (.csv, .ndjson, .json, optionally .gz): built into a snapshot in the cache directory first, and reused while the file and the options below are unchanged")
     .option("--data <file>", "the data file to serve, as the argument")
-    .option("--watch", "with a data file: build it again when it changes and swap the new version in (a failed build keeps the old one serving)")
-    .option("--schema <file>", "with a data file: the key and column kinds, as for snapshot build")
-    .option("--key <column>", "with a data file: the key column, as for snapshot build")
-    .option("--exclude <columns>", "with a data file: fields left out, as for snapshot build", parseList)
-    .option("--allow-empty", "with a data file: serve an input without records as an empty table, as for snapshot build")
-    .option("--delimiter <char>", "with a data file: the CSV field delimiter, as for snapshot build", parseDelimiter)
-    .action(async (argument: string | undefined, opts) => {
+    .option("--watch", "with a data file: build it again when it changes and swap the new version in (a failed build keeps the old one serving)");
+  tableOptions(serve, "serve");
+  serve.action(async (argument: string | undefined, opts) => {
       // Configuration errors stop here, before any work: the message, and exit code 1.
       const dataFile: string | undefined = argument ?? opts.data;
       if (argument !== undefined && opts.data !== undefined) throw new InvalidArgumentError("give the data file as the argument or with --data, not both");
@@ -503,13 +541,11 @@ export function createCli(): Command {
       process.on("SIGTERM", shutdown);
     });
 
-  program
+  const generate = program
     .command("generate")
-    .description("write deterministic realistic users to a file")
-    .requiredOption("--count <rows>", "rows to generate", integer(0))
-    .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
+    .description("write deterministic realistic users to a file");
+  generatorOptions(generate)
     .option("--format <format>", "ndjson, json or csv", "ndjson")
-    .option("--wide", "add created_at, birthday, role, age, verified, notes and prefs after the four fields")
     .requiredOption("--out <path>", "output file (written atomically)")
     .action(async (opts) => {
       if (!["ndjson", "json", "csv"].includes(opts.format)) throw new InvalidArgumentError("--format must be ndjson, json or csv");
@@ -523,7 +559,7 @@ export function createCli(): Command {
     });
 
   const snapshot = program.command("snapshot").description("build or inspect snapshot files");
-  snapshot
+  const build = snapshot
     .command("build")
     .description(
       "build a snapshot of any users table from NDJSON, a JSON array, CSV, or a PostgreSQL table or query (records validated; the first bad one, or an input without records unless --allow-empty, stops the build); prints the columns decided, the fields left out and a warning per column that looks like a secret",
@@ -535,13 +571,9 @@ export function createCli(): Command {
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
     .addOption(
       new Option("--format <format>", "input format (default: from the file name, without .gz, else from the content)").choices(["ndjson", "json", "csv"]),
-    )
-    .option("--schema <file>", 'the key and column kinds as JSON {"key"?: "…", "columns":[{"id","kind","values"?}]}; columns it does not list are inferred from their values')
-    .option("--key <column>", "the key column: unique, never null, a number or a text such as a UUID (default: the schema file's key, else id)")
-    .option("--exclude <columns>", "leave these fields out (a comma list): never read into the snapshot (with --from, not even selected)", parseList)
-    .option("--allow-empty", "build a table of no rows from an input without records (its columns from --schema, the CSV header or the PostgreSQL table)")
-    .option("--delimiter <char>", "the CSV field delimiter: one character, or tab (default ,)", parseDelimiter)
-    .action(async (input: string | undefined, opts) => {
+    );
+  tableOptions(build, "build");
+  build.action(async (input: string | undefined, opts) => {
       if (opts.from !== undefined) {
         if (input !== undefined) throw new InvalidArgumentError("give an input file or --from, not both");
         if ((opts.table === undefined) === (opts.query === undefined)) throw new InvalidArgumentError("--from needs --table or --query (one of them)");
@@ -595,12 +627,7 @@ export function createCli(): Command {
         process.off("SIGTERM", onSignal);
       }
     });
-  snapshot
-    .command("generate")
-    .description("build a snapshot of generated users directly (no intermediate file)")
-    .requiredOption("--count <rows>", "rows to generate", integer(0))
-    .option("--seed <n>", "PRNG seed", integer(0, 2 ** 32 - 1), 1)
-    .option("--wide", "add created_at, birthday, role, age, verified, notes and prefs after the four columns")
+  generatorOptions(snapshot.command("generate").description("build a snapshot of generated users directly (no intermediate file)"))
     .option("-o, --output <path>", "snapshot to write (atomically)", DEFAULT_DATA.path)
     .action((opts) => {
       const bar = progressBar("build");

@@ -16,8 +16,8 @@ export interface ByteColumn {
   offsets: Uint32Array;
 }
 
-/** Largest total a Uint32 offset can address, in bytes. */
-const MAX_COLUMN_BYTES = 0xffffffff;
+/** Largest total a Uint32 offset can address, in bytes: the most a {@link ByteColumn} holds (4 GiB − 1). */
+export const MAX_COLUMN_BYTES = 0xffffffff;
 
 /**
  * Encodes `count` strings, given by `valueAt(i)` for i in 0…count-1, into one {@link ByteColumn}.
@@ -326,34 +326,14 @@ function controlEscapeLength(b: number): number {
  * @throws RangeError when the result would exceed 4 GiB (offsets are 32-bit).
  */
 export function packJsonLiterals(column: ByteColumn): ByteColumn {
-  return packPlainLiterals(column) ?? packEscapedLiterals(column);
-}
-
-/** {@link packJsonLiterals} when no value needs an escape (the common case: one pass); else null. */
-function packPlainLiterals(column: ByteColumn): ByteColumn | null {
-  const { bytes, offsets } = column;
+  const { offsets } = column;
   const n = offsets.length - 1;
-  const size = offsets[n] - offsets[0] + 2 * n;
-  if (size > MAX_COLUMN_BYTES) throw new RangeError("string column exceeds 4 GiB");
-  const out = new Uint8Array(size);
-  const outOffsets = new Uint32Array(n + 1);
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const end = offsets[i + 1];
-    out[at++] = 0x22; // '"'
-    for (let p = offsets[i]; p < end; p++) {
-      const b = bytes[p];
-      if (JSON_BYTE_CLASS[b] !== 0) return null;
-      out[at++] = b;
-    }
-    out[at++] = 0x22;
-    outOffsets[i + 1] = at;
-  }
-  return { bytes: out, offsets: outOffsets };
+  // The common case has nothing to escape: one pass at that size, sizing escapes only when it gives up.
+  return writeJsonLiterals(column, offsets[n] - offsets[0] + 2 * n, false) ?? writeJsonLiterals(column, escapedLiteralsSize(column), true);
 }
 
-/** {@link packJsonLiterals} with escapes: sizes the result exactly, then writes it. */
-function packEscapedLiterals(column: ByteColumn): ByteColumn {
+/** Bytes of {@link packJsonLiterals}'s result: the values, 2 quotes a value and every escape. */
+function escapedLiteralsSize(column: ByteColumn): number {
   const { bytes, offsets } = column;
   const n = offsets.length - 1;
   let size = offsets[n] - offsets[0] + 2 * n;
@@ -361,7 +341,21 @@ function packEscapedLiterals(column: ByteColumn): ByteColumn {
     const cls = JSON_BYTE_CLASS[bytes[p]];
     if (cls !== 0) size += cls === 1 ? 1 : controlEscapeLength(bytes[p]) - 1;
   }
+  return size;
+}
+
+/**
+ * {@link packJsonLiterals} into `size` bytes. With `escapes` false, `size` has no room for an
+ * escape and the first byte that needs one gives up (null); with it true, `size` is
+ * {@link escapedLiteralsSize}.
+ * @throws RangeError when `size` exceeds 4 GiB (offsets are 32-bit).
+ */
+function writeJsonLiterals(column: ByteColumn, size: number, escapes: true): ByteColumn;
+function writeJsonLiterals(column: ByteColumn, size: number, escapes: false): ByteColumn | null;
+function writeJsonLiterals(column: ByteColumn, size: number, escapes: boolean): ByteColumn | null {
   if (size > MAX_COLUMN_BYTES) throw new RangeError("string column exceeds 4 GiB");
+  const { bytes, offsets } = column;
+  const n = offsets.length - 1;
   const out = new Uint8Array(size);
   const outOffsets = new Uint32Array(n + 1);
   let at = 0;
@@ -373,6 +367,8 @@ function packEscapedLiterals(column: ByteColumn): ByteColumn {
       const cls = JSON_BYTE_CLASS[b];
       if (cls === 0) {
         out[at++] = b;
+      } else if (!escapes) {
+        return null;
       } else if (cls === 1) {
         out[at++] = 0x5c; // '\\'
         out[at++] = b;

@@ -8,11 +8,8 @@
  * removal goes code point by code point; and it is neither cased nor case-ignorable, so the one
  * context-dependent lower-casing rule (Greek final sigma) looks no further than it.
  */
-import type { ByteColumn } from "../bits/byte-column.ts";
+import { type ByteColumn, MAX_COLUMN_BYTES } from "../bits/byte-column.ts";
 import { fold } from "./collation.ts";
-
-/** Largest total a Uint32 offset can address, in bytes. */
-const MAX_COLUMN_BYTES = 0xffffffff;
 
 /** ' ': the separator of the words folded apart. */
 const SPACE = 0x20;

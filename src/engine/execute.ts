@@ -18,7 +18,7 @@ import type { Predicate, Query, SortKey } from "../query/types.ts";
 import { type ExtraRecords, type Store, allCodes } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
 import { resultOf, runStep } from "./evaluate.ts";
-import { type Checkpoint, type LiveWalk, buildSegments, isKeyOrder, orderAllWork, windowRows, windowRowsWork } from "./order.ts";
+import { type Checkpoint, type LiveWalk, type WindowWalk, buildSegments, isKeyOrder, orderAllWork, windowRows, windowRowsWork } from "./order.ts";
 import type { ChangeBatch } from "../live/changes.ts";
 import { type DeltaVersion, applyBatch, createDelta, emptyVersion } from "../live/delta.ts";
 import { type LiveFilter, liveDeltaRows, liveFilterOf } from "./live-rows.ts";
@@ -327,7 +327,9 @@ function* slicedWalk(engine: Engine, plan: QueryPlan, filter: FilterResult & { k
   const walking = walkCost(end, scope, set.count);
   const own: FilterResult = set.bits !== null && set.bitsExact ? filter : { kind: "set", set: { ...set, bits: exactBits(store, set), bitsExact: true, sharedBits: false } };
   const perPiece = Math.max(1, Math.floor((PIECE * set.count) / Math.max(1, scope)));
-  const walked = yield* windowRowsWork(store, buildSegments(store, root.keys, set.mask), own, root.offset, root.limit, state?.checkpoint ?? null, perPiece);
+  const segments = buildSegments(store, root.keys, set.mask);
+  const walk: WindowWalk = (offset, limit, resume) => windowRows(store, segments, own, offset, limit, resume);
+  const walked = yield* windowRowsWork(walk, root.offset, root.limit, state?.checkpoint ?? null, perPiece);
   engine.orders.set(orderKey, { ordered: null, checkpoint: walked.checkpoint ?? state?.checkpoint ?? null, walked: (state?.walked ?? 0) + walking }, 64 + entryBytes(orderKey));
   return { rows: walked.rows, total: set.count };
 }

@@ -9,6 +9,7 @@
  */
 import { hasRow } from "../bits/bitmap.ts";
 import { bytesMatch } from "../bits/folded-match.ts";
+import { sortedHas } from "../bits/sorted-rows.ts";
 import { collator, fold } from "../collation/collation.ts";
 import type { StoredColumn } from "../kinds/kind.ts";
 import { firstAtLeast } from "../kinds/ordered-column.ts";
@@ -53,18 +54,6 @@ export function* computeLiveFacets(engine: Engine & { live: DeltaVersion }, quer
     yield;
   }
   return { facets, total };
-}
-
-/** True when the ascending `rows` hold `row` (binary search). */
-function sortedHas(rows: Uint32Array, row: number): boolean {
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rows[mid] < row) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < rows.length && rows[lo] === row;
 }
 
 /** One column's facet over a filter's live rows; `inScope`: the rows a text value may be shown from (null: any). */

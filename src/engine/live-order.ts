@@ -155,29 +155,69 @@ function partitionValue(version: DeltaVersion): (row: number) => number {
 
 /** Places kept per delta store and order segment: every fitting delta row's and dead row's place in the segment's perm. */
 interface Places {
-  /** Delta rows tested so far (local rows below it). */
-  rowsCovered: number;
-  /** The fitting delta rows (extended), in the order of the perm (place, then the perm's comparator). */
-  rows: Uint32Array;
-  /** Each one's place: the perm index it goes before (start … end). */
+  /**
+   * The fitting delta rows (extended row numbers) as values, in the order of the perm (place,
+   * then the perm's comparator); covered: delta rows tested so far (local rows below it).
+   */
+  inserts: PlacedList;
+  /**
+   * The fitting dead rows' perm indexes, ascending, each with the index of its death (in
+   * `delta.deadBase`) as value; covered: deaths tested so far.
+   */
+  deaths: PlacedList;
+}
+
+/** Entries placed in a segment: parallel lists of places and values, `count` of them in use. */
+interface PlacedList {
+  /** Each entry's place: the perm index it goes before (start … end). */
   at: Uint32Array;
+  values: Uint32Array;
   count: number;
-  /** Deaths (of `delta.deadBase`) tested so far. */
-  deathsCovered: number;
-  /** The fitting dead rows' perm indexes, ascending, and the index of each one's death. */
-  deadAt: Uint32Array;
-  deathIndex: Uint32Array;
-  deadCount: number;
+  /** How many candidates (delta rows, deaths) were tested for the list so far. */
+  covered: number;
 }
 
 const placeCaches = new WeakMap<DeltaStore, Map<string, Places>>();
 
-/** Grows a typed array to hold `need` (doubling). */
-function room(a: Uint32Array, need: number): Uint32Array {
-  if (need <= a.length) return a;
-  const out = new Uint32Array(Math.max(need, a.length * 2, 16));
-  out.set(a);
-  return out;
+/** A delta row or a death, and its place in a segment: the perm index it goes before. */
+interface Placed {
+  at: number;
+  /** The delta row (extended row number), or the death's index in `delta.deadBase`. */
+  value: number;
+}
+
+/** An empty {@link PlacedList}. */
+function emptyPlaced(): PlacedList {
+  return { at: new Uint32Array(16), values: new Uint32Array(16), count: 0, covered: 0 };
+}
+
+/**
+ * Merges `fresh` (sorted here) into `list`, which then covers `covered` candidates: by place,
+ * and at one place by `tie` on the values (an old entry first when it compares below) or,
+ * without one, fresh entries before old ones. O(count + fresh · log fresh); new lists.
+ */
+function mergePlaced(list: PlacedList, fresh: Placed[], tie: RowCompare | null, covered: number): void {
+  fresh.sort(tie === null ? (a, b) => a.at - b.at : (a, b) => a.at - b.at || tie(a.value, b.value));
+  const { at, values, count } = list;
+  const total = count + fresh.length;
+  const outAt = new Uint32Array(Math.max(16, total));
+  const outValues = new Uint32Array(outAt.length);
+  let i = 0;
+  let f = 0;
+  for (let k = 0; k < total; k++) {
+    const takeOld = f >= fresh.length || (i < count && (at[i] < fresh[f].at || (at[i] === fresh[f].at && tie !== null && tie(values[i], fresh[f].value) < 0)));
+    if (takeOld) {
+      outValues[k] = values[i];
+      outAt[k] = at[i++];
+    } else {
+      outValues[k] = fresh[f].value;
+      outAt[k] = fresh[f++].at;
+    }
+  }
+  list.at = outAt;
+  list.values = outValues;
+  list.count = total;
+  list.covered = covered;
 }
 
 /**
@@ -212,71 +252,35 @@ function placesOf(version: DeltaVersion, seg: Segment, fit: Fit): Places {
   const id = `${order.permName}|${seg.start}|${seg.end}|${fit.exact}|${fit.value}|${fit.mask}`;
   let places = cache.get(id);
   if (places === undefined) {
-    places = { rowsCovered: 0, rows: new Uint32Array(16), at: new Uint32Array(16), count: 0, deathsCovered: 0, deadAt: new Uint32Array(16), deathIndex: new Uint32Array(16), deadCount: 0 };
+    places = { inserts: emptyPlaced(), deaths: emptyPlaced() };
     cache.set(id, places);
   }
-  if (places.rowsCovered >= delta.rows && places.deathsCovered >= delta.deaths) return places;
+  const { inserts, deaths } = places;
+  if (inserts.covered >= delta.rows && deaths.covered >= delta.deaths) return places;
   const latest: DeltaVersion = { ...version, rows: delta.rows };
   const compare = liveComparator(latest, order.permKey === null ? [] : [order.permKey]);
   const p2 = partitionRank2(latest);
   const pv = partitionValue(latest);
   const all = allCodes(store);
   const place = (row: number): number => lowerBound(seg.perm, seg.start, seg.end, row, compare);
-  if (places.rowsCovered < delta.rows) {
-    const fresh: { row: number; at: number }[] = [];
-    for (let d = places.rowsCovered; d < delta.rows; d++) {
+  if (inserts.covered < delta.rows) {
+    const fresh: Placed[] = [];
+    for (let d = inserts.covered; d < delta.rows; d++) {
       const row = n + d;
       if (p2 !== null && !fits(fit, p2(row), pv(row), all)) continue;
-      fresh.push({ row, at: place(row) });
+      fresh.push({ at: place(row), value: row });
     }
-    fresh.sort((a, b) => a.at - b.at || compare(a.row, b.row));
-    const total = places.count + fresh.length;
-    const rows = new Uint32Array(Math.max(16, total * 2));
-    const at = new Uint32Array(rows.length);
-    let i = 0;
-    let f = 0;
-    for (let k = 0; k < total; k++) {
-      const takeOld = f >= fresh.length || (i < places.count && (places.at[i] < fresh[f].at || (places.at[i] === fresh[f].at && compare(places.rows[i], fresh[f].row) < 0)));
-      if (takeOld) {
-        rows[k] = places.rows[i];
-        at[k] = places.at[i++];
-      } else {
-        rows[k] = fresh[f].row;
-        at[k] = fresh[f++].at;
-      }
-    }
-    places.rows = rows;
-    places.at = at;
-    places.count = total;
-    places.rowsCovered = delta.rows;
+    mergePlaced(inserts, fresh, compare, delta.rows);
   }
-  if (places.deathsCovered < delta.deaths) {
-    const fresh: { at: number; death: number }[] = [];
+  if (deaths.covered < delta.deaths) {
+    const fresh: Placed[] = [];
     const codes = store.partition?.codes;
-    for (let i = places.deathsCovered; i < delta.deaths; i++) {
+    for (let i = deaths.covered; i < delta.deaths; i++) {
       const row = delta.deadBase[i];
       if (codes !== undefined && !fits(fit, 2 * codes[row], Number.NaN, all)) continue;
-      fresh.push({ at: place(row), death: i });
+      fresh.push({ at: place(row), value: i });
     }
-    fresh.sort((a, b) => a.at - b.at);
-    const total = places.deadCount + fresh.length;
-    const deadAt = room(new Uint32Array(0), total);
-    const deathIndex = room(new Uint32Array(0), total);
-    let i = 0;
-    let f = 0;
-    for (let k = 0; k < total; k++) {
-      if (f >= fresh.length || (i < places.deadCount && places.deadAt[i] < fresh[f].at)) {
-        deadAt[k] = places.deadAt[i];
-        deathIndex[k] = places.deathIndex[i++];
-      } else {
-        deadAt[k] = fresh[f].at;
-        deathIndex[k] = fresh[f++].death;
-      }
-    }
-    places.deadAt = deadAt;
-    places.deathIndex = deathIndex;
-    places.deadCount = total;
-    places.deathsCovered = delta.deaths;
+    mergePlaced(deaths, fresh, null, delta.deaths);
   }
   return places;
 }
@@ -299,20 +303,20 @@ function membershipOf(version: DeltaVersion, live: LiveFilter): Uint8Array {
 function overlayOf(version: DeltaVersion, live: LiveFilter, seg: Segment, fit: Fit, runKeys: SortKey[] | null): Overlay {
   const store = version.delta.base;
   const n = store.rowCount;
-  const places = placesOf(version, seg, fit);
+  const { inserts, deaths } = placesOf(version, seg, fit);
   const member = membershipOf(version, live);
   const rows: number[] = [];
   const at: number[] = [];
-  for (let i = 0; i < places.count; i++) {
-    const row = places.rows[i];
+  for (let i = 0; i < inserts.count; i++) {
+    const row = inserts.values[i];
     const d = row - n;
     if (d < version.rows && member[d] === 1) {
       rows.push(row);
-      at.push(places.at[i]);
+      at.push(inserts.at[i]);
     }
   }
   const deadAt: number[] = [];
-  for (let i = 0; i < places.deadCount; i++) if (places.deathIndex[i] < version.deaths) deadAt.push(places.deadAt[i]);
+  for (let i = 0; i < deaths.count; i++) if (deaths.values[i] < version.deaths) deadAt.push(deaths.at[i]);
   // to the segment's walking order: local indexes from its start, or from its end when reversed
   const len = seg.end - seg.start;
   const m = rows.length;

@@ -18,6 +18,7 @@ import type { DeltaColumn, DeltaStore, DeltaVersion } from "../live/delta.ts";
 import { deadGramCounts, deltaRowDead } from "../live/delta.ts";
 import { type Store, searchedColumns } from "../store/types.ts";
 import { ByteLru } from "../bits/byte-lru.ts";
+import { sortedHas } from "../bits/sorted-rows.ts";
 import { positiveText } from "../kinds/text.ts";
 import { type FilterResult, countOf, matchRows } from "./row-set.ts";
 
@@ -192,15 +193,7 @@ export function baseHas(store: Store, result: FilterResult, row: number): boolea
   if (result.kind === "codes") return codes === undefined ? (result.mask & 1) === 1 : ((result.mask >>> codes[row]) & 1) === 1;
   const set = result.set;
   if (set.bits !== null && set.bitsExact) return (set.bits[row >>> 5] & (1 << (row & 31))) !== 0;
-  const rows = matchRows(store, set);
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rows[mid] < row) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < rows.length && rows[lo] === row;
+  return sortedHas(matchRows(store, set), row);
 }
 
 /** Per version, B ∩ T of each filter (computed on first use). */

@@ -9,6 +9,7 @@
  * passed. Without a membership test but the tombstones, a window at any offset is found by
  * arithmetic on the inserts' and dead rows' places (two binary searches), not by walking.
  */
+import { countBelow } from "../bits/sorted-rows.ts";
 import type { Segment } from "./order.ts";
 
 /**
@@ -37,18 +38,6 @@ export interface MergedWalk {
   runJ: number;
   skippedInRun: number;
   skipLeft: number;
-}
-
-/** Entries of the ascending `a` below `x`. */
-function countBelow(a: Uint32Array, x: number): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid] < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /**

@@ -235,6 +235,15 @@ export function rowComparator(store: Store, keys: SortKey[]): (a: number, b: num
   };
 }
 
+/** What {@link windowRows} gives: the window's rows, and a checkpoint to resume a later window at (null: nothing walked). */
+export interface WalkedWindow {
+  rows: Uint32Array;
+  checkpoint: Checkpoint | null;
+}
+
+/** {@link windowRows} of one store, order and filter: the window at `offset` of `limit` rows, resumed at `resume`. */
+export type WindowWalk = (offset: number, limit: number, resume: Checkpoint | null) => WalkedWindow;
+
 /**
  * The window [offset, offset + limit) of the matching rows in sort order.
  * @param segments from {@link buildSegments}
@@ -250,7 +259,7 @@ export function windowRows(
   limit: number,
   resume: Checkpoint | null,
   live: LiveWalk | null = null,
-): { rows: Uint32Array; checkpoint: Checkpoint | null } {
+): WalkedWindow {
   const out = new Uint32Array(limit);
   let k = 0;
   let skip = offset;
@@ -301,30 +310,22 @@ export function windowRows(
  * `matchesPerPiece` matches at a time, each piece resumed at the checkpoint the last one left
  * (its run's start) and followed by a pause, then the window itself from the last checkpoint —
  * the rows one walk reads, give or take a run per piece, never more than a piece between pauses.
+ * @param walk {@link windowRows} of one order and filter, from the window's offset, limit and checkpoint
  * @param matchesPerPiece matches a piece advances (> 0): about {@link PIECE} rows walked at the
  *   match set's selectivity
  */
-export function* windowRowsWork(
-  store: Store,
-  segments: Segment[],
-  filter: FilterResult,
-  offset: number,
-  limit: number,
-  resume: Checkpoint | null,
-  matchesPerPiece: number,
-  live: LiveWalk | null = null,
-): Work<{ rows: Uint32Array; checkpoint: Checkpoint | null }> {
+export function* windowRowsWork(walk: WindowWalk, offset: number, limit: number, resume: Checkpoint | null, matchesPerPiece: number): Work<WalkedWindow> {
   let from = resume !== null && offset >= resume.before ? resume : null;
   let at = from?.before ?? 0;
   while (offset - at > matchesPerPiece) {
     at += matchesPerPiece;
-    const piece = windowRows(store, segments, filter, at, 1, from, live);
+    const piece = walk(at, 1, from);
     if (piece.checkpoint !== null) from = piece.checkpoint;
     // past the last match: the window is empty
     if (piece.rows.length === 0) return { rows: new Uint32Array(0), checkpoint: from };
     yield;
   }
-  const window = windowRows(store, segments, filter, offset, limit, from, live);
+  const window = walk(offset, limit, from);
   return { rows: window.rows, checkpoint: window.checkpoint ?? from };
 }
 

@@ -75,6 +75,18 @@ function recordModel(s: Schema, schemaPath: string): TSchema {
 }
 
 /**
+ * What `/healthz` and `/readyz` both say of the snapshot being served (docs/api.md "Operations"),
+ * beside their own `status`.
+ */
+const served = {
+  rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
+  snapshotId: { type: "string", description: "Id of the snapshot being served." },
+  createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
+  ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
+  source: schema("SourceStatus"),
+};
+
+/**
  * The named schemas (`components.schemas`) for the served snapshot: the record (`User`) has
  * every column, each nullable by its kind but the key (src/kinds: `jsonSchema`); the column
  * ids and the filter models name the schema's columns.
@@ -400,14 +412,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
     Health: {
       type: "object",
       required: ["status", "rows", "snapshotId"],
-      properties: {
-        status: { type: "string", enum: ["ok"] },
-        rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
-        snapshotId: { type: "string", description: "Id of the snapshot being served." },
-        createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
-        ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
-        source: schema("SourceStatus"),
-      },
+      properties: { status: { type: "string", enum: ["ok"] }, ...served },
     },
     SourceStatus: {
       type: "object",
@@ -434,14 +439,7 @@ function componentSchemas({ schema: s, paths }: DocContext) {
       type: "object",
       description: "The service is serving a loaded snapshot.",
       required: ["status", "rows", "snapshotId"],
-      properties: {
-        status: { type: "string", enum: ["ready"] },
-        rows: { type: "integer", minimum: 0, description: "Rows in the snapshot being served." },
-        snapshotId: { type: "string", description: "Id of the snapshot being served." },
-        createdAt: { type: "string", format: "date-time", description: "When the snapshot being served was built." },
-        ageSeconds: { type: "integer", minimum: 0, description: "Seconds since it was built." },
-        source: schema("SourceStatus"),
-      },
+      properties: { status: { type: "string", enum: ["ready"] }, ...served },
     },
   };
 }

@@ -12,7 +12,7 @@
  * is known to be good ({@link profileRow}), and undoes them otherwise ({@link rollBack}). The
  * other readers append a profiled value at once ({@link addJsonValue}, {@link addTextValue}).
  */
-import { appendString, type GrowingByteColumn, growingByteColumn, reserveValue } from "../bits/byte-column.ts";
+import { MAX_COLUMN_BYTES, appendString, type GrowingByteColumn, growingByteColumn, reserveValue } from "../bits/byte-column.ts";
 import { emptyProfile, profileJson, profileText, profileUtf8 } from "../schema/infer.ts";
 import { RAW, type RawColumn } from "../schema/raw-column.ts";
 
@@ -126,13 +126,10 @@ export function reserveString(column: RawColumn, bytes: number): void {
 export function growStringBytes(column: RawColumn, used: number, size: number): void {
   const strings = column.strings;
   if (size <= strings.bytes.length) return;
-  const capacity = Math.min(MAX_STRING_BYTES, Math.max(strings.bytes.length * 2, size));
+  const capacity = Math.min(MAX_COLUMN_BYTES, Math.max(strings.bytes.length * 2, size));
   if (size > capacity) throw new RangeError("string column exceeds 4 GiB");
   resizeStringBytes(strings, used, capacity);
 }
-
-/** Most string bytes a column holds: its offsets are 32-bit. */
-const MAX_STRING_BYTES = 0xffffffff;
 
 /** Undoes the values from row `row` on (the NDJSON fast path, when a line turns out not to fit it); their profile was not counted yet. */
 export function rollBack(column: RawColumn, row: number): void {

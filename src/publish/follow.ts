@@ -422,6 +422,41 @@ export async function supervisedFirst(
   return null;
 }
 
+/** What a poll of the source is doing: named in the log line of its failure ({@link SourceTracker.failed}). */
+interface PollStep {
+  doing: string;
+}
+
+/** A poll's first step: the manifest read, and the snapshot it names reported to the tracker as published. */
+async function readPublished(options: FollowOptions, step: PollStep): Promise<Manifest> {
+  step.doing = `reading ${MANIFEST_KEY}`;
+  const manifest = await currentManifest(options);
+  options.tracker.published(manifest.current.snapshotId);
+  return manifest;
+}
+
+/**
+ * What a replica swaps in: the manifest's current snapshot downloaded (unless a refusal says to
+ * wait, {@link fetchUnlessRefused}) and, with `withBatches`, a live table's batches listed after
+ * it — they go in with it, so that the served state never goes back to the snapshot's LSN from
+ * the one reached (docs/live-replicas.md §8).
+ * @throws as {@link fetchUnlessRefused} and {@link listedBatches}, `step` naming the one that failed
+ */
+async function downloadCurrent(
+  options: FollowOptions,
+  manifest: Manifest,
+  refusal: { current: Refusal | null },
+  withBatches: boolean,
+  step: PollStep,
+): Promise<{ fetched: FetchResult; batches: ChangeBatch[] }> {
+  const entry = manifest.current;
+  step.doing = `downloading snapshot ${entry.snapshotId}`;
+  const fetched = await fetchUnlessRefused(options, entry, refusal);
+  step.doing = `downloading the changes after ${entry.lsn}`;
+  const batches = withBatches ? await listedBatches(options, manifest) : [];
+  return { fetched, batches };
+}
+
 /** A replica's first snapshot, downloaded and verified, its manifest entry, and the batches listed after it (a live table's). */
 export interface FirstSnapshot extends FetchResult {
   entry: ManifestEntry;
@@ -439,19 +474,14 @@ export async function waitForFirst(options: FollowOptions, stopped: () => boolea
   const refusal = { current: null as Refusal | null };
   while (!stopped()) {
     const started = Date.now();
-    let doing = `reading ${MANIFEST_KEY}`;
+    const step: PollStep = { doing: "" };
     try {
-      const manifest = await currentManifest(options);
-      const entry = manifest.current;
-      options.tracker.published(entry.snapshotId);
-      doing = `downloading snapshot ${entry.snapshotId}`;
-      const fetched = await fetchUnlessRefused(options, entry, refusal);
-      doing = `downloading the changes after ${entry.lsn}`;
-      const batches = await listedBatches(options, manifest);
-      options.tracker.succeeded(entry.snapshotId, true);
-      return { ...fetched, entry, batches };
+      const manifest = await readPublished(options, step);
+      const { fetched, batches } = await downloadCurrent(options, manifest, refusal, true, step);
+      options.tracker.succeeded(manifest.current.snapshotId, true);
+      return { ...fetched, entry: manifest.current, batches };
     } catch (error) {
-      options.tracker.failed(error, doing, null);
+      options.tracker.failed(error, step.doing, null);
     }
     await Bun.sleep(Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
   }
@@ -486,29 +516,23 @@ export function followSource(target: FollowTarget, options: FollowOptions): () =
   let timer: ReturnType<typeof setTimeout> | undefined;
   const poll = async () => {
     const started = Date.now();
-    let doing = `reading ${MANIFEST_KEY}`;
+    const step: PollStep = { doing: "" };
     try {
-      const manifest = await currentManifest(options);
+      const manifest = await readPublished(options, step);
       const entry = manifest.current;
-      options.tracker.published(entry.snapshotId);
       if (entry.snapshotId !== target.snapshotId()) {
-        doing = `downloading snapshot ${entry.snapshotId}`;
-        const fetched = await fetchUnlessRefused(options, entry, refusal);
-        // a live table's batches after it go in with it: the served state never goes back to
-        // the snapshot's LSN from the one reached (docs/live-replicas.md §8)
-        doing = `downloading the changes after ${entry.lsn}`;
-        const batches = target.changes === undefined ? [] : await listedBatches(options, manifest);
-        doing = `loading snapshot ${entry.snapshotId}`;
+        const { fetched, batches } = await downloadCurrent(options, manifest, refusal, target.changes !== undefined, step);
+        step.doing = `loading snapshot ${entry.snapshotId}`;
         if (!stopped) await target.reload(fetched, batches, entry);
       }
       if (target.changes !== undefined && !stopped && entry.snapshotId === target.snapshotId()) {
-        doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;
+        step.doing = `applying the changes after ${target.changes.lsn() ?? entry.lsn}`;
         await applyListed(options, manifest, target.changes);
       }
       options.tracker.succeeded(entry.snapshotId, entry.snapshotId === target.snapshotId());
     } catch (error) {
       // A poll cut short by the shutdown is no failure.
-      if (!stopped) options.tracker.failed(error, doing, target.snapshotId());
+      if (!stopped) options.tracker.failed(error, step.doing, target.snapshotId());
     }
     if (!stopped) timer = setTimeout(() => void poll(), Math.max(0, started + options.pollSeconds * 1000 - Date.now()));
   };

@@ -17,6 +17,8 @@ import { type PostRequest, parsePostBody } from "../query/post.ts";
 import type { ChangeFeed } from "../events/change-feed.ts";
 import { ProblemError } from "../query/errors.ts";
 import type { Query } from "../query/types.ts";
+import type { Schema } from "../schema/kinds.ts";
+import type { TagParts } from "./pipeline.ts";
 import { acceptsGzip } from "./compress.ts";
 import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
 import { exportResponse, facetsResponse } from "./export-response.ts";
@@ -84,6 +86,44 @@ export const schemaGet: QueryRoute<null> = {
 };
 
 /**
+ * A request read from the query string (GET: a matching tag answers 304) or from a JSON body
+ * (POST: never a 304), parsed into one shape, tagged and answered the same way but for its
+ * route number: the two routes of facets and of export.
+ */
+function getAndPost<P>(route: {
+  /** The routes' names are `<name>.get` and `<name>.post`. */
+  name: string;
+  parseGet: (search: string, maxPageSize: number, schema: Schema) => P;
+  parsePost: (body: unknown, maxPageSize: number, schema: Schema) => P;
+  /** The tag's parts for the route number `routeNumber` (GET's or POST's, {@link TAG_ROUTE}). */
+  tag: (routeNumber: number, parsed: P) => TagParts;
+  /** The GET's and the POST's route numbers. */
+  routes: readonly [number, number];
+  gzipTag?: boolean;
+  answer: QueryRoute<P>["answer"];
+}): { get: QueryRoute<P>; post: QueryRoute<P> } {
+  const shared = { gzipTag: route.gzipTag, answer: route.answer };
+  return {
+    get: {
+      name: `${route.name}.get`,
+      input: "search",
+      parse: (search, schema, maxPageSize) => route.parseGet(search as string, maxPageSize, schema),
+      tag: (parsed) => route.tag(route.routes[0], parsed),
+      conditional: always,
+      ...shared,
+    },
+    post: {
+      name: `${route.name}.post`,
+      input: "body",
+      parse: (body, schema, maxPageSize) => route.parsePost(body, maxPageSize, schema),
+      tag: (parsed) => route.tag(route.routes[1], parsed),
+      conditional: never,
+      ...shared,
+    },
+  };
+}
+
+/**
  * Facets, GET or POST: per column, counts or the range over the rows matching every filter
  * but the column's own, within the role's rows. One plan (engine/facets.ts `planFacets`): its
  * cost decides whether it waits its turn, and the same plan runs, in pieces.
@@ -96,28 +136,21 @@ function facetsAnswer(call: Call, facets: FacetQuery): Response | Promise<Respon
   });
 }
 
-/** The facets' tag: the whole request (columns, search, limit, filter) within the role's view. */
-const facetsTag = (route: number) => (f: FacetQuery) => ({ route, a: f.limit, b: 0, text: JSON.stringify([f.columns, f.search]), filterKey: filterKeyOf(f.filter) });
+/** Facets GET and POST: the whole request (columns, search, limit, filter) in the tag, within the role's view. */
+const facets = getAndPost<FacetQuery>({
+  name: "facets",
+  parseGet: parseFacetsGet,
+  parsePost: parseFacetsPost,
+  tag: (route, f) => ({ route, a: f.limit, b: 0, text: JSON.stringify([f.columns, f.search]), filterKey: filterKeyOf(f.filter) }),
+  routes: [TAG_ROUTE.getFacets, TAG_ROUTE.postFacets],
+  answer: facetsAnswer,
+});
 
 /** GET facets (docs/api.md "Facets"); `ETag`, 304s. */
-export const facetsGet: QueryRoute<FacetQuery> = {
-  name: "facets.get",
-  input: "search",
-  parse: (search, schema, maxPageSize) => parseFacetsGet(search as string, maxPageSize, schema),
-  tag: facetsTag(TAG_ROUTE.getFacets),
-  conditional: always,
-  answer: facetsAnswer,
-};
+export const facetsGet: QueryRoute<FacetQuery> = facets.get;
 
 /** POST facets: {@link facetsGet} from a JSON body; `ETag`, never a 304. */
-export const facetsPost: QueryRoute<FacetQuery> = {
-  name: "facets.post",
-  input: "body",
-  parse: (body, schema, maxPageSize) => parseFacetsPost(body, maxPageSize, schema),
-  tag: facetsTag(TAG_ROUTE.postFacets),
-  conditional: never,
-  answer: facetsAnswer,
-};
+export const facetsPost: QueryRoute<FacetQuery> = facets.post;
 
 /** Export, GET or POST: the match set made within the role's rows (queued when expensive), then streamed, cut to its columns. */
 function exportAnswer(call: Call, parsed: ExportRequest): Response | Promise<Response> {
@@ -131,30 +164,22 @@ function exportAnswer(call: Call, parsed: ExportRequest): Response | Promise<Res
   });
 }
 
-/** The export's tag: its format, sort and filter (its coding gzip or none: `gzipTag`). */
-const exportTag = (route: number) => (e: ExportRequest) => ({ route, a: 0, b: 0, text: `${e.format}|${sortText(e.query)}`, filterKey: filterKeyOf(e.query.filter) });
+/** Export GET and POST: its format, sort and filter in the tag (its coding gzip or none: `gzipTag`). */
+const exports = getAndPost<ExportRequest>({
+  name: "export",
+  parseGet: parseExportGet,
+  parsePost: parseExportPost,
+  tag: (route, e) => ({ route, a: 0, b: 0, text: `${e.format}|${sortText(e.query)}`, filterKey: filterKeyOf(e.query.filter) }),
+  routes: [TAG_ROUTE.getExport, TAG_ROUTE.postExport],
+  gzipTag: true,
+  answer: exportAnswer,
+});
 
 /** GET export (docs/api.md "Export"): every matching row in order, CSV or NDJSON; `ETag`, 304s. */
-export const exportGet: QueryRoute<ExportRequest> = {
-  name: "export.get",
-  input: "search",
-  parse: (search, schema, maxPageSize) => parseExportGet(search as string, maxPageSize, schema),
-  tag: exportTag(TAG_ROUTE.getExport),
-  conditional: always,
-  gzipTag: true,
-  answer: exportAnswer,
-};
+export const exportGet: QueryRoute<ExportRequest> = exports.get;
 
 /** POST export: {@link exportGet} from a JSON body; never a 304. */
-export const exportPost: QueryRoute<ExportRequest> = {
-  name: "export.post",
-  input: "body",
-  parse: (body, schema, maxPageSize) => parseExportPost(body, maxPageSize, schema),
-  tag: exportTag(TAG_ROUTE.postExport),
-  conditional: never,
-  gzipTag: true,
-  answer: exportAnswer,
-};
+export const exportPost: QueryRoute<ExportRequest> = exports.post;
 
 /**
  * Explain, GET or POST: the listing's request parsed by the listing's parser, and the plan the

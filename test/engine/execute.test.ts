@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { popcount32 } from "../../src/bits/bitmap.ts";
 import { createEngine, executeQuery, filterCacheKey, filterResultOf } from "../../src/engine/execute.ts";
-import { buildSegments, normalizeSort, windowRowsWork } from "../../src/engine/order.ts";
+import { buildSegments, normalizeSort, windowRows, windowRowsWork } from "../../src/engine/order.ts";
 import { type FilterResult, matchRows } from "../../src/engine/row-set.ts";
 import type { Predicate, Query } from "../../src/query/types.ts";
 import type { UserRecord } from "../../src/generate/record.ts";
@@ -72,7 +72,8 @@ describe("engine against the naive oracle", () => {
             const keys = normalizeSort(store, query.sort);
             // a walk tests an exact bitmap of the matches
             const filter: FilterResult = { kind: "set", set: { ...result.set, bits: bitmapOf(store.rowCount, matchRows(store, result.set)), bitsExact: true, sharedBits: false, rows: null, list: null } };
-            const work = windowRowsWork(store, buildSegments(store, keys, result.set.mask), filter, query.offset, query.limit, null, perPiece);
+            const segments = buildSegments(store, keys, result.set.mask);
+            const work = windowRowsWork((offset, limit, resume) => windowRows(store, segments, filter, offset, limit, resume), query.offset, query.limit, null, perPiece);
             let pauses = 0;
             let step = work.next();
             while (step.done !== true) {
