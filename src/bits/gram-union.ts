@@ -7,7 +7,7 @@
  */
 import { countRows } from "./bitmap.ts";
 import type { TrigramIndex } from "./trigram-index.ts";
-import { groupsOf, isDense } from "./trigrams.ts";
+import { decodeRowsInto, groupsOf, isDense } from "./trigrams.ts";
 
 /** Rows of each word's set bits, counted per group: adds to `counts[codes[row]]` for every set bit of `bits`. */
 function countGroups(bits: Uint32Array, codes: Uint8Array, counts: Uint32Array, at: number): void {
@@ -23,27 +23,13 @@ function countGroups(bits: Uint32Array, codes: Uint8Array, counts: Uint32Array, 
 }
 
 /**
- * Decodes group `c` of sparse list `k` of `index` (its rows ascending, LEB128 gaps) into `out`
- * from `at`. Returns the end.
+ * Decodes group `c` of sparse list `k` of `index` (S groups) into `out` from 0 (trigrams.ts
+ * `decodeRowsInto`). Returns the rows decoded.
  */
-function decodeInto(index: TrigramIndex, k: number, c: number, groups: number, out: Uint32Array, at: number): number {
-  const gaps = index.gaps;
+function decodeInto(index: TrigramIndex, k: number, c: number, groups: number, out: Uint32Array): number {
   const count = index.groupCounts[k * groups + c];
-  let p = index.refs[k * groups + c];
-  let row = 0;
-  for (let i = 0; i < count; i++) {
-    let b = gaps[p++];
-    let gap = b & 0x7f;
-    let shift = 7;
-    while (b & 0x80) {
-      b = gaps[p++];
-      gap |= (b & 0x7f) << shift;
-      shift += 7;
-    }
-    row += gap >>> 0;
-    out[at++] = row;
-  }
-  return at;
+  decodeRowsInto(index.gaps, index.refs[k * groups + c], count, out, 0);
+  return count;
 }
 
 /**
@@ -151,7 +137,7 @@ export function unionGramIndexes(parts: readonly TrigramIndex[], rowCount: numbe
         let m = 0;
         for (let p = 0; p < parts.length; p++) {
           if (at[p] < 0) continue;
-          const n = decodeInto(parts[p], at[p], c, S, one, 0);
+          const n = decodeInto(parts[p], at[p], c, S, one);
           if (n === 0) continue;
           m = mergeUnique(current, 0, m, one, 0, n, spare, 0);
           const swap = current;
@@ -198,7 +184,7 @@ export function unionGramIndexes(parts: readonly TrigramIndex[], rowCount: numbe
           continue;
         }
         for (let c = 0; c < S; c++) {
-          const n = decodeInto(part, i, c, S, one, 0);
+          const n = decodeInto(part, i, c, S, one);
           for (let r = 0; r < n; r++) {
             const row = one[r];
             bits[row >>> 5] |= 1 << (row & 31);

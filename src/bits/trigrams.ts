@@ -428,7 +428,7 @@ export function denseBitmap(index: TrigramIndex, k: number, rowCount: number): U
  * `gaps` (trigram-index.ts `gaps`: the first row, then each row minus the previous one), into
  * `out` from index `o`; O(count). {@link setListBits} has its own copy, inlined for speed.
  */
-function decodeRowsInto(gaps: Uint8Array, at: number, count: number, out: Uint32Array, o: number): void {
+export function decodeRowsInto(gaps: Uint8Array, at: number, count: number, out: Uint32Array, o: number): void {
   let row = 0;
   for (let i = 0; i < count; i++) {
     // inline LEB128: 7 bits a byte, low first, continuation bit 0x80

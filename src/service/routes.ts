@@ -18,11 +18,10 @@ import type { ChangeFeed } from "../events/change-feed.ts";
 import { ProblemError } from "../query/errors.ts";
 import type { Query } from "../query/types.ts";
 import type { Schema } from "../schema/kinds.ts";
-import type { TagParts } from "./pipeline.ts";
 import { acceptsGzip } from "./compress.ts";
 import { parseExplainGet, parseExplainPost, printQuery } from "./explain.ts";
 import { exportResponse, facetsResponse } from "./export-response.ts";
-import { type Call, type QueryRoute, filterKeyOf, sortText } from "./pipeline.ts";
+import { type Call, type QueryRoute, type TagParts, filterKeyOf, sortText } from "./pipeline.ts";
 import { PROBLEM_STATUS, type PageContext, explainResponse, getResponse, postResponse, problemResponse, schemaResponse } from "./responses.ts";
 
 /** Route numbers of the entity tags (conditional.ts `entityTag`): each body shape its own tags. */
