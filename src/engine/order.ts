@@ -193,6 +193,9 @@ export function buildSegments(store: Store, keys: SortKey[], mask: number): Segm
 
 /** Matches in a segment, known without walking it. */
 function segmentMatches(store: Store, seg: Segment, filter: FilterResult): number {
+  // a stretch of no base rows (a live version's segment for changed rows whose value no base row
+  // holds, live-order.ts) matches none of them, whatever its codes
+  if (seg.end <= seg.start) return 0;
   if (filter.kind === "set") return seg.codeOf < 0 ? filter.set.count : matchCountByCode(store, filter.set)[seg.codeOf];
   if (seg.codeOf >= 0) return partitionCounts(store)[seg.codeOf];
   if (filter.kind === "codes") return rowsInMask(store, filter.mask);

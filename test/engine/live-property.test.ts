@@ -8,6 +8,8 @@
  * one exists.
  */
 import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import fc from "fast-check";
 import { applyChanges, createEngine, executeQuery, explain, extraRecords, type Engine } from "../../src/engine/execute.ts";
 import { openExport } from "../../src/engine/export.ts";
@@ -116,6 +118,41 @@ function answer(engine: Engine, body: Record<string, unknown>): { keys: unknown[
   return { keys: keysOf(engine.store, page.rows, extraRecords(engine)), total: page.total };
 }
 
+const facetsCaseArb = caseArb.chain((c) =>
+  fc.record({
+    c: fc.constant(c),
+    columns: fc.uniqueArray(fc.constantFrom(...filterable(c.table).map((s) => s.id)), { minLength: 1, maxLength: Math.min(4, filterable(c.table).length) }),
+    limit: fc.integer({ min: 1, max: 6 }),
+    search: fc.option(fc.constantFrom("a", "z", "1", "é", "2024", "bo"), { nil: undefined }),
+    batch: fc.integer({ min: 1, max: 7 }),
+  }),
+);
+
+/** A case of the facets-and-exports property: a table, its batches and requests, the facets asked, the export's batch size. */
+type FacetsCase = typeof facetsCaseArb extends fc.Arbitrary<infer C> ? C : never;
+
+/** After each batch: every request's facets against the oracle's, and its export, read in batches, against the oracle's rows. */
+function checkFacetsAndExports({ c: { table, records, batches, bodies }, columns, limit, search, batch: batchRows }: FacetsCase): void {
+  const model = new Map<unknown, TableRecord>(records.map((r) => [r[table.key], r]));
+  let engine = createEngine(buildTableStore(records, table));
+  let lsn = 0x1000;
+  for (const specs of batches) {
+    engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolve(table, model, specs) });
+    const rows = [...model.values()];
+    for (const b of bodies) {
+      const facetBody = { columns, filterModel: b.filterModel, quickFilter: b.quickFilter, limit, search };
+      const facets = computeFacets(engine, parseFacetsPost(facetBody, 1000, engine.store.schema));
+      expect(JSON.parse(JSON.stringify(facets))).toEqual(oracleFacets(rows, table, facetBody));
+      const { query } = parsePostBody({ sortModel: b.sortModel, filterModel: b.filterModel, quickFilter: b.quickFilter }, 1000, engine.store.schema, { window: false, sort: true });
+      const cursor = openExport(engine, query, batchRows);
+      const keys: unknown[] = [];
+      for (let out = cursor.next(); out !== null; out = cursor.next()) keys.push(...keysOf(engine.store, out, extraRecords(engine)));
+      const expected = oracleRows(rows, table, b).map((r) => r[table.key]);
+      expect({ keys, total: cursor.total }).toEqual({ keys: expected, total: expected.length });
+    }
+  }
+}
+
 describe("a live replica's engine against the naive oracle", () => {
   for (const plan of ["auto", "walk", "sort"] as const) {
     test(`listing after each batch: inserts, updates, deletes and key changes, every filter and sort (plan ${plan})`, () => {
@@ -149,39 +186,14 @@ describe("a live replica's engine against the naive oracle", () => {
   }
 
   test("facets and exports after each batch", () => {
-    const arb = caseArb.chain((c) =>
-      fc.record({
-        c: fc.constant(c),
-        columns: fc.uniqueArray(fc.constantFrom(...filterable(c.table).map((s) => s.id)), { minLength: 1, maxLength: Math.min(4, filterable(c.table).length) }),
-        limit: fc.integer({ min: 1, max: 6 }),
-        search: fc.option(fc.constantFrom("a", "z", "1", "é", "2024", "bo"), { nil: undefined }),
-        batch: fc.integer({ min: 1, max: 7 }),
-      }),
-    );
-    fc.assert(
-      fc.property(arb, ({ c: { table, records, batches, bodies }, columns, limit, search, batch: batchRows }) => {
-        const model = new Map<unknown, TableRecord>(records.map((r) => [r[table.key], r]));
-        let engine = createEngine(buildTableStore(records, table));
-        let lsn = 0x1000;
-        for (const specs of batches) {
-          engine = applyChanges(engine, { lsn: lsnText((lsn += 0x100)), commitTime: Date.now(), changes: resolve(table, model, specs) });
-          const rows = [...model.values()];
-          for (const b of bodies) {
-            const facetBody = { columns, filterModel: b.filterModel, quickFilter: b.quickFilter, limit, search };
-            const facets = computeFacets(engine, parseFacetsPost(facetBody, 1000, engine.store.schema));
-            expect(JSON.parse(JSON.stringify(facets))).toEqual(oracleFacets(rows, table, facetBody));
-            const { query } = parsePostBody({ sortModel: b.sortModel, filterModel: b.filterModel, quickFilter: b.quickFilter }, 1000, engine.store.schema, { window: false, sort: true });
-            const cursor = openExport(engine, query, batchRows);
-            const keys: unknown[] = [];
-            for (let out = cursor.next(); out !== null; out = cursor.next()) keys.push(...keysOf(engine.store, out, extraRecords(engine)));
-            const expected = oracleRows(rows, table, b).map((r) => r[table.key]);
-            expect({ keys, total: cursor.total }).toEqual({ keys: expected, total: expected.length });
-          }
-        }
-      }),
-      { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) },
-    );
+    fc.assert(fc.property(facetsCaseArb, checkFacetsAndExports), { numRuns: Number(process.env.PROPERTY_RUNS ?? 120) });
   }, 300_000);
+
+  test("facets and exports: a case the property found (an export sorted by the partition column, in batches, over changed rows whose values no base row holds)", () => {
+    // a segment of the live order holding no base row was counted as holding every match of the
+    // filter, so a window past it skipped rows and repeated others
+    checkFacetsAndExports(JSON.parse(readFileSync(join(import.meta.dir, "..", "fixtures", "live-export-runs.json"), "utf8")) as FacetsCase);
+  });
 
   test("compaction: a version's table builds the very store a build of its rows builds", () => {
     fc.assert(
