@@ -216,22 +216,31 @@ function batchBetween(table: Table, from: readonly TableRecord[], to: readonly T
   return { lsn: lsnText(0x2000), commitTime: 0, changes };
 }
 
+/**
+ * The role's answers on the case's first table (a snapshot of its records) and on `other` made
+ * from the two tables' records, compared; false when the case is left out (the other table's
+ * changes reach into the view, or the role sees everything).
+ */
+async function sameAnswers(c: Case, other: (table: Table, records: TableRecord[], changed: TableRecord[]) => Engine): Promise<boolean> {
+  const tables = tablesOf(c);
+  if (tables === null) return false;
+  const { table, records, changed } = tables;
+  const one = engineOf(records, table);
+  const grantOne = grantOf(c.role, one);
+  if (grantOne.view.unrestricted) return false;
+  const two = other(table, records, changed);
+  const a = await answersOf(one, grantOne, table, c.requests);
+  const b = await answersOf(two, grantOf(c.role, two), table, c.requests);
+  expect(b).toEqual(a);
+  return true;
+}
+
 describe("non-interference: a restricted role's answers depend only on its rows and columns", () => {
   test("every route, byte for byte but Date and X-Snapshot-Id, on two tables that differ only outside its view", async () => {
     let compared = 0;
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const tables = tablesOf(c);
-        fc.pre(tables !== null);
-        const { table, records, changed } = tables as NonNullable<typeof tables>;
-        const one = engineOf(records, table);
-        const two = engineOf(changed, table);
-        const grantOne = grantOf(c.role, one);
-        fc.pre(!grantOne.view.unrestricted);
-        const a = await answersOf(one, grantOne, table, c.requests);
-        const b = await answersOf(two, grantOf(c.role, two), table, c.requests);
-        compared++;
-        expect(b).toEqual(a);
+        if (await sameAnswers(c, (table, _records, changed) => engineOf(changed, table))) compared++;
       }),
       { numRuns: 120 },
     );
@@ -242,18 +251,8 @@ describe("non-interference: a restricted role's answers depend only on its rows 
     let compared = 0;
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const tables = tablesOf(c);
-        fc.pre(tables !== null);
-        const { table, records, changed } = tables as NonNullable<typeof tables>;
-        const snapshot = engineOf(records, table);
-        const grant = grantOf(c.role, snapshot);
-        fc.pre(!grant.view.unrestricted);
         // the same snapshot, then a batch outside the view applied to it, as a live replica serves it
-        const live = applyChanges(engineOf(records, table), batchBetween(table, records, changed));
-        const a = await answersOf(snapshot, grant, table, c.requests);
-        const b = await answersOf(live, grantOf(c.role, live), table, c.requests);
-        compared++;
-        expect(b).toEqual(a);
+        if (await sameAnswers(c, (table, records, changed) => applyChanges(engineOf(records, table), batchBetween(table, records, changed)))) compared++;
       }),
       { numRuns: 80 },
     );
