@@ -54,7 +54,7 @@ export interface Engine {
   plan: "auto" | "walk" | "sort";
   filters: ByteLru<FilterResult>;
   orders: ByteLru<OrderState>;
-  /** The walk's scratch bitmap, shared by every version of the engine (see {@link WalkScratch}). */
+  /** The walk's scratch bitmap, shared by every engine over the store (see {@link WalkScratch}). */
   scratch: WalkScratch;
   /** What the planner looks up in the caches (planner.ts `PlanContext`). */
   context: PlanContext;
@@ -77,6 +77,23 @@ export interface WalkScratch {
   bits: Uint32Array | null;
   /** The match set whose rows `bits` holds, or null (then it is cleared before use). */
   owner: MatchSet | null;
+}
+
+/**
+ * The scratch of each store: every engine over a store (its versions, and a new engine over the
+ * same store after a reload or in a benchmark) walks with the one bitmap, whose owner tells
+ * whose rows it holds; it goes with the store.
+ */
+const scratches = new WeakMap<Store, WalkScratch>();
+
+/** The walk scratch of `store` ({@link scratches}). */
+function scratchOf(store: Store): WalkScratch {
+  let scratch = scratches.get(store);
+  if (scratch === undefined) {
+    scratch = { bits: null, owner: null };
+    scratches.set(store, scratch);
+  }
+  return scratch;
 }
 
 /** Engine options. */
@@ -105,7 +122,7 @@ export function createEngine(store: Store, options: EngineOptions = {}): Engine 
     force: options.plan ?? "auto",
     live: null,
   };
-  return { store, plan: options.plan ?? "auto", filters, orders, scratch: { bits: null, owner: null }, context, live: null };
+  return { store, plan: options.plan ?? "auto", filters, orders, scratch: scratchOf(store), context, live: null };
 }
 
 /**
