@@ -23,7 +23,7 @@ import { type Change, type ChangeBatch, lsnText } from "../../src/live/changes.t
 import { OPENAPI_JSON, routeTable } from "../../src/http/app.ts";
 import type { ColumnSpec } from "../../src/schema/kinds.ts";
 import { written } from "../support/live-changes.ts";
-import { filterModelArb, filterable, needleArb, quickArb, sortModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
+import { filterModelArb, filterable, needleArb, quickArb, sortModelArb, tableArb, rowChangesArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, oracleRows } from "../support/table-oracle.ts";
 import { buildTableStore } from "../support/table-store.ts";
 
@@ -63,14 +63,7 @@ function visibleOf(table: Table, records: readonly TableRecord[], role: Role): s
 
 /** The other table: rows outside the view replaced, dropped or added; hidden values of the role's rows replaced. */
 function otherArb(table: Table, records: readonly TableRecord[]) {
-  const others = table.specs.filter((s) => s.id !== table.key);
-  const values = fc.tuple(...others.map(valueArb));
-  const keySpec = table.specs.find((s) => s.id === table.key);
-  const key: fc.Arbitrary<number | string> = keySpec?.kind === "text" ? fc.stringMatching(/^[0-9a-f]{6}-other$/) : fc.integer({ min: 6000, max: 9000 });
-  return fc.record({
-    perRow: fc.array(fc.oneof({ weight: 2, arbitrary: fc.constant<"keep">("keep") }, { weight: 1, arbitrary: fc.constant<"drop">("drop") }, { weight: 2, arbitrary: values }), { minLength: records.length, maxLength: records.length }),
-    added: fc.uniqueArray(fc.record({ key, values }), { maxLength: 5, selector: (a) => a.key }),
-  });
+  return rowChangesArb(table, records, { keepWeight: 2, maxAdded: 5, suffix: "other" });
 }
 
 /** Requests of every route, naming only what the role sees, and error cases. */

@@ -16,7 +16,7 @@ import { type Engine, applyChanges, createEngine } from "../../src/engine/execut
 import { viewVersion, viewVersionFromScratch } from "../../src/engine/view-version.ts";
 import { lsnText } from "../../src/live/changes.ts";
 import { applyToRecords, changesArb, written } from "../support/live-changes.ts";
-import { filterModelArb, tableArb, valueArb } from "../support/table-arbitraries.ts";
+import { filterModelArb, rowChangesArb, tableArb } from "../support/table-arbitraries.ts";
 import { type Table, type TableRecord, oracleRows } from "../support/table-oracle.ts";
 import { buildTableStore } from "../support/table-store.ts";
 
@@ -55,14 +55,7 @@ function restricted(view: RoleView): boolean {
 
 /** Changes to a table: per row a replacement (same key, new values) or a drop, and added rows. */
 function variantArb(table: Table, records: readonly TableRecord[]) {
-  const others = table.specs.filter((s) => s.id !== table.key);
-  const values = fc.tuple(...others.map(valueArb));
-  const keySpec = table.specs.find((s) => s.id === table.key);
-  const key: fc.Arbitrary<number | string> = keySpec?.kind === "text" ? fc.stringMatching(/^[0-9a-f]{6}-add$/) : fc.integer({ min: 6000, max: 9000 });
-  return fc.record({
-    perRow: fc.array(fc.oneof({ weight: 3, arbitrary: fc.constant<"keep">("keep") }, { weight: 1, arbitrary: fc.constant<"drop">("drop") }, { weight: 2, arbitrary: values }), { minLength: records.length, maxLength: records.length }),
-    added: fc.uniqueArray(fc.record({ key, values }), { maxLength: 4, selector: (a) => a.key }),
-  });
+  return rowChangesArb(table, records, { keepWeight: 3, maxAdded: 4, suffix: "add" });
 }
 
 describe("a role's version token", () => {

@@ -189,3 +189,20 @@ export function quickArb(records: readonly TableRecord[], table: Table): fc.Arbi
   return fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.array(needleArb(records, table), { minLength: 1, maxLength: 2 }).map((t) => t.join(" ")) });
 }
 
+
+/**
+ * Changes to a table's rows: per row (`perRow`, length records.length) "keep", "drop" or new
+ * values of its other columns (same key), and up to `maxAdded` rows of new keys (`key` text
+ * ending in `suffix`, or a number from 6000 to 9000). What the access tests make a second
+ * table of.
+ */
+export function rowChangesArb(table: Table, records: readonly TableRecord[], options: { keepWeight: number; maxAdded: number; suffix: string }) {
+  const others = table.specs.filter((s) => s.id !== table.key);
+  const values = fc.tuple(...others.map(valueArb));
+  const keySpec = table.specs.find((s) => s.id === table.key);
+  const key: fc.Arbitrary<number | string> = keySpec?.kind === "text" ? fc.stringMatching(new RegExp(`^[0-9a-f]{6}-${options.suffix}$`)) : fc.integer({ min: 6000, max: 9000 });
+  return fc.record({
+    perRow: fc.array(fc.oneof({ weight: options.keepWeight, arbitrary: fc.constant<"keep">("keep") }, { weight: 1, arbitrary: fc.constant<"drop">("drop") }, { weight: 2, arbitrary: values }), { minLength: records.length, maxLength: records.length }),
+    added: fc.uniqueArray(fc.record({ key, values }), { maxLength: options.maxAdded, selector: (a) => a.key }),
+  });
+}
