@@ -7,7 +7,7 @@
  * user action; the other page is told nothing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -19,10 +19,8 @@ import { ROOT, type ServeProcess, spawnServe } from "../support/serve-process.ts
 import { untilInDir } from "../support/watch-dir.ts";
 import { type LaunchedBrowser, launchChromium } from "./support/browser.ts";
 import { openDemoPage } from "./support/demo-page.ts";
+import { ACTIVES_KEY, ADMIN_KEY, writeActivesPolicy } from "../support/actives-policy.ts";
 
-const ADMIN_KEY = "admin-key-e2e-0123456789";
-const ACTIVES_KEY = "actives-key-e2e-0123456789";
-const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
 
 let pg: TestPostgres;
 let sql: postgres.Sql;
@@ -35,16 +33,7 @@ beforeAll(async () => {
     INSERT INTO people SELECT g, 'user ' || g, 'u' || g || '@x.io', CASE WHEN g % 2 = 1 THEN 'active' ELSE 'inactive' END FROM generate_series(1, 300) AS g;
   `);
   dir = mkdtempSync(join(tmpdir(), "users-e2e-live-"));
-  writeFileSync(
-    join(dir, "policy.json"),
-    JSON.stringify({
-      keys: [
-        { sha256: sha256(ADMIN_KEY), role: "admin" },
-        { sha256: sha256(ACTIVES_KEY), role: "actives" },
-      ],
-      roles: { admin: { columns: "*" }, actives: { columns: ["id", "name", "status"], filterModel: { status: { filterType: "set", values: ["active"] } } } },
-    }),
-  );
+  writeActivesPolicy(dir);
 }, 60_000);
 afterAll(async () => {
   await sql?.end({ timeout: 1 });

@@ -7,7 +7,7 @@
  * before or after it with a column it sees changed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BatchEntry, batchKey, sha256Hex } from "../../src/live/batches.ts";
@@ -18,26 +18,15 @@ import { type EventStreamClient, openEventStream } from "../support/event-stream
 import { pollUntil } from "../support/poll.ts";
 import { type ServeProcess, spawnServe } from "../support/serve-process.ts";
 import { buildStoreFromRecords } from "../support/table-store.ts";
+import { ACTIVES_KEY, ADMIN_KEY, writeActivesPolicy } from "../support/actives-policy.ts";
 
 type Row = { id: number; name: string; email: string; status: "active" | "inactive" };
 
-const ADMIN_KEY = "admin-key-0123456789";
-const ACTIVES_KEY = "actives-key-0123456789";
-const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
 
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "users-events-"));
-  writeFileSync(
-    join(dir, "policy.json"),
-    JSON.stringify({
-      keys: [
-        { sha256: sha256(ADMIN_KEY), role: "admin" },
-        { sha256: sha256(ACTIVES_KEY), role: "actives" },
-      ],
-      roles: { admin: { columns: "*" }, actives: { columns: ["id", "name", "status"], filterModel: { status: { filterType: "set", values: ["active"] } } } },
-    }),
-  );
+  writeActivesPolicy(dir);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
